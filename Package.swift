@@ -1,0 +1,57 @@
+// swift-tools-version:6.1
+// Switchyard: one merged object model, named configurations, one store per configuration.
+import PackageDescription
+
+let package = Package(
+    name: "Switchyard",
+    products: [
+        .library(name: "Switchyard", targets: ["Switchyard"]),
+        .executable(name: "storesplit", targets: ["storesplit"]),
+        .executable(name: "storeinspect", targets: ["storeinspect"]),
+        .executable(name: "bench", targets: ["bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .systemLibrary(name: "CLMDB", path: "Sources/CLMDB", providers: [.apt(["liblmdb-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(
+            name: "Switchyard",
+            dependencies: [
+                "CLMDB", "CZlib",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Switchyard"
+        ),
+        .executableTarget(
+            name: "storesplit",
+            dependencies: ["Switchyard", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/storesplit"
+        ),
+        .executableTarget(
+            name: "storeinspect",
+            dependencies: ["Switchyard", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/storeinspect"
+        ),
+        .executableTarget(
+            name: "bench",
+            dependencies: [
+                "Switchyard", "CLMDB",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/bench"
+        ),
+        .testTarget(
+            name: "SwitchyardTests",
+            dependencies: ["Switchyard"],
+            path: "Tests/SwitchyardTests"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

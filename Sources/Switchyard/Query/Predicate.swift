@@ -1,0 +1,105 @@
+// MARK: - Predicate
+
+/// A parsed predicate: the syntax tree of NSPredicate's format language.
+///
+/// Build one with `Predicate(format:_:)` (see `PredicateParser`) or in code:
+/// ```swift
+/// let p: Predicate = .comparison(.init(.keyPath(["title"]), .beginsWith, .constant("Re:"), options: .caseInsensitive))
+/// ```
+public indirect enum Predicate: Sendable, Hashable {
+    /// `TRUEPREDICATE` / `FALSEPREDICATE`.
+    case constant(Bool)
+    case and([Predicate])
+    case or([Predicate])
+    case not(Predicate)
+    case comparison(Comparison)
+}
+
+// MARK: - Comparison
+
+/// One comparison: `left op right`, with string options and an optional ANY/ALL/NONE modifier for to-many paths.
+public struct Comparison: Sendable, Hashable {
+    public var left: Expression
+    public var op: ComparisonOperator
+    public var right: Expression
+    public var options: ComparisonOptions
+    public var modifier: ComparisonModifier
+
+    public init(
+        _ left: Expression, _ op: ComparisonOperator, _ right: Expression, options: ComparisonOptions = [],
+        modifier: ComparisonModifier = .direct
+    ) {
+        self.left = left
+        self.op = op
+        self.right = right
+        self.options = options
+        self.modifier = modifier
+    }
+}
+
+/// The comparison operators of NSPredicate's format language.
+public enum ComparisonOperator: String, Sendable, Hashable {
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+    /// Right side is a two-element list `{low, high}`, inclusive.
+    case between = "BETWEEN"
+    /// Right side is a list (or a to-many key path).
+    case `in` = "IN"
+    case beginsWith = "BEGINSWITH"
+    case endsWith = "ENDSWITH"
+    case contains = "CONTAINS"
+    /// `*` and `?` wildcards.
+    case like = "LIKE"
+}
+
+/// `[c]`, `[d]`, `[cd]`.
+public struct ComparisonOptions: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    public static let caseInsensitive = ComparisonOptions(rawValue: 1)
+    public static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
+}
+
+/// How a comparison whose left side is a to-many path combines the per-element results.
+public enum ComparisonModifier: String, Sendable, Hashable {
+    case direct = ""
+    case any = "ANY"
+    case all = "ALL"
+    case none = "NONE"
+}
+
+// MARK: - Expression
+
+/// An operand of a comparison.
+public indirect enum Expression: Sendable, Hashable {
+    /// A key path, one component per element: `["chat", "title"]`. The last component may be `@count`
+    /// (count of a to-many), and `SELF` is the empty path.
+    case keyPath([String])
+    /// A literal or a substituted argument. A managed object argument is its primary key (`.integer`).
+    case constant(AttributeValue)
+    /// `{a, b, c}` or a collection argument.
+    case list([Expression])
+    /// `$NAME` or `$NAME.key.path`, replaced by `Predicate.substituting(_:)` before a store sees it.
+    case variable(String, keyPath: [String])
+}
+
+// MARK: - SortDescriptor
+
+/// Sort order for a fetch: a key (an attribute name) and a direction.
+///
+/// ```swift
+/// let newestFirst = SortDescriptor("sentAt", ascending: false)
+/// ```
+public struct SortDescriptor: Sendable, Hashable {
+    public var key: String
+    public var ascending: Bool
+
+    public init(_ key: String, ascending: Bool = true) {
+        self.key = key
+        self.ascending = ascending
+    }
+}

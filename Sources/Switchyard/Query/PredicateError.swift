@@ -1,0 +1,30 @@
+// MARK: - PredicateError
+
+/// A predicate that cannot be parsed, substituted or evaluated.
+public enum PredicateError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The format string is invalid at `position` (a character offset, 0-based).
+    case syntax(format: String, position: Int, reason: String)
+    /// A `%@`/`%K`/`%d`/`%f` with no argument left, or an argument of the wrong kind.
+    case badArgument(format: String, position: Int, reason: String)
+    /// A `$VARIABLE` that was not given a value.
+    case unboundVariable(name: String)
+    /// A key path that does not exist on the entity.
+    case unknownKeyPath(entity: String, keyPath: String)
+    /// A comparison the evaluator or store cannot perform (say, `BEGINSWITH` on a date).
+    case unsupported(String)
+
+    public var description: String {
+        switch self {
+        case let .syntax(format, position, reason):
+            return "invalid predicate at position \(position): \(reason)\n  \(format)\n  \(String(repeating: " ", count: max(0, position)))^"
+        case let .badArgument(format, position, reason):
+            return "invalid predicate argument at position \(position): \(reason)\n  \(format)"
+        case let .unboundVariable(name):
+            return "predicate variable $\(name) has no value"
+        case let .unknownKeyPath(entity, keyPath):
+            return "entity \(entity) has no key path '\(keyPath)'"
+        case let .unsupported(reason):
+            return "unsupported predicate: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,78 @@
+// MARK: - StoreFetchRequest
+
+/// A fetch as a store receives it: one entity, a predicate with every variable already substituted,
+/// sort, limit and offset.
+public struct StoreFetchRequest: Sendable, Hashable {
+    public var entityName: String
+    public var predicate: Predicate?
+    public var sortDescriptors: [SortDescriptor]
+    public var fetchLimit: Int?
+    public var fetchOffset: Int
+    /// Whether rows of subentities match too (Core Data's default: yes).
+    public var includesSubentities: Bool
+
+    public init(
+        entityName: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = [],
+        fetchLimit: Int? = nil, fetchOffset: Int = 0, includesSubentities: Bool = true
+    ) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.sortDescriptors = sortDescriptors
+        self.fetchLimit = fetchLimit
+        self.fetchOffset = fetchOffset
+        self.includesSubentities = includesSubentities
+    }
+}
+
+// MARK: - StoreChangeSet
+
+/// Everything one save writes to one store, committed in one transaction or not at all.
+public struct StoreChangeSet: Sendable, Hashable {
+    /// New rows; primary keys come from `allocatePrimaryKeys`, versions are 1.
+    public var inserts: [StoreRow]
+    public var updates: [RowUpdate]
+    public var deletes: [RowDeletion]
+
+    public init(inserts: [StoreRow] = [], updates: [RowUpdate] = [], deletes: [RowDeletion] = []) {
+        self.inserts = inserts
+        self.updates = updates
+        self.deletes = deletes
+    }
+
+    public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
+}
+
+/// Changed values of one existing row. The store applies them only if the row's `Z_OPT` still equals
+/// `expectedVersion`, and then increments it.
+public struct RowUpdate: Sendable, Hashable {
+    public var entityName: String
+    public var primaryKey: Int64
+    public var expectedVersion: Int64
+    public var values: [String: AttributeValue]
+    /// Changed to-one relationships; `nil` clears the relationship.
+    public var toOne: [String: RowReference?]
+
+    public init(
+        entityName: String, primaryKey: Int64, expectedVersion: Int64, values: [String: AttributeValue] = [:],
+        toOne: [String: RowReference?] = [:]
+    ) {
+        self.entityName = entityName
+        self.primaryKey = primaryKey
+        self.expectedVersion = expectedVersion
+        self.values = values
+        self.toOne = toOne
+    }
+}
+
+/// A row to delete if its `Z_OPT` still equals `expectedVersion`.
+public struct RowDeletion: Sendable, Hashable {
+    public var entityName: String
+    public var primaryKey: Int64
+    public var expectedVersion: Int64
+
+    public init(entityName: String, primaryKey: Int64, expectedVersion: Int64) {
+        self.entityName = entityName
+        self.primaryKey = primaryKey
+        self.expectedVersion = expectedVersion
+    }
+}

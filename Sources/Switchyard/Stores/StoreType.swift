@@ -1,0 +1,43 @@
+import Foundation
+
+// MARK: - StoreType
+
+/// The backends a coordinator can mount.
+public enum StoreType: String, Sendable, Hashable, CaseIterable, Codable {
+    case sqlite = "SQLite"
+    case lmdb = "LMDB"
+    case memory = "InMemory"
+
+    /// Infers the type from a path's extension: `.sqlite` (and other SQLite names) or `.lmdb`.
+    public init?(pathExtension: String) {
+        switch pathExtension.lowercased() {
+        case "sqlite", "sqlite3", "db", "store", "moody": self = .sqlite
+        case "lmdb", "mdb": self = .lmdb
+        default: return nil
+        }
+    }
+}
+
+// MARK: - StoreOptions
+
+/// How a store is opened.
+public struct StoreOptions: Sendable, Hashable {
+    /// Never write: open read-only (a real Core Data store, a split source). SQLite still honours `-wal`/`-shm`.
+    public var readOnly: Bool
+    /// The store holds only re-creatable data: if it cannot be migrated it is destroyed and recreated.
+    public var disposable: Bool
+    /// Keep a disposable store's old files aside instead of deleting them.
+    public var quarantine: Bool
+    /// LMDB: the initial map size in bytes (it grows on `MDB_MAP_FULL`).
+    public var initialMapSize: Int
+
+    public init(readOnly: Bool = false, disposable: Bool = false, quarantine: Bool = false, initialMapSize: Int = 16 << 20) {
+        self.readOnly = readOnly
+        self.disposable = disposable
+        self.quarantine = quarantine
+        self.initialMapSize = initialMapSize
+    }
+
+    public static let `default` = StoreOptions()
+    public static let readOnly = StoreOptions(readOnly: true)
+}
