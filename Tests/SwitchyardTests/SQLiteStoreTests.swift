@@ -60,15 +60,22 @@ struct SQLiteStoreTests {
             "flag": .bool(true), "when": .date(when), "blob": .binary(Data([0, 1, 2, 255])), "uid": .uuid(uid),
             "link": .uri(URL(string: "https://example.com/a?b=c")!), "thing": .binary(Data("plist".utf8)),
         ]
+        // Decimals of up to 15 significant digits come back exactly, exponents included.
+        let decimals = ["0.1", "-12345678901234.5", "0.000000015", "1e+20", "3.3333333333"].map { Decimal(string: $0)! }
         let key: Int64
         do {
             let store = try open("types", configuration: "Types")
             key = try SQLiteTestModels.insert([StoreRow(entityName: "AllTypes", primaryKey: 0, values: values)], into: store)[0].primaryKey
             // An empty blob is present, not missing.
             try SQLiteTestModels.insert([StoreRow(entityName: "AllTypes", primaryKey: 0, values: ["blob": .binary(Data()), "flag": .bool(false)])], into: store)
+            try SQLiteTestModels.insert(decimals.map { StoreRow(entityName: "AllTypes", primaryKey: 0, values: ["dec": .decimal($0), "str": "decimal"]) }, into: store)
         }
         let store = try open("types", configuration: "Types")
-        let rows = try store.fetch(StoreFetchRequest(entityName: "AllTypes"))
+        let decimalRows = try store.fetch(StoreFetchRequest(
+            entityName: "AllTypes", predicate: .comparison(Comparison(.keyPath(["str"]), .equal, .constant("decimal")))))
+        #expect(decimalRows.map { $0["dec"] } == decimals.map { .decimal($0) })
+        let rows = try store.fetch(StoreFetchRequest(
+            entityName: "AllTypes", predicate: .comparison(Comparison(.keyPath(["str"]), .notEqual, .constant("decimal")))))
         #expect(rows.count == 2)
         let row = try #require(rows.first { $0.primaryKey == key })
         #expect(row.entityName == "AllTypes")

@@ -17,12 +17,20 @@ enum SQLite3 {
         try run(["file:\(path)?mode=ro", sql])
     }
 
+    /// Runs `sql` read-only and splits the output into rows and columns exactly (fields may be empty or hold
+    /// `|` and newlines: unit and record separators delimit them).
+    static func rows(_ path: String, _ sql: String) throws -> [[String]] {
+        let output = try run(["-separator", "\u{1F}", "-newline", "\u{1E}", "file:\(path)?mode=ro", sql], trim: false)
+        return output.split(separator: "\u{1E}", omittingEmptySubsequences: false).dropLast()
+            .map { $0.split(separator: "\u{1F}", omittingEmptySubsequences: false).map(String.init) }
+    }
+
     /// Runs `sql` on the file opened for writing (to damage or renumber a store in a test).
     static func execute(_ path: String, _ sql: String) throws {
         _ = try run([path, sql])
     }
 
-    private static func run(_ arguments: [String]) throws -> String {
+    private static func run(_ arguments: [String], trim: Bool = true) throws -> String {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -36,7 +44,8 @@ enum SQLite3 {
         guard process.terminationStatus == 0 else {
             throw Failure(description: "sqlite3 \(arguments): \(String(decoding: errors, as: UTF8.self))")
         }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: data, as: UTF8.self)
+        return trim ? text.trimmingCharacters(in: .whitespacesAndNewlines) : text
     }
 }
 

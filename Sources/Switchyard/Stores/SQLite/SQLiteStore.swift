@@ -81,27 +81,42 @@ public final class SQLiteStore: PersistentStore {
         state.identifier = metadata.uuid
     }
 
-    /// The first `Z_METADATA` row's property list, decoded.
+    /// The first `Z_METADATA` row's property list, decoded. Core Data keeps the UUID in the `Z_UUID` column and
+    /// may leave `NSStoreUUID` out of the plist, so the column fills it in (and `NSStoreType` defaults to SQLite).
     static func readMetadata(_ db: Database, path: String) throws -> StoreMetadata {
-        let row = try Row.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
+        let row = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
         guard let row else {
             throw StoreError.notAStore(path: path, expected: .sqlite, reason: "Z_METADATA has no row")
         }
-        guard case .blob(let plist) = (row[0] as DatabaseValue).storage else {
+        guard case .blob(let plist) = (row[1] as DatabaseValue).storage else {
             throw StoreError.notAStore(path: path, expected: .sqlite, reason: "Z_METADATA.Z_PLIST is not a BLOB")
         }
-        let decoded: StoreMetadata?
+        var dictionary: [String: PropertyListValue] = [:]
         do {
-            decoded = try StoreMetadata.decode(plist)
+            let object = try PropertyListSerialization.propertyList(from: plist, options: [], format: nil)
+            guard let foundation = object as? [String: Any] else {
+                throw StoreError.notAStore(path: path, expected: .sqlite, reason: "Z_METADATA.Z_PLIST is not a dictionary")
+            }
+            for (key, value) in foundation {
+                if let value = PropertyListValue(foundation: value) { dictionary[key] = value }
+            }
+        } catch let error as StoreError {
+            throw error
         } catch {
             throw StoreError.notAStore(
                 path: path, expected: .sqlite, reason: "Z_METADATA.Z_PLIST is not a property list: \(error)")
         }
-        guard let decoded else {
-            throw StoreError.notAStore(
-                path: path, expected: .sqlite, reason: "Z_METADATA.Z_PLIST lacks NSStoreType or NSStoreUUID")
+        if dictionary[StoreMetadata.uuidKey] == nil, case .string(let uuid) = (row[0] as DatabaseValue).storage {
+            dictionary[StoreMetadata.uuidKey] = .string(uuid)
         }
-        return decoded
+        if dictionary[StoreMetadata.storeTypeKey] == nil {
+            dictionary[StoreMetadata.storeTypeKey] = .string(StoreType.sqlite.rawValue)
+        }
+        guard let metadata = StoreMetadata(propertyList: dictionary) else {
+            throw StoreError.notAStore(
+                path: path, expected: .sqlite, reason: "Z_METADATA has no valid store UUID (Z_UUID or NSStoreUUID)")
+        }
+        return metadata
     }
 
     // MARK: - Destroy

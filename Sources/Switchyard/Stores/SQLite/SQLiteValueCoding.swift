@@ -121,8 +121,9 @@ enum SQLiteValueCoding {
         case (.decimal, .int64(let i)):
             return .decimal(Decimal(i))
         case (.decimal, .double(let d)):
-            // The shortest text that reads back as the same double: 10.11, not 10.1099999999999994315658.
-            return .decimal(Decimal(string: "\(d)") ?? Decimal(d))
+            // A decimal of up to 15 significant digits survives the trip through a double (DBL_DIG); printing
+            // 15 digits recovers it exactly: 3.3333333333 as Core Data meant it, not 3.3333333332999993.
+            return .decimal(Decimal(string: String(format: "%.15g", d)) ?? Decimal(d))
         case (.decimal, .string(let s)):
             return Decimal(string: s).map { .decimal($0) } ?? .string(s)
         case (.date, .int64(let i)):
