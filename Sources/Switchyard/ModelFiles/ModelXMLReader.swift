@@ -88,7 +88,7 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
     }
 
     func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
-        stack.removeLast()
+        _ = stack.popLast()
         guard failure == nil else { return }
         do {
             try end(elementName, parent: stack.last)
