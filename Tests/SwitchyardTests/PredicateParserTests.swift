@@ -394,3 +394,58 @@ private let c3 = cmp(kp("c"), .equal, c(3))
         }
     }
 }
+
+// MARK: - Substitution
+
+@Suite struct PredicateSubstitutionTests {
+    static let fetched = try! Predicate(
+        format: "uuid == $FETCH_SOURCE.uuid AND (kind IN {1, $KIND} OR NOT owner.name ==[c] $NAME) AND tags.@count > 0")
+
+    @Test func listsVariablesAndKeyPaths() throws {
+        #expect(Self.fetched.variables == ["FETCH_SOURCE", "KIND", "NAME"])
+        #expect(Self.fetched.keyPaths == [["uuid"], ["kind"], ["owner", "name"], ["tags", "@count"]])
+        #expect(try Predicate(format: "SELF == 1").keyPaths == [[]])
+        #expect(Predicate.constant(true).variables.isEmpty)
+    }
+
+    @Test func resolvesVariablesWithKeyPathsThroughAClosure() throws {
+        let id = UUID()
+        var asked: [String] = []
+        let resolved = Self.fetched.substituting { name, keyPath in
+            asked.append(([name] + keyPath).joined(separator: "."))
+            switch name {
+            case "FETCH_SOURCE": return keyPath == ["uuid"] ? .uuid(id) : .null
+            case "KIND": return 2
+            default: return "ann"
+            }
+        }
+        #expect(asked.sorted() == ["FETCH_SOURCE.uuid", "KIND", "NAME"])
+        #expect(resolved.variables.isEmpty)
+        let expected = try Predicate(
+            format: "uuid == %@ AND (kind IN {1, 2} OR NOT owner.name ==[c] 'ann') AND tags.@count > 0", .uuid(id))
+        #expect(resolved == expected)
+    }
+
+    @Test func substitutesFromADictionary() throws {
+        let p = try Predicate(format: "colorID == $COLOR AND owner == $FETCH_SOURCE.id")
+        let resolved = try p.substituting(["COLOR": 7, "FETCH_SOURCE.id": 3])
+        #expect(resolved == (try Predicate(format: "colorID == 7 AND owner == 3")))
+        #expect(try p.substituting(["COLOR": nil, "FETCH_SOURCE.id": 3]) == (try Predicate(format: "colorID == nil AND owner == 3")))
+    }
+
+    @Test func unboundVariablesThrow() throws {
+        let p = try Predicate(format: "colorID == $COLOR AND owner == $FETCH_SOURCE.id")
+        #expect(throws: PredicateError.unboundVariable(name: "FETCH_SOURCE.id")) {
+            try p.substituting(["COLOR": 7])
+        }
+        #expect(throws: PredicateError.unboundVariable(name: "COLOR")) {
+            try p.substituting([:])
+        }
+    }
+
+    @Test func substitutionWithANonThrowingClosureNeedsNoTry() throws {
+        let p = try Predicate(format: "a == $A")
+        let resolved = p.substituting { _, _ in 1 }
+        #expect(resolved == (try Predicate(format: "a == 1")))
+    }
+}
