@@ -192,6 +192,30 @@ private let row = Row([
     }
 }
 
+// MARK: - String matching
+
+@Suite struct StringMatchingTests {
+    @Test(arguments: [
+        ("", "*", true), ("", "?", false), ("", "", true), ("abc", "", false), ("ba", "*a", true),
+        ("aXbYc", "a*b*c", true), ("aXbYc", "a*c*b", false), ("abcabc", "*abc", true), ("abcab", "*abc", false),
+        ("a*b", "a\\*b", true), ("aXb", "a\\*b", false), ("a?b", "a\\?b", true), ("axb", "a\\?b", false),
+        ("a\\b", "a\\\\b", true), ("ab*", "*\\*", true), ("ab", "*\\*", false), ("mississippi", "*sip*", true),
+        ("mississippi", "m*i*s*i", true), ("mississippi", "m??s*", true), ("é", "?", true),
+    ])
+    func likeWildcards(string: String, pattern: String, expected: Bool) {
+        #expect(StringMatching.matches(.like, string, pattern, options: []) == expected)
+    }
+
+    @Test func foldsCaseAndDiacritics() {
+        #expect(StringMatching.matches(.equal, "Café", "cafe", options: [.caseInsensitive, .diacriticInsensitive]))
+        #expect(StringMatching.matches(.equal, "ÅNGSTRÖM", "angstrom", options: [.caseInsensitive, .diacriticInsensitive]))
+        #expect(!StringMatching.matches(.equal, "Café", "cafe", options: .caseInsensitive))
+        #expect(StringMatching.matches(.beginsWith, "Éclair", "ec", options: [.caseInsensitive, .diacriticInsensitive]))
+        #expect(StringMatching.matches(.less, "apple", "Banana", options: .caseInsensitive))
+        #expect(!StringMatching.matches(.less, "apple", "Banana", options: []))
+    }
+}
+
 // MARK: - Sorting
 
 @Suite struct PredicateSortTests {

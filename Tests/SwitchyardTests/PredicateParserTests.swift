@@ -64,6 +64,7 @@ private let c3 = cmp(kp("c"), .equal, c(3))
         ("#IN == 1", cmp(kp("IN"), .equal, c(1))),
         ("chat.in == 1", cmp(kp("chat.in"), .equal, c(1))),
         ("café.naïve == 1", cmp(kp("café.naïve"), .equal, c(1))),
+        ("size > 100 AND first.last == 1", .and([cmp(kp("size"), .greater, c(100)), cmp(kp("first.last"), .equal, c(1))])),
         // Modifiers.
         ("ANY tags.name == 'x'", cmp(kp("tags.name"), .equal, c("x"), [], .any)),
         ("some tags.name == 'x'", cmp(kp("tags.name"), .equal, c("x"), [], .any)),
@@ -249,6 +250,7 @@ private let c3 = cmp(kp("c"), .equal, c(3))
         ("a == 1 %", [], .syntax, 7),
         ("a == %s", [], .syntax, 5),
         ("a == 'x\\u12'", [], .syntax, 7),
+        ("a == 'x\\u+123'", [], .syntax, 7),
         ("a == - b", [], .syntax, 7),
         ("a == ¿", [], .syntax, 5),
         ("a == AND", [], .syntax, 5),
@@ -272,6 +274,8 @@ private let c3 = cmp(kp("c"), .equal, c(3))
         ("%K == 1", ["a..b"], .badArgument, 0),
         ("%K == 1", ["a.@sum"], .badArgument, 0),
         ("a == 1", [1], .badArgument, 6),
+        ("a BETWEEN %@", [[1, 2, 3]], .badArgument, 10),
+        ("FUNCTION(a, 'b') == 1", [], .syntax, 0),
     ]
 
     @Test(arguments: errors)
@@ -308,7 +312,8 @@ private let c3 = cmp(kp("c"), .equal, c(3))
         let parens = String(repeating: "(", count: depth) + "a == 1" + String(repeating: ")", count: depth)
         let nots = String(repeating: "NOT ", count: depth) + "a == 1"
         let braces = "a IN " + String(repeating: "{", count: depth)
-        for format in [parens, nots, braces] {
+        let casts = "a == " + String(repeating: "CAST(", count: depth)
+        for format in [parens, nots, braces, casts] {
             #expect(throws: PredicateError.self) { try Predicate(format: format) }
         }
         let fine = String(repeating: "(", count: 100) + "a == 1" + String(repeating: ")", count: 100)

@@ -220,7 +220,8 @@ struct PredicateLexer {
                 case "0": value.unicodeScalars.append("\0")
                 case "u":
                     let hex = text(min(i + 2, characters.count)..<min(i + 6, characters.count))
-                    guard hex.unicodeScalars.count == 4, let code = UInt32(hex, radix: 16),
+                    guard hex.unicodeScalars.count == 4, hex.unicodeScalars.allSatisfy(\.properties.isASCIIHexDigit),
+                        let code = UInt32(hex, radix: 16),
                         let scalar = Unicode.Scalar(code)
                     else { throw error(i, "invalid \\u escape: expected four hex digits of a Unicode scalar") }
                     value.unicodeScalars.append(scalar)

@@ -156,7 +156,9 @@ struct PredicateParser {
         let rightToken = current
         let right = try parseExpression()
         if op == .between, case .list(let bounds) = right, bounds.count != 2 {
-            throw error(at: rightToken, "BETWEEN needs two bounds {low, high}, found \(bounds.count)")
+            let reason = "BETWEEN needs two bounds {low, high}, found \(bounds.count)"
+            if case .argument = rightToken.kind { throw badArgument(rightToken, reason) }
+            throw error(at: rightToken, reason)
         }
         return Comparison(left, op, right, options: options, modifier: modifier)
     }
@@ -266,7 +268,12 @@ struct PredicateParser {
             return .keyPath(try parseKeyPathTail([]))
         case .cast:
             return try parseCast()
-        case .first, .last, .size, .subquery, .function, .anyKey, .fetch, .matches:
+        case .first, .last, .size, .anyKey:
+            // Reserved by NSPredicate only for array subscripts, which Switchyard does not parse; as keys
+            // they are common attribute names (`size > 100`), so read them as keys rather than fail.
+            advance()
+            return .keyPath(try parseKeyPathTail([token.text]))
+        case .subquery, .function, .fetch, .matches:
             throw error(at: token, "\(token.text.uppercased()) is not supported")
         default:
             throw error(
@@ -355,6 +362,8 @@ struct PredicateParser {
     private mutating func parseCast() throws(PredicateError) -> Expression {
         advance()
         try expect(.openParen, "'(' after CAST")
+        try nest()
+        defer { depth -= 1 }
         let valueToken = current
         guard case .constant(let value) = try parseExpression() else {
             throw error(at: valueToken, "CAST needs a literal value")
