@@ -1,0 +1,419 @@
+import Foundation
+internal import GRDB
+
+// MARK: - SQLFragment
+
+/// A piece of SQL and the values its `?` placeholders take, in order. Fragments are combined, never
+/// interpolated with values.
+struct SQLFragment {
+    var sql: String
+    var arguments: [DatabaseValue]
+
+    init(_ sql: String, _ arguments: [DatabaseValue] = []) {
+        self.sql = sql
+        self.arguments = arguments
+    }
+
+    static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
+        SQLFragment(lhs.sql + rhs.sql, lhs.arguments + rhs.arguments)
+    }
+
+    static func + (lhs: SQLFragment, rhs: String) -> SQLFragment { SQLFragment(lhs.sql + rhs, lhs.arguments) }
+    static func + (lhs: String, rhs: SQLFragment) -> SQLFragment { SQLFragment(lhs + rhs.sql, rhs.arguments) }
+
+    /// `parts` joined by `separator`.
+    static func joined(_ parts: [SQLFragment], separator: String) -> SQLFragment {
+        var result = SQLFragment("")
+        for (i, part) in parts.enumerated() {
+            if i > 0 { result.sql += separator }
+            result.sql += part.sql
+            result.arguments += part.arguments
+        }
+        return result
+    }
+}
+
+// MARK: - SQLPredicateCompiler
+
+/// Compiles a `StoreFetchRequest` into one SQL statement over Core Data's tables: attributes become columns,
+/// to-one key paths LEFT JOINs, to-many comparisons correlated subqueries on the inverse foreign key.
+///
+/// ```swift
+/// let compiler = SQLPredicateCompiler(schema: schema, model: model, path: path)
+/// let select = try compiler.select(request)   // select.sql, select.arguments
+/// ```
+struct SQLPredicateCompiler {
+    /// The name of the SQL function every connection registers for `[c]`/`[d]`, BEGINSWITH, ENDSWITH,
+    /// CONTAINS and LIKE, so SQL agrees with in-memory evaluation (`StringMatching`).
+    static let matchFunctionName = "SWITCHYARD_MATCH"
+    /// Operator codes passed to the match function (an index into this table).
+    static let matchOperators: [ComparisonOperator] = [
+        .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .beginsWith, .endsWith, .contains, .like,
+    ]
+
+    let schema: SQLiteSchema
+    let model: ObjectModel
+    /// The store file, for error messages.
+    let path: String
+
+    // MARK: - Statements
+
+    /// `SELECT <projection> FROM ... WHERE ... ORDER BY ... LIMIT ? OFFSET ?`.
+    func select(_ request: StoreFetchRequest, projection: SQLiteProjection) throws -> SQLFragment {
+        let state = State(requestEntity: request.entityName)
+        let (root, filter) = try base(request, state: state)
+        var order: [String] = []
+        for descriptor in request.sortDescriptors {
+            let components = descriptor.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard case .value(let fragment, _) = try resolve(components, in: root, state: state) else {
+                throw PredicateError.unknownKeyPath(entity: request.entityName, keyPath: descriptor.key)
+            }
+            order.append(fragment.sql + (descriptor.ascending ? " ASC" : " DESC"))
+        }
+        order.append("t0.\"Z_PK\" ASC")
+        var sql = SQLFragment("SELECT \(projection.selectList) FROM ") + from(root) + whereClause(filter)
+        sql.sql += " ORDER BY " + order.joined(separator: ", ")
+        if request.fetchLimit != nil || request.fetchOffset > 0 {
+            sql = sql + SQLFragment(
+                " LIMIT ? OFFSET ?",
+                [Int64(request.fetchLimit ?? -1).databaseValue, Int64(max(0, request.fetchOffset)).databaseValue])
+        }
+        return sql
+    }
+
+    /// `SELECT COUNT(*) FROM ... WHERE ...`.
+    func count(_ request: StoreFetchRequest) throws -> SQLFragment {
+        let state = State(requestEntity: request.entityName)
+        let (root, filter) = try base(request, state: state)
+        return SQLFragment("SELECT COUNT(*) FROM ") + from(root) + whereClause(filter)
+    }
+
+    private func base(_ request: StoreFetchRequest, state: State) throws -> (Scope, SQLFragment?) {
+        guard let entity = schema.entities[request.entityName] else {
+            throw StoreError.unsupportedPredicate(path: path, reason: "entity \(request.entityName) has no table here")
+        }
+        let root = Scope(alias: "t0", entity: entity)
+        var parts: [SQLFragment] = []
+        if let filter = entityFilter(entity, alias: "t0", includesSubentities: request.includesSubentities) {
+            parts.append(SQLFragment(filter))
+        }
+        if let predicate = request.predicate {
+            let compiled = try compile(predicate, in: root, state: state)
+            if compiled.sql != "1" { parts.append(compiled) }
+        }
+        return (root, parts.isEmpty ? nil : SQLFragment.joined(parts, separator: " AND "))
+    }
+
+    private func from(_ scope: Scope) -> SQLFragment {
+        SQLFragment(SQLiteNames.quote(schema.table(of: scope.entity).name) + " AS " + scope.alias
+            + scope.joins.map { " " + $0 }.joined())
+    }
+
+    private func whereClause(_ filter: SQLFragment?) -> SQLFragment {
+        filter.map { " WHERE " + $0 } ?? SQLFragment("")
+    }
+
+    /// `alias.Z_ENT IN (...)`, or nothing when every row of the table qualifies anyway. Entity numbers are
+    /// the schema's own, never caller input.
+    func entityFilter(_ entity: SQLiteEntityLayout, alias: String, includesSubentities: Bool) -> String? {
+        let wanted = includesSubentities ? entity.familyNumbers : [entity.number]
+        let inTable = schema.entities.values.filter { $0.table == entity.table }.map(\.number)
+        if Set(wanted).isSuperset(of: inTable) { return nil }
+        if wanted.count == 1 { return "\(alias).\"Z_ENT\" = \(wanted[0])" }
+        return "\(alias).\"Z_ENT\" IN (\(wanted.sorted().map(String.init).joined(separator: ", ")))"
+    }
+
+    // MARK: - Scopes
+
+    /// Mutable compilation state: the next alias.
+    private final class State {
+        var nextAlias = 1
+        let requestEntity: String
+        init(requestEntity: String) { self.requestEntity = requestEntity }
+        func alias() -> String {
+            defer { nextAlias += 1 }
+            return "t\(nextAlias)"
+        }
+    }
+
+    /// A FROM item (the fetched table, or a subquery's table) and the LEFT JOINs its to-one paths need.
+    private final class Scope {
+        let alias: String
+        let entity: SQLiteEntityLayout
+        var joins: [String] = []
+        var joinAliases: [String: (String, SQLiteEntityLayout)] = [:]
+        init(alias: String, entity: SQLiteEntityLayout) {
+            self.alias = alias
+            self.entity = entity
+        }
+    }
+
+    // MARK: - Key paths
+
+    private enum Resolved {
+        /// A scalar: a column (with its attribute type; `nil` for keys) or a computed value such as `@count`.
+        case value(SQLFragment, AttributeType?)
+        /// A path that crosses a to-many relationship: the rest is evaluated per destination row.
+        case toMany(base: String, entity: SQLiteEntityLayout, relationship: RelationshipDescription, rest: [String])
+    }
+
+    private func resolve(_ path: [String], in scope: Scope, state: State) throws -> Resolved {
+        var entity = scope.entity
+        var alias = scope.alias
+        let components = path.first == "SELF" ? Array(path.dropFirst()) : path
+        func unknown() -> PredicateError {
+            PredicateError.unknownKeyPath(entity: state.requestEntity, keyPath: path.joined(separator: "."))
+        }
+        for (i, component) in components.enumerated() {
+            let isLast = i == components.count - 1
+            if let index = entity.attributeIndex[component] {
+                guard isLast else { throw unknown() }
+                let mapping = entity.attributes[index]
+                return .value(SQLFragment("\(alias).\(SQLiteNames.quote(mapping.column))"), mapping.type)
+            }
+            if let index = entity.toOneIndex[component] {
+                let mapping = entity.toOnes[index]
+                let fk = "\(alias).\(SQLiteNames.quote(mapping.column))"
+                if isLast { return .value(SQLFragment(fk), nil) }
+                guard let destination = schema.entities[mapping.destination] else {
+                    throw StoreError.unsupportedPredicate(
+                        path: self.path,
+                        reason: "key path \(path.joined(separator: ".")): relationship \(entity.name).\(component) "
+                            + "leads to \(mapping.destination), which is not in this store")
+                }
+                let key = "\(alias).\(mapping.column)"
+                if let (joined, joinedEntity) = scope.joinAliases[key] {
+                    (alias, entity) = (joined, joinedEntity)
+                } else {
+                    let next = state.alias()
+                    scope.joins.append("LEFT JOIN \(SQLiteNames.quote(schema.table(of: destination).name)) AS \(next) ON \(next).\"Z_PK\" = \(fk)")
+                    scope.joinAliases[key] = (next, destination)
+                    (alias, entity) = (next, destination)
+                }
+                continue
+            }
+            if let relationship = model.entity(named: entity.name)?.relationship(named: component),
+                relationship.isToMany, !relationship.isTransient
+            {
+                let rest = Array(components[(i + 1)...])
+                if rest == ["@count"] {
+                    let (sub, correlation) = try subquery(base: alias, entity: entity, relationship: relationship, state: state)
+                    return .value(
+                        SQLFragment("(SELECT COUNT(*) FROM ") + from(sub) + " WHERE " + correlation + ")", .integer64)
+                }
+                return .toMany(base: alias, entity: entity, relationship: relationship, rest: rest)
+            }
+            throw unknown()
+        }
+        return .value(SQLFragment("\(alias).\"Z_PK\""), nil)
+    }
+
+    /// A scope over the destination table of a to-many, correlated to `base` through the inverse foreign key.
+    private func subquery(
+        base: String, entity: SQLiteEntityLayout, relationship: RelationshipDescription, state: State
+    ) throws -> (Scope, SQLFragment) {
+        let name = "\(entity.name).\(relationship.name)"
+        guard let inverseName = relationship.inverseName,
+            let destinationModel = model.entity(named: relationship.destinationEntityName),
+            let inverse = destinationModel.relationship(named: inverseName)
+        else {
+            throw StoreError.unsupportedPredicate(
+                path: path, reason: "to-many relationship \(name) has no inverse to-one; such key paths are not supported yet")
+        }
+        guard !inverse.isToMany else {
+            throw StoreError.unsupportedPredicate(
+                path: path, reason: "to-many relationship \(name) is many-to-many; such key paths are not supported yet")
+        }
+        guard let destination = schema.entities[destinationModel.name],
+            let fkIndex = destination.toOneIndex[inverseName]
+        else {
+            throw StoreError.unsupportedPredicate(
+                path: path, reason: "relationship \(name) leads to \(destinationModel.name), which is not in this store")
+        }
+        let sub = Scope(alias: state.alias(), entity: destination)
+        var correlation = "\(sub.alias).\(SQLiteNames.quote(destination.toOnes[fkIndex].column)) = \(base).\"Z_PK\""
+        if let filter = entityFilter(destination, alias: sub.alias, includesSubentities: true) {
+            correlation += " AND " + filter
+        }
+        return (sub, SQLFragment(correlation))
+    }
+
+    // MARK: - Predicates
+
+    private func compile(_ predicate: Predicate, in scope: Scope, state: State) throws -> SQLFragment {
+        switch predicate {
+        case .constant(let value):
+            return SQLFragment(value ? "1" : "0")
+        case .and(let parts):
+            if parts.isEmpty { return SQLFragment("1") }
+            return "(" + SQLFragment.joined(try parts.map { try compile($0, in: scope, state: state) }, separator: " AND ") + ")"
+        case .or(let parts):
+            if parts.isEmpty { return SQLFragment("0") }
+            return "(" + SQLFragment.joined(try parts.map { try compile($0, in: scope, state: state) }, separator: " OR ") + ")"
+        case .not(let inner):
+            // NULL (a comparison with a missing value) counts as false, so NOT of it is true, as in memory.
+            return "NOT COALESCE(" + (try compile(inner, in: scope, state: state)) + ", 0)"
+        case .comparison(let comparison):
+            return try compile(comparison, in: scope, state: state)
+        }
+    }
+
+    private enum Operand {
+        case value(SQLFragment, AttributeType?)
+        case constant(AttributeValue)
+        case list([Expression])
+        case toMany(base: String, entity: SQLiteEntityLayout, relationship: RelationshipDescription, rest: [String])
+
+        var isNull: Bool {
+            if case .constant(.null) = self { return true }
+            return false
+        }
+        var columnType: AttributeType? {
+            if case .value(_, let type) = self { return type }
+            return nil
+        }
+        var isStringLike: Bool {
+            switch self {
+            case .value(_, let type): return type == .string || type == .uri || type == .objectID
+            case .constant(.string), .constant(.uri): return true
+            default: return false
+            }
+        }
+    }
+
+    private func operand(_ expression: Expression, in scope: Scope, state: State) throws -> Operand {
+        switch expression {
+        case .keyPath(let path):
+            switch try resolve(path, in: scope, state: state) {
+            case .value(let fragment, let type): return .value(fragment, type)
+            case let .toMany(base, entity, relationship, rest):
+                return .toMany(base: base, entity: entity, relationship: relationship, rest: rest)
+            }
+        case .constant(let value): return .constant(value)
+        case .list(let items): return .list(items)
+        case .variable(let name, _): throw PredicateError.unboundVariable(name: name)
+        }
+    }
+
+    private func compile(_ c: Comparison, in scope: Scope, state: State) throws -> SQLFragment {
+        let left = try operand(c.left, in: scope, state: state)
+        if case let .toMany(base, entity, relationship, rest) = left {
+            let inner = Comparison(.keyPath(rest), c.op, c.right, options: c.options)
+            return try quantified(c.modifier, inner, base: base, entity: entity, relationship: relationship, state: state)
+        }
+        let right = try operand(c.right, in: scope, state: state)
+        if case let .toMany(base, entity, relationship, rest) = right {
+            // `value IN toMany.key` is `ANY toMany.key == value`.
+            guard c.op == .in else {
+                throw PredicateError.unsupported("a to-many key path on the right of \(c.op.rawValue)")
+            }
+            let inner = Comparison(.keyPath(rest), .equal, c.left, options: c.options)
+            return try quantified(.any, inner, base: base, entity: entity, relationship: relationship, state: state)
+        }
+        let scalar = try compare(left, c.op, right, options: c.options, scope: scope, state: state)
+        // ANY/ALL of a single value is the value itself; NONE is its negation.
+        return c.modifier == .none ? "NOT COALESCE(" + scalar + ", 0)" : scalar
+    }
+
+    /// ANY/ALL/NONE over the rows of a to-many relationship, as [NOT] EXISTS over the destination table.
+    private func quantified(
+        _ modifier: ComparisonModifier, _ inner: Comparison, base: String, entity: SQLiteEntityLayout,
+        relationship: RelationshipDescription, state: State
+    ) throws -> SQLFragment {
+        let (sub, correlation) = try subquery(base: base, entity: entity, relationship: relationship, state: state)
+        let condition = try compile(inner, in: sub, state: state)
+        func exists(_ cond: SQLFragment) -> SQLFragment {
+            "EXISTS (SELECT 1 FROM " + from(sub) + " WHERE " + correlation + " AND " + cond + ")"
+        }
+        switch modifier {
+        case .any, .direct: return exists(condition)
+        case .none: return "NOT " + exists(condition)
+        case .all: return "NOT " + exists("NOT COALESCE(" + condition + ", 0)")
+        }
+    }
+
+    /// One side as SQL; constants become bound parameters encoded for the other side's column type.
+    private func sql(_ operand: Operand, hint: AttributeType?) throws -> SQLFragment {
+        switch operand {
+        case .value(let fragment, _): return fragment
+        case .constant(let value): return SQLFragment("?", [SQLiteValueCoding.bind(value, hint: hint)])
+        case .list: throw PredicateError.unsupported("a list where a single value is expected")
+        case .toMany: throw PredicateError.unsupported("a to-many key path where a single value is expected")
+        }
+    }
+
+    private func compare(
+        _ left: Operand, _ op: ComparisonOperator, _ right: Operand, options: ComparisonOptions, scope: Scope,
+        state: State
+    ) throws -> SQLFragment {
+        let stringy = !options.isEmpty && (left.isStringLike || right.isStringLike)
+        func match(_ op: ComparisonOperator, _ l: SQLFragment, _ r: SQLFragment) -> SQLFragment {
+            let code = Self.matchOperators.firstIndex(of: op) ?? 0
+            return "\(Self.matchFunctionName)(\(code), \(options.rawValue), " + l + ", " + r + ")"
+        }
+        switch op {
+        case .equal, .notEqual:
+            let equal = op == .equal
+            if left.isNull && right.isNull { return SQLFragment(equal ? "1" : "0") }
+            if left.isNull || right.isNull {
+                let other = left.isNull ? right : left
+                return try sql(other, hint: nil) + (equal ? " IS NULL" : " IS NOT NULL")
+            }
+            let l = try sql(left, hint: right.columnType), r = try sql(right, hint: left.columnType)
+            if stringy { return match(op, l, r) }
+            // IS NOT: a missing value differs from any value, as in memory (plain <> would yield NULL).
+            return l + (equal ? " = " : " IS NOT ") + r
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            let l = try sql(left, hint: right.columnType), r = try sql(right, hint: left.columnType)
+            if stringy { return match(op, l, r) }
+            return l + " \(op.rawValue) " + r
+        case .between:
+            guard case .list(let bounds) = right, bounds.count == 2 else {
+                throw PredicateError.unsupported("BETWEEN needs a two-element list {low, high}")
+            }
+            let low = try operand(bounds[0], in: scope, state: state)
+            let high = try operand(bounds[1], in: scope, state: state)
+            let l = try sql(left, hint: nil)
+            return "(" + l + " BETWEEN " + (try sql(low, hint: left.columnType)) + " AND "
+                + (try sql(high, hint: left.columnType)) + ")"
+        case .in:
+            guard case .list(let items) = right else {
+                throw PredicateError.unsupported("IN needs a list or a to-many key path on its right")
+            }
+            if items.isEmpty { return SQLFragment("0") }
+            let l = try sql(left, hint: nil)
+            let values = try items.map { try operand($0, in: scope, state: state) }
+            if stringy {
+                let terms = try values.filter { !$0.isNull }.map { match(.equal, l, try sql($0, hint: left.columnType)) }
+                let nullTerm = values.contains { $0.isNull } ? [l + " IS NULL"] : []
+                return "(" + SQLFragment.joined(terms + nullTerm, separator: " OR ") + ")"
+            }
+            let nonNull = try values.filter { !$0.isNull }.map { try sql($0, hint: left.columnType) }
+            var terms: [SQLFragment] = []
+            if !nonNull.isEmpty { terms.append(l + " IN (" + SQLFragment.joined(nonNull, separator: ", ") + ")") }
+            if values.contains(where: \.isNull) { terms.append(l + " IS NULL") }
+            return "(" + SQLFragment.joined(terms, separator: " OR ") + ")"
+        case .beginsWith, .endsWith, .contains, .like:
+            if left.isNull || right.isNull { return SQLFragment("0") }
+            return match(op, try sql(left, hint: nil), try sql(right, hint: nil))
+        }
+    }
+}
+
+// MARK: - Match function
+
+extension SQLPredicateCompiler {
+    /// `SWITCHYARD_MATCH(op, options, lhs, rhs)`: pure and deterministic, so SQLite may use it anywhere.
+    static let matchFunction = DatabaseFunction(matchFunctionName, argumentCount: 4, pure: true) { values in
+        guard case .int64(let code) = values[0].storage, code >= 0, code < Int64(matchOperators.count),
+            case .int64(let rawOptions) = values[1].storage
+        else { return false }
+        let op = matchOperators[Int(code)]
+        let options = ComparisonOptions(rawValue: Int(rawOptions))
+        switch (SQLiteValueCoding.text(values[2]), SQLiteValueCoding.text(values[3])) {
+        case let (l?, r?): return StringMatching.matches(op, l, r, options: options)
+        case (nil, nil): return op == .equal
+        default: return op == .notEqual
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+
+// MARK: - SQLiteProjection
+
+/// The columns a fetch selects for one entity (and its subentities), and how to turn each row back into a
+/// `StoreRow` by its `Z_ENT`. Computed once at open so reading a row builds no strings.
+struct SQLiteProjection: Sendable {
+    /// Reads one concrete entity's values out of the selected columns.
+    struct Reader: Sendable {
+        struct Attribute: Sendable {
+            var index: Int
+            var name: String
+            var type: AttributeType
+        }
+        struct ToOne: Sendable {
+            var index: Int
+            var entityIndex: Int?
+            var name: String
+            var destination: String
+        }
+        var entityName: String
+        var attributes: [Attribute]
+        var toOnes: [ToOne]
+    }
+
+    /// Columns after `Z_PK, Z_ENT, Z_OPT` (indexes 0-2), in table order.
+    var columns: [String]
+    /// `t0."Z_PK", t0."Z_ENT", ...`.
+    var selectList: String
+    var readers: [Int64: Reader]
+}
+
+// MARK: - SQLiteSchema
+
+/// The store's tables as they are (existing store) or will be (new store), mapped to the model.
+struct SQLiteSchema: Sendable {
+    /// Tables by root entity name, in entity-number order.
+    var tables: [SQLiteTableLayout]
+    var tableByRoot: [String: Int]
+    /// Layouts of every entity whose tree the configuration touches.
+    var entities: [String: SQLiteEntityLayout]
+    var entityNamesByNumber: [Int64: String]
+    /// Projections with and without subentities, by entity name.
+    var projections: [String: SQLiteProjection]
+    var exactProjections: [String: SQLiteProjection]
+
+    /// The table holding `entity`'s rows.
+    func table(of entity: SQLiteEntityLayout) -> SQLiteTableLayout {
+        tables[tableByRoot[entity.rootName] ?? 0]
+    }
+
+    /// The roots of `entities`' inheritance trees, in entity-number order.
+    static func roots(of entities: [EntityDescription], in model: ObjectModel) -> [EntityDescription] {
+        var seen: Set<String> = []
+        return entities.compactMap { e in
+            seen.insert(e.rootName).inserted ? model.entity(named: e.rootName) : nil
+        }.sorted { $0.entityNumber < $1.entityNumber }
+    }
+
+    /// Builds the schema. `actualColumns` (table name upper-cased -> column names) is `nil` for a new store;
+    /// for an existing one every expected table and column must be found, or `StoreError.schemaMismatch`.
+    static func build(
+        model: ObjectModel, storeEntities: [EntityDescription], numbers: [String: Int64],
+        actualColumns: [String: [String]]?, path: String, configuration: String
+    ) throws -> SQLiteSchema {
+        let builder = SQLiteLayoutBuilder(model: model, numbers: numbers)
+        var tables: [SQLiteTableLayout] = []
+        var entities: [String: SQLiteEntityLayout] = [:]
+        for root in roots(of: storeEntities, in: model) {
+            var (table, columnsByEntity) = builder.table(root: root)
+            var actual: [String: String]?  // upper-cased -> real spelling
+            if let actualColumns {
+                let candidates = [table.name] + (root.renamingIdentifier.map { [SQLiteNames.table(for: $0)] } ?? [])
+                guard let found = candidates.first(where: { actualColumns[$0.uppercased()] != nil }),
+                    let cols = actualColumns[found.uppercased()]
+                else {
+                    throw StoreError.schemaMismatch(
+                        path: path, configuration: configuration,
+                        reason: "table \(table.name) for entity \(root.name) is missing")
+                }
+                table.name = found
+                actual = Dictionary(cols.map { ($0.uppercased(), $0) }, uniquingKeysWith: { a, _ in a })
+            }
+            let tableName = table.name
+            for name in table.entityNames {
+                guard let entity = model.entity(named: name) else { continue }
+                // Entities of the tree the store has no number for (not in Z_PRIMARYKEY) hold no rows here.
+                guard numbers[name] != nil else { continue }
+                entities[name] = try builder.entityLayout(
+                    entity, table: tableName, columnsByEntity: columnsByEntity,
+                    resolve: { expected, property, declaring in
+                        try resolveColumn(
+                            expected: expected, property: property, declaring: declaring, table: tableName,
+                            actual: actual, path: path, configuration: configuration)
+                    })
+            }
+            tables.append(table)
+        }
+        var schema = SQLiteSchema(
+            tables: tables, tableByRoot: Dictionary(uniqueKeysWithValues: tables.enumerated().map { ($1.rootName, $0) }),
+            entities: entities,
+            entityNamesByNumber: Dictionary(entities.values.map { ($0.number, $0.name) }, uniquingKeysWith: { a, _ in a }),
+            projections: [:], exactProjections: [:])
+        for layout in entities.values {
+            schema.projections[layout.name] = schema.projection(for: layout, includesSubentities: true)
+            schema.exactProjections[layout.name] = schema.projection(for: layout, includesSubentities: false)
+        }
+        return schema
+    }
+
+    /// Finds the real column for an expected one: same name (any case), else the property's renaming
+    /// identifier, else (for `Z<n>_<REL>`) any `Z<digits>_<REL>` column, since real stores number differently.
+    private static func resolveColumn(
+        expected: String, property: String, declaring: EntityDescription, table: String,
+        actual: [String: String]?, path: String, configuration: String
+    ) throws -> String? {
+        let isEntityColumn = property.hasSuffix("\u{0}entity")
+        guard let actual else { return expected.isEmpty ? nil : expected }
+        if !expected.isEmpty, let real = actual[expected.uppercased()] { return real }
+        if isEntityColumn {
+            let relationship = String(property.dropLast("\u{0}entity".count)).uppercased()
+            let match = actual.keys.sorted().first { key in
+                guard key.hasPrefix("Z"), key.hasSuffix("_" + relationship) else { return false }
+                let digits = key.dropFirst().dropLast(relationship.count + 1)
+                return !digits.isEmpty && digits.allSatisfy(\.isNumber)
+            }
+            if let match { return actual[match] }
+            if expected.isEmpty { return nil }
+        } else {
+            let renamed = declaring.attribute(named: property)?.renamingIdentifier
+                ?? declaring.relationship(named: property)?.renamingIdentifier
+            if let renamed, let real = actual[SQLiteNames.column(for: renamed).uppercased()] { return real }
+        }
+        let what = isEntityColumn ? "the entity column of relationship" : "property"
+        let name = isEntityColumn ? String(property.dropLast("\u{0}entity".count)) : property
+        throw StoreError.schemaMismatch(
+            path: path, configuration: configuration,
+            reason: "table \(table) has no column \(expected) for \(what) \(declaring.name).\(name)")
+    }
+
+    /// The projection for fetching `layout` with or without its subentities.
+    private func projection(for layout: SQLiteEntityLayout, includesSubentities: Bool) -> SQLiteProjection {
+        let table = self.table(of: layout)
+        let members = (includesSubentities ? layout.familyNumbers : [layout.number])
+            .compactMap { entityNamesByNumber[$0].flatMap { entities[$0] } }
+        var used: Set<String> = []
+        for member in members {
+            used.formUnion(member.attributes.map(\.column))
+            used.formUnion(member.toOnes.flatMap { [$0.column] + ($0.entityColumn.map { [$0] } ?? []) })
+        }
+        // Table order where the table is ours; existing stores may have columns we did not predict the order of.
+        var columns = table.columns.map(\.name).filter { used.contains($0) }
+        columns += used.subtracting(columns).sorted()
+        let position = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1, $0 + 3) })
+        var readers: [Int64: SQLiteProjection.Reader] = [:]
+        // Every member column is in `position` by construction; compactMap keeps that an invariant, not a trap.
+        for member in members {
+            readers[member.number] = SQLiteProjection.Reader(
+                entityName: member.name,
+                attributes: member.attributes.compactMap { a in
+                    position[a.column].map { .init(index: $0, name: a.name, type: a.type) }
+                },
+                toOnes: member.toOnes.compactMap { r in
+                    position[r.column].map {
+                        .init(index: $0, entityIndex: r.entityColumn.flatMap { position[$0] }, name: r.name,
+                              destination: r.destination)
+                    }
+                })
+        }
+        let select = (["Z_PK", "Z_ENT", "Z_OPT"] + columns).map { "t0." + SQLiteNames.quote($0) }.joined(separator: ", ")
+        return SQLiteProjection(columns: columns, selectList: select, readers: readers)
+    }
+}

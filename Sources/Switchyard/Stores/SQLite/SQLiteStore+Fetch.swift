@@ -1,0 +1,106 @@
+import Foundation
+internal import GRDB
+
+// MARK: - Fetch
+
+extension SQLiteStore {
+    /// The compiler over this store's schema.
+    var compiler: SQLPredicateCompiler {
+        SQLPredicateCompiler(schema: schema, model: model, path: displayPath)
+    }
+
+    /// Rows of the request's entity (and subentities unless excluded) matching its predicate, sorted, with
+    /// offset and limit applied: one SELECT with bound parameters.
+    public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        let layout = try servedLayout(request.entityName)
+        guard let projection = request.includesSubentities
+            ? schema.projections[layout.name] : schema.exactProjections[layout.name]
+        else { throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: layout.name) }
+        let query = try compiler.select(request, projection: projection)
+        return try read { db in
+            let statement = try db.cachedStatement(sql: query.sql)
+            return try decodeRows(statement, arguments: query.arguments, projection: projection)
+        }
+    }
+
+    /// The number of rows `fetch` would return without limit and offset.
+    public func count(_ request: StoreFetchRequest) throws -> Int {
+        _ = try servedLayout(request.entityName)
+        var unlimited = request
+        unlimited.fetchLimit = nil
+        unlimited.fetchOffset = 0
+        unlimited.sortDescriptors = []
+        let query = try compiler.count(unlimited)
+        return try read { db in
+            let statement = try db.cachedStatement(sql: query.sql)
+            return try Int.fetchOne(statement, arguments: StatementArguments(query.arguments)) ?? 0
+        }
+    }
+
+    /// The rows with these references, each read as its entity or a subentity of it; missing ones are left out.
+    public func rows(for references: [RowReference]) throws -> [StoreRow] {
+        var keysByEntity: [String: [Int64]] = [:]
+        for reference in references {
+            _ = try servedLayout(reference.entityName)
+            keysByEntity[reference.entityName, default: []].append(reference.primaryKey)
+        }
+        return try read { db in
+            var result: [StoreRow] = []
+            for (entityName, keys) in keysByEntity.sorted(by: { $0.key < $1.key }) {
+                guard let layout = schema.entities[entityName], let projection = schema.projections[entityName] else { continue }
+                let table = SQLiteNames.quote(schema.table(of: layout).name)
+                // Chunks keep the statement under SQLite's parameter limit; a full chunk reuses its cached statement.
+                var start = 0
+                let unique = Array(Set(keys)).sorted()
+                while start < unique.count {
+                    let chunk = Array(unique[start..<min(start + 500, unique.count)])
+                    start += chunk.count
+                    let sql = "SELECT \(projection.selectList) FROM \(table) AS t0 WHERE t0.\"Z_PK\" IN ("
+                        + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
+                    let statement = try db.cachedStatement(sql: sql)
+                    result += try decodeRows(statement, arguments: chunk.map(\.databaseValue), projection: projection)
+                }
+            }
+            return result
+        }
+    }
+
+    // MARK: - Decoding
+
+    /// Iterates the cursor once, reading columns by index through the projection's precomputed readers.
+    private func decodeRows(
+        _ statement: Statement, arguments: [DatabaseValue], projection: SQLiteProjection
+    ) throws -> [StoreRow] {
+        var rows: [StoreRow] = []
+        let names = schema.entityNamesByNumber
+        let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(arguments))
+        while let row = try cursor.next() {
+            guard case .int64(let entityNumber) = (row[1] as DatabaseValue).storage,
+                let reader = projection.readers[entityNumber]
+            else { continue }  // a row of an entity this model does not know
+            let primaryKey = try row.decode(Int64.self, atIndex: 0)
+            let version: Int64 = row.hasNull(atIndex: 2) ? 0 : try row.decode(Int64.self, atIndex: 2)
+            var values: [String: AttributeValue] = [:]
+            values.reserveCapacity(reader.attributes.count)
+            for attribute in reader.attributes {
+                let value = row[attribute.index] as DatabaseValue
+                if value.isNull { continue }
+                values[attribute.name] = SQLiteValueCoding.decode(value, as: attribute.type)
+            }
+            var toOne: [String: RowReference] = [:]
+            for relationship in reader.toOnes where !row.hasNull(atIndex: relationship.index) {
+                let key = try row.decode(Int64.self, atIndex: relationship.index)
+                var destination = relationship.destination
+                if let index = relationship.entityIndex, !row.hasNull(atIndex: index),
+                    let name = names[try row.decode(Int64.self, atIndex: index)]
+                {
+                    destination = name
+                }
+                toOne[relationship.name] = RowReference(entityName: destination, primaryKey: key)
+            }
+            rows.append(StoreRow(
+                entityName: reader.entityName, primaryKey: primaryKey, version: version, values: values, toOne: toOne))
+        }
+        return rows
+    }
+}

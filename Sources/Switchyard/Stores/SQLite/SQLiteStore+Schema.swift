@@ -1,0 +1,269 @@
+import Foundation
+internal import GRDB
+
+// MARK: - Opening and creating
+
+extension SQLiteStore {
+    /// What `init` needs from the file.
+    struct OpenedDatabase {
+        var pool: DatabasePool
+        var schema: SQLiteSchema
+        var identifier: UUID
+    }
+
+    /// What an existing store says about itself.
+    private struct Inspection {
+        /// `Z_PRIMARYKEY`: `Z_NAME` -> `Z_ENT`.
+        var numbers: [String: Int64]
+        /// Table name upper-cased -> its columns.
+        var columns: [String: [String]]
+        var metadata: StoreMetadata
+    }
+
+    static func open(
+        url: URL, model: ObjectModel, configuration: String, entities: [EntityDescription], options: StoreOptions
+    ) throws -> OpenedDatabase {
+        let path = url.path
+        guard FileManager.default.fileExists(atPath: path) else {
+            if options.readOnly {
+                throw StoreError.openFailed(
+                    path: path, configuration: configuration, reason: "no such file (a read-only store must exist)")
+            }
+            return try create(path: path, model: model, configuration: configuration, entities: entities)
+        }
+        let isWAL = try checkHeader(path: path, configuration: configuration)
+        let readOnlyPath = readOnlyURI(path: path, isWAL: isWAL)
+        do {
+            if !options.readOnly {
+                // Look before opening for writing: a writable open switches the file to WAL, which must never
+                // happen to a file that turns out not to be a store.
+                let probe = try DatabaseQueue(path: readOnlyPath, configuration: databaseConfiguration(readOnly: true))
+                defer { try? probe.close() }
+                _ = try probe.read { db in try inspect(db, path: path) }
+            }
+            let pool = try DatabasePool(
+                path: options.readOnly ? readOnlyPath : path, configuration: databaseConfiguration(readOnly: options.readOnly))
+            return try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities)
+        } catch {
+            throw classify(error, path: path, configuration: configuration)
+        }
+    }
+
+    private static func openExisting(
+        pool: DatabasePool, path: String, model: ObjectModel, configuration: String, entities: [EntityDescription]
+    ) throws -> OpenedDatabase {
+        let inspection = try pool.read { db in try inspect(db, path: path) }
+        var numbers: [String: Int64] = [:]
+        for root in SQLiteSchema.roots(of: entities, in: model) {
+            for name in root.selfAndDescendantNames {
+                guard let entity = model.entity(named: name) else { continue }
+                // Real stores may number differently from the model, and keep an entity's former name.
+                if let n = inspection.numbers[name] ?? entity.renamingIdentifier.flatMap({ inspection.numbers[$0] }) {
+                    numbers[name] = n
+                }
+            }
+        }
+        for entity in entities where numbers[entity.name] == nil {
+            throw StoreError.schemaMismatch(
+                path: path, configuration: configuration,
+                reason: "Z_PRIMARYKEY has no row for entity \(entity.name)"
+                    + (entity.renamingIdentifier.map { " (nor for its renaming identifier \($0))" } ?? ""))
+        }
+        let schema = try SQLiteSchema.build(
+            model: model, storeEntities: entities, numbers: numbers, actualColumns: inspection.columns, path: path,
+            configuration: configuration)
+        return OpenedDatabase(pool: pool, schema: schema, identifier: inspection.metadata.uuid)
+    }
+
+    /// Reads `Z_PRIMARYKEY`, the tables' columns and `Z_METADATA`; a database without Core Data's tables is
+    /// `StoreError.notAStore`.
+    private static func inspect(_ db: Database, path: String) throws -> Inspection {
+        let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        let upper = Set(tables.map { $0.uppercased() })
+        for required in ["Z_METADATA", "Z_PRIMARYKEY"] where !upper.contains(required) {
+            throw StoreError.notAStore(
+                path: path, expected: .sqlite,
+                reason: "an SQLite database without Core Data's \(required) table (tables: "
+                    + (tables.isEmpty ? "none" : tables.sorted().joined(separator: ", ")) + ")")
+        }
+        var numbers: [String: Int64] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") {
+            // Read as raw values: a damaged row is skipped, never a decoding trap.
+            guard case .int64(let number) = (row[0] as DatabaseValue).storage,
+                case .string(let name) = (row[1] as DatabaseValue).storage
+            else { continue }
+            numbers[name] = number
+        }
+        var columns: [String: [String]] = [:]
+        for table in tables {
+            columns[table.uppercased()] = try Row.fetchAll(db, sql: "PRAGMA table_info(\(SQLiteNames.quote(table)))")
+                .compactMap { row -> String? in
+                    if case .string(let name) = (row["name"] as DatabaseValue).storage { return name }
+                    return nil
+                }
+        }
+        return Inspection(numbers: numbers, columns: columns, metadata: try readMetadata(db, path: path))
+    }
+
+    // MARK: - New store
+
+    private static func create(
+        path: String, model: ObjectModel, configuration: String, entities: [EntityDescription]
+    ) throws -> OpenedDatabase {
+        var numbers: [String: Int64] = [:]
+        for root in SQLiteSchema.roots(of: entities, in: model) {
+            for name in root.selfAndDescendantNames {
+                if let entity = model.entity(named: name) { numbers[name] = Int64(entity.entityNumber) }
+            }
+        }
+        let schema = try SQLiteSchema.build(
+            model: model, storeEntities: entities, numbers: numbers, actualColumns: nil, path: path,
+            configuration: configuration)
+        let metadata = StoreMetadata(
+            storeType: StoreType.sqlite.rawValue, uuid: UUID(), versionHashes: model.versionHashes,
+            versionIdentifiers: model.versionIdentifiers)
+        let plist = try metadata.binaryPropertyList()
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: databaseConfiguration(readOnly: false))
+        } catch {
+            removeFiles(path)
+            throw classify(error, path: path, configuration: configuration)
+        }
+        do {
+            var someoneElseCreatedIt = false
+            try pool.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    // Another process may have created the store between our existence check and this lock.
+                    if try db.tableExists("Z_METADATA") {
+                        someoneElseCreatedIt = true
+                        return .rollback
+                    }
+                    try createTables(db, schema: schema, model: model, metadata: metadata, plist: plist)
+                    return .commit
+                }
+            }
+            if someoneElseCreatedIt {
+                return try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities)
+            }
+            return OpenedDatabase(pool: pool, schema: schema, identifier: metadata.uuid)
+        } catch {
+            try? pool.close()
+            removeFiles(path)
+            throw classify(error, path: path, configuration: configuration)
+        }
+    }
+
+    private static func createTables(
+        _ db: Database, schema: SQLiteSchema, model: ObjectModel, metadata: StoreMetadata, plist: Data
+    ) throws {
+        for table in schema.tables {
+            try db.execute(sql: table.createSQL)
+            for index in table.indexes { try db.execute(sql: index.createSQL) }
+        }
+        try db.execute(sql: "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+        try db.execute(sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+        try db.execute(sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+        for layout in schema.entities.values.sorted(by: { $0.number < $1.number }) {
+            let parent = model.entity(named: layout.name)?.parentName.flatMap { schema.entities[$0]?.number } ?? 0
+            try db.execute(
+                sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+                arguments: [layout.number, layout.name, parent])
+        }
+        try db.execute(
+            sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
+            arguments: [metadata.uuid.uuidString, plist])
+    }
+
+    private static func removeFiles(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    // MARK: - Files
+
+    /// Checks the 100-byte SQLite header before SQLite sees the file, so an empty or foreign file gets a clear
+    /// reason. Returns whether the header says WAL.
+    private static func checkHeader(path: String, configuration: String) throws -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw StoreError.openFailed(path: path, configuration: configuration, reason: "the file cannot be read")
+        }
+        defer { try? handle.close() }
+        let header: Data
+        do {
+            header = try handle.read(upToCount: 100) ?? Data()
+        } catch {
+            throw StoreError.openFailed(path: path, configuration: configuration, reason: "cannot read the file: \(error)")
+        }
+        if header.isEmpty {
+            throw StoreError.notAStore(path: path, expected: .sqlite, reason: "the file is empty (0 bytes)")
+        }
+        guard header.starts(with: Array("SQLite format 3\u{0}".utf8)) else {
+            throw StoreError.notAStore(
+                path: path, expected: .sqlite,
+                reason: "not an SQLite database (SQLITE_NOTADB): the file does not start with the SQLite header")
+        }
+        guard header.count == 100 else {
+            throw StoreError.notAStore(
+                path: path, expected: .sqlite, reason: "truncated SQLite file: \(header.count) bytes, shorter than its header")
+        }
+        let bytes = [UInt8](header)
+        return bytes[18] == 2 && bytes[19] == 2
+    }
+
+    /// A URI that opens the file without ever writing to it or its sidecars: `readonly_shm` when both sidecars
+    /// exist (rows in the `-wal` are read through the read-only `-shm`), `immutable` for a WAL file without a
+    /// `-wal` (nothing else to read, and SQLite would otherwise create both sidecars).
+    static func readOnlyURI(path: String, isWAL: Bool) -> String {
+        let fm = FileManager.default
+        let hasWAL = fm.fileExists(atPath: path + "-wal")
+        let hasSHM = fm.fileExists(atPath: path + "-shm")
+        var query = "mode=ro"
+        if isWAL && !hasWAL {
+            query += "&immutable=1"
+        } else if hasWAL && hasSHM {
+            query += "&readonly_shm=1"
+        }
+        let escaped = path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "?", with: "%3f")
+            .replacingOccurrences(of: "#", with: "%23")
+        return "file://" + escaped + "?" + query
+    }
+
+    /// GRDB configuration shared by the writer and readers: the match function on every connection, a busy
+    /// timeout for other processes' locks.
+    static func databaseConfiguration(readOnly: Bool) -> Configuration {
+        var configuration = Configuration()
+        configuration.readonly = readOnly
+        configuration.busyMode = .timeout(10)
+        configuration.label = "Switchyard.SQLiteStore"
+        configuration.prepareDatabase { db in
+            db.add(function: SQLPredicateCompiler.matchFunction)
+            for function in coreDataTriggerFunctions { db.add(function: function) }
+        }
+        return configuration
+    }
+
+    /// Core Data's derived-attribute triggers call these functions; no-ops let writes to such tables succeed
+    /// (the triggers' own UPDATE still maintains the derived value).
+    private static let coreDataTriggerFunctions: [DatabaseFunction] = [
+        "NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue",
+    ].map { DatabaseFunction($0, argumentCount: nil, pure: false) { _ in nil } }
+
+    /// Turns an open-time SQLite error into what it means: not a database, truncated or corrupt, unopenable.
+    private static func classify(_ error: Error, path: String, configuration: String) -> Error {
+        guard let error = error as? DatabaseError else {
+            return mapError(error, path: path, configuration: configuration)
+        }
+        let detail = "SQLite code \(error.extendedResultCode.rawValue): \(error.message ?? "")"
+        switch error.resultCode {
+        case .SQLITE_NOTADB:
+            return StoreError.notAStore(path: path, expected: .sqlite, reason: "not an SQLite database (SQLITE_NOTADB, \(detail))")
+        case .SQLITE_CORRUPT:
+            return StoreError.notAStore(
+                path: path, expected: .sqlite, reason: "the SQLite file is truncated or corrupt (SQLITE_CORRUPT, \(detail))")
+        case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY:
+            return StoreError.openFailed(path: path, configuration: configuration, reason: "cannot open the database (\(detail))")
+        default:
+            return mapError(error, path: path, configuration: configuration)
+        }
+    }
+}

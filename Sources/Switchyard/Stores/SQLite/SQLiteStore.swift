@@ -1,0 +1,219 @@
+import Foundation
+internal import GRDB
+
+// MARK: - SQLiteStore
+
+/// A store in Core Data's own SQLite layout (`Z_PRIMARYKEY`, `Z_METADATA`, `Z_MODELCACHE`, one `Z<ROOT>` table
+/// per inheritance tree), so real Core Data stores open and split. WAL journal; readers see snapshots.
+///
+/// ```swift
+/// let store = try SQLiteStore(url: url, model: model, configuration: "Cloud")
+/// let keys = try store.allocatePrimaryKeys(for: "Message", count: 1)
+/// try store.save(StoreChangeSet(inserts: [StoreRow(entityName: "Message", primaryKey: keys.lowerBound,
+///                                                  values: ["text": "hello"])]))
+/// let rows = try store.fetch(StoreFetchRequest(entityName: "Message"))
+/// ```
+public final class SQLiteStore: PersistentStore {
+    /// Always `.sqlite`.
+    public let type: StoreType = .sqlite
+    /// The database file (its `-wal` and `-shm` sidecars live next to it).
+    public var url: URL? { location }
+    /// The configuration whose entities this store holds.
+    public let configurationName: String
+    /// The whole model the store was opened with.
+    public let model: ObjectModel
+    /// The entities of `configurationName`, in entity-number order.
+    public let entities: [EntityDescription]
+    /// `NSStoreUUID` from `Z_METADATA`.
+    public var identifier: UUID { state.identifier }
+    /// Whether the store was opened with `StoreOptions.readOnly`.
+    public let isReadOnly: Bool
+
+    let location: URL
+    let pool: DatabasePool
+    let schema: SQLiteSchema
+    let servedEntityNames: Set<String>
+    private let state: SQLiteStoreState
+
+    /// Opens the store at `url`, creating it (and its tables for `configuration`) when the file does not exist.
+    ///
+    /// Throws `StoreError.notAStore` for a file that is not a Core Data SQLite store (foreign, empty, truncated),
+    /// `StoreError.schemaMismatch` when a table or column the model needs is missing, and
+    /// `ModelError.unknownConfiguration` for a configuration the model does not declare.
+    public init(url: URL, model: ObjectModel, configuration: String, options: StoreOptions = .default) throws {
+        let entities = try model.entities(inConfiguration: configuration)
+        let opened = try Self.open(
+            url: url, model: model, configuration: configuration, entities: entities, options: options)
+        self.location = url
+        self.configurationName = configuration
+        self.model = model
+        self.entities = entities
+        self.isReadOnly = options.readOnly
+        self.pool = opened.pool
+        self.schema = opened.schema
+        self.servedEntityNames = Set(entities.map(\.name))
+        self.state = SQLiteStoreState(identifier: opened.identifier)
+    }
+
+    // MARK: - Metadata
+
+    /// The metadata in `Z_METADATA.Z_PLIST`.
+    public func metadata() throws -> StoreMetadata {
+        try read { db in try Self.readMetadata(db, path: displayPath) }
+    }
+
+    /// Replaces `Z_METADATA`'s property list (the caller passes the app keys it wants kept).
+    public func setMetadata(_ metadata: StoreMetadata) throws {
+        let plist: Data
+        do {
+            plist = try metadata.binaryPropertyList()
+        } catch {
+            throw StoreError.invalidValue(
+                path: displayPath, entity: "Z_METADATA", attribute: "Z_PLIST", value: "\(metadata.additional.keys.sorted())",
+                expected: "property-list values (\(error))")
+        }
+        try write("set metadata") { db in
+            let version = try Int64.fetchOne(db, sql: "SELECT Z_VERSION FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1") ?? 1
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (?, ?, ?)",
+                arguments: [version, metadata.uuid.uuidString, plist])
+        }
+        state.identifier = metadata.uuid
+    }
+
+    /// The first `Z_METADATA` row's property list, decoded.
+    static func readMetadata(_ db: Database, path: String) throws -> StoreMetadata {
+        let row = try Row.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
+        guard let row else {
+            throw StoreError.notAStore(path: path, expected: .sqlite, reason: "Z_METADATA has no row")
+        }
+        guard case .blob(let plist) = (row[0] as DatabaseValue).storage else {
+            throw StoreError.notAStore(path: path, expected: .sqlite, reason: "Z_METADATA.Z_PLIST is not a BLOB")
+        }
+        let decoded: StoreMetadata?
+        do {
+            decoded = try StoreMetadata.decode(plist)
+        } catch {
+            throw StoreError.notAStore(
+                path: path, expected: .sqlite, reason: "Z_METADATA.Z_PLIST is not a property list: \(error)")
+        }
+        guard let decoded else {
+            throw StoreError.notAStore(
+                path: path, expected: .sqlite, reason: "Z_METADATA.Z_PLIST lacks NSStoreType or NSStoreUUID")
+        }
+        return decoded
+    }
+
+    // MARK: - Destroy
+
+    /// Closes the database and deletes it with its `-wal`, `-shm` and `-journal` files.
+    public func destroy() throws {
+        try checkWritable("destroy the store")
+        state.close()
+        do {
+            try pool.close()
+        } catch {
+            throw mapError(error)
+        }
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let file = location.path + suffix
+            guard FileManager.default.fileExists(atPath: file) else { continue }
+            do {
+                try FileManager.default.removeItem(atPath: file)
+            } catch {
+                throw StoreError.openFailed(
+                    path: displayPath, configuration: configurationName, reason: "cannot delete \(file): \(error)")
+            }
+        }
+    }
+
+    // MARK: - Access helpers
+
+    /// The layout of an entity this store serves, or `StoreError.entityNotInStore`.
+    func servedLayout(_ entityName: String) throws -> SQLiteEntityLayout {
+        guard servedEntityNames.contains(entityName), let layout = schema.entities[entityName] else {
+            throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: entityName)
+        }
+        return layout
+    }
+
+    func checkOpen() throws {
+        if state.isClosed { throw StoreError.closed(path: displayPath) }
+    }
+
+    func checkWritable(_ operation: String) throws {
+        try checkOpen()
+        if isReadOnly { throw StoreError.readOnly(path: displayPath, operation: operation) }
+    }
+
+    /// Runs `body` in a read transaction (a snapshot), mapping SQLite errors to `StoreError`.
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try checkOpen()
+        do {
+            return try pool.read(body)
+        } catch {
+            throw mapError(error)
+        }
+    }
+
+    /// Runs `body` in one IMMEDIATE write transaction, rolled back if it throws.
+    func write<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
+        try checkWritable(operation)
+        do {
+            return try pool.writeWithoutTransaction { db in
+                var result: Result<T, Error>?
+                try db.inTransaction(.immediate) {
+                    result = .success(try body(db))
+                    return .commit
+                }
+                guard let result else {
+                    throw StoreError.sqlite(
+                        path: displayPath, configuration: configurationName, sql: "COMMIT", code: 1,
+                        message: "transaction ended without a result")
+                }
+                return try result.get()
+            }
+        } catch {
+            throw mapError(error)
+        }
+    }
+
+    /// `StoreError`/`PredicateError` pass through; a `DatabaseError` becomes `StoreError.sqlite` naming the
+    /// file, configuration, SQL and extended result code.
+    func mapError(_ error: Error) -> Error {
+        Self.mapError(error, path: displayPath, configuration: configurationName)
+    }
+
+    static func mapError(_ error: Error, path: String, configuration: String) -> Error {
+        switch error {
+        case is StoreError, is PredicateError, is ModelError:
+            return error
+        case let error as DatabaseError:
+            return StoreError.sqlite(
+                path: path, configuration: configuration, sql: error.sql ?? "", code: error.extendedResultCode.rawValue,
+                message: error.message ?? "\(error.resultCode)")
+        default:
+            return StoreError.openFailed(path: path, configuration: configuration, reason: "\(error)")
+        }
+    }
+}
+
+// MARK: - SQLiteStoreState
+
+/// The little that changes after open (the UUID after `setMetadata`, closed after `destroy`), behind a lock.
+private final class SQLiteStoreState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _identifier: UUID
+    private var _closed = false
+
+    init(identifier: UUID) { _identifier = identifier }
+
+    var identifier: UUID {
+        get { lock.withLock { _identifier } }
+        set { lock.withLock { _identifier = newValue } }
+    }
+
+    var isClosed: Bool { lock.withLock { _closed } }
+
+    func close() { lock.withLock { _closed = true } }
+}
