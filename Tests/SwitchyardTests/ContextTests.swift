@@ -33,7 +33,7 @@ import Testing
         #expect(!context.hasChanges)
 
         let reader = ObjectContext(coordinator: coordinator)
-        let books = try reader.fetch(FetchRequest(entityName: "Book", predicate: try Predicate(format: "author.name == %@", "Le Guin")))
+        let books = try reader.fetch(FetchRequest(entityName: "Book", predicate: try FetchPredicate(format: "author.name == %@", "Le Guin")))
         let fetched = try #require(books.first)
         #expect(try fetched.get("title", as: String.self) == "Earthsea")
         #expect(try fetched.relatedObject(forKey: "author")?.get("name", as: String.self) == "Le Guin")
@@ -65,14 +65,14 @@ import Testing
         let pending = try context.insert("Note")
         try pending.set("text", "new")
         try pending.set("rank", 0)
-        let notes = try context.fetch(FetchRequest(entityName: "Note", sortDescriptors: [SortDescriptor("rank")]))
+        let notes = try context.fetch(FetchRequest(entityName: "Note", sortKeys: [SortKey("rank")]))
         try context.delete(notes[1])   // rank 1 ("b")
         try notes[3].set("rank", 10)    // "a" moves last... and out of the predicate below
-        let request = FetchRequest(entityName: "Note", predicate: try Predicate(format: "rank < 5"), sortDescriptors: [SortDescriptor("rank")], fetchLimit: 2)
+        let request = FetchRequest(entityName: "Note", predicate: try FetchPredicate(format: "rank < 5"), sortKeys: [SortKey("rank")], fetchLimit: 2)
         #expect(try context.fetch(request).map { try $0.get("text", as: String.self) } == ["new", "c"])
-        #expect(try context.count(FetchRequest(entityName: "Note", predicate: try Predicate(format: "rank < 5"))) == 2)
+        #expect(try context.count(FetchRequest(entityName: "Note", predicate: try FetchPredicate(format: "rank < 5"))) == 2)
         context.rollback()
-        #expect(try context.fetch(FetchRequest(entityName: "Note", sortDescriptors: [SortDescriptor("rank")])).map { try $0.get("text", as: String.self) } == ["b", "c", "a"])
+        #expect(try context.fetch(FetchRequest(entityName: "Note", sortKeys: [SortKey("rank")])).map { try $0.get("text", as: String.self) } == ["b", "c", "a"])
     }
 
     @Test(arguments: Backend.allCases)
@@ -198,16 +198,16 @@ import Testing
                         if i % 5 == 4 { try context.save() }
                     }
                     try context.save()
-                    let mine = try context.fetch(FetchRequest(entityName: "Note", predicate: try Predicate(format: "text == %@", "w\(worker)")))
+                    let mine = try context.fetch(FetchRequest(entityName: "Note", predicate: try FetchPredicate(format: "text == %@", "w\(worker)")))
                     for note in mine.prefix(5) { try note.set("rank", 100) }
                     try context.save()
-                    return try context.count(FetchRequest(entityName: "Note", predicate: try Predicate(format: "text == %@ AND rank == 100", "w\(worker)")))
+                    return try context.count(FetchRequest(entityName: "Note", predicate: try FetchPredicate(format: "text == %@ AND rank == 100", "w\(worker)")))
                 }
             }
             for try await updated in group { #expect(updated == 5) }
         }
         let check = ObjectContext(coordinator: coordinator)
         #expect(try check.count(FetchRequest(entityName: "Note")) == 160)
-        #expect(try check.count(FetchRequest(entityName: "Note", predicate: try Predicate(format: "rank == 100"))) == 40)
+        #expect(try check.count(FetchRequest(entityName: "Note", predicate: try FetchPredicate(format: "rank == 100"))) == 40)
     }
 }

@@ -96,13 +96,13 @@ import Testing
         }
         try context.save()
         let fresh = ObjectContext(coordinator: coordinator)
-        var request = FetchRequest(entityName: "Note", sortDescriptors: [SortDescriptor("rank")])
+        var request = FetchRequest(entityName: "Note", sortKeys: [SortKey("rank")])
         #expect(try fresh.fetch(request).map { try $0.get("rank", as: Int.self) } == [1, 2, 3, 4, 5])
         request.fetchOffset = 1
         request.fetchLimit = 3
         #expect(try fresh.fetch(request).map { try $0.get("rank", as: Int.self) } == [2, 3, 4])
         #expect(try fresh.count(request) == 3)
-        request = FetchRequest(entityName: "Note", sortDescriptors: [SortDescriptor("rank", ascending: false)])
+        request = FetchRequest(entityName: "Note", sortKeys: [SortKey("rank", ascending: false)])
         request.setAffectedStores([archive])
         #expect(try fresh.fetch(request).map { try $0.get("rank", as: Int.self) } == [4, 1])
         #expect(try fresh.count(FetchRequest(entityName: "Note")) == 5)

@@ -3,9 +3,6 @@ import Testing
 @testable import Switchyard
 
 // Foundation also has these names; these tests mean Switchyard's.
-import enum Switchyard.Predicate
-import enum Switchyard.PredicateError
-import struct Switchyard.SortDescriptor
 
 // MARK: - Test subject
 
@@ -17,7 +14,7 @@ private struct Row: PredicateSubject {
 
     func predicateValues(at keyPath: [String]) throws -> PredicateValue {
         let key = keyPath.joined(separator: ".")
-        guard let value = values[key] else { throw PredicateError.unknownKeyPath(entity: "Row", keyPath: key) }
+        guard let value = values[key] else { throw QueryError.unknownKeyPath(entity: "Row", keyPath: key) }
         return value
     }
 }
@@ -133,27 +130,27 @@ private let row = Row([
 
     @Test(arguments: cases)
     func evaluates(format: String, expected: Bool) throws {
-        let predicate = try Predicate(format: format)
+        let predicate = try FetchPredicate(format: format)
         #expect(try PredicateEvaluator.evaluate(predicate, on: row) == expected)
     }
 
     @Test func comparesUUIDsAndDataByBytes() throws {
-        #expect(try PredicateEvaluator.evaluate(Predicate(format: "id == %@", .uuid(someID)), on: row))
-        #expect(try !PredicateEvaluator.evaluate(Predicate(format: "id == %@", .uuid(UUID())), on: row))
-        #expect(try PredicateEvaluator.evaluate(Predicate(format: "id == %@", .data(someID.bytes)), on: row))
-        #expect(try PredicateEvaluator.evaluate(Predicate(format: "blob == %@", .data(Data([1, 2, 3]))), on: row))
-        #expect(try PredicateEvaluator.evaluate(Predicate(format: "blob < %@", .data(Data([1, 2, 4]))), on: row))
-        #expect(try PredicateEvaluator.evaluate(Predicate(format: "blob > %@", "zzz"), on: row))
-        #expect(try PredicateEvaluator.evaluate(Predicate(format: "id IN %@", [.uuid(someID)]), on: row))
+        #expect(try PredicateEvaluator.evaluate(FetchPredicate(format: "id == %@", .uuid(someID)), on: row))
+        #expect(try !PredicateEvaluator.evaluate(FetchPredicate(format: "id == %@", .uuid(UUID())), on: row))
+        #expect(try PredicateEvaluator.evaluate(FetchPredicate(format: "id == %@", .data(someID.bytes)), on: row))
+        #expect(try PredicateEvaluator.evaluate(FetchPredicate(format: "blob == %@", .data(Data([1, 2, 3]))), on: row))
+        #expect(try PredicateEvaluator.evaluate(FetchPredicate(format: "blob < %@", .data(Data([1, 2, 4]))), on: row))
+        #expect(try PredicateEvaluator.evaluate(FetchPredicate(format: "blob > %@", "zzz"), on: row))
+        #expect(try PredicateEvaluator.evaluate(FetchPredicate(format: "id IN %@", [.uuid(someID)]), on: row))
     }
 
     @Test func evaluatesSubstitutedVariables() throws {
-        let p = try Predicate(format: "chat == $FETCH_SOURCE.chat AND name ==[cd] $NAME")
+        let p = try FetchPredicate(format: "chat == $FETCH_SOURCE.chat AND name ==[cd] $NAME")
         let bound = try p.substituting { name, keyPath in
             name == "FETCH_SOURCE" ? try row.predicateValues(at: keyPath).single : "ANN"
         }
         #expect(try PredicateEvaluator.evaluate(bound, on: row))
-        #expect(throws: PredicateError.unboundVariable(name: "FETCH_SOURCE.chat")) {
+        #expect(throws: QueryError.unboundVariable(name: "FETCH_SOURCE.chat")) {
             try PredicateEvaluator.evaluate(p, on: row)
         }
     }
@@ -163,18 +160,18 @@ private let row = Row([
         "tags CONTAINS {1, 2}", "name CONTAINS tags", "name.@count == 1",
     ])
     func unsupportedComparisonsThrow(format: String) throws {
-        let predicate = try Predicate(format: format)
-        #expect(throws: PredicateError.self) { try PredicateEvaluator.evaluate(predicate, on: row) }
+        let predicate = try FetchPredicate(format: format)
+        #expect(throws: QueryError.self) { try PredicateEvaluator.evaluate(predicate, on: row) }
     }
 
     @Test func betweenNeedsExactlyTwoBounds() {
-        let threeBounds = Predicate.comparison(Comparison(.keyPath(["age"]), .between, .list([.constant(1), .constant(2), .constant(3)])))
-        #expect(throws: PredicateError.self) { try PredicateEvaluator.evaluate(threeBounds, on: row) }
+        let threeBounds = FetchPredicate.comparison(Comparison(.keyPath(["age"]), .between, .list([.constant(1), .constant(2), .constant(3)])))
+        #expect(throws: QueryError.self) { try PredicateEvaluator.evaluate(threeBounds, on: row) }
     }
 
     @Test func unknownKeyPathsPropagateTheSubjectsError() throws {
-        #expect(throws: PredicateError.unknownKeyPath(entity: "Row", keyPath: "missing")) {
-            try PredicateEvaluator.evaluate(Predicate(format: "missing == 1"), on: row)
+        #expect(throws: QueryError.unknownKeyPath(entity: "Row", keyPath: "missing")) {
+            try PredicateEvaluator.evaluate(FetchPredicate(format: "missing == 1"), on: row)
         }
     }
 
@@ -184,11 +181,11 @@ private let row = Row([
     }
 
     @Test func threeValuedLogicIsExposedInternally() throws {
-        #expect(try PredicateEvaluator.truth(of: Predicate(format: "nickname < 5"), on: row) == .unknown)
-        #expect(try PredicateEvaluator.truth(of: Predicate(format: "NOT nickname < 5"), on: row) == .unknown)
-        #expect(try PredicateEvaluator.truth(of: Predicate(format: "nickname < 5 OR TRUEPREDICATE"), on: row) == .true)
-        #expect(try PredicateEvaluator.truth(of: Predicate(format: "nickname < 5 AND FALSEPREDICATE"), on: row) == .false)
-        #expect(try PredicateEvaluator.truth(of: Predicate(format: "ALL withNull > 0"), on: row) == .false)
+        #expect(try PredicateEvaluator.truth(of: FetchPredicate(format: "nickname < 5"), on: row) == .unknown)
+        #expect(try PredicateEvaluator.truth(of: FetchPredicate(format: "NOT nickname < 5"), on: row) == .unknown)
+        #expect(try PredicateEvaluator.truth(of: FetchPredicate(format: "nickname < 5 OR TRUEPREDICATE"), on: row) == .true)
+        #expect(try PredicateEvaluator.truth(of: FetchPredicate(format: "nickname < 5 AND FALSEPREDICATE"), on: row) == .false)
+        #expect(try PredicateEvaluator.truth(of: FetchPredicate(format: "ALL withNull > 0"), on: row) == .false)
     }
 }
 
@@ -226,7 +223,7 @@ private let row = Row([
         Row(["name": .single("Cy"), "age": .single(30), "tags": .many([1, 2])]),
     ]
 
-    private func sorted(_ sort: [SortDescriptor]) throws -> [String] {
+    private func sorted(_ sort: [SortKey]) throws -> [String] {
         var failure: Error?
         let result = Self.rows.sorted { a, b in
             do {
@@ -244,18 +241,18 @@ private let row = Row([
     }
 
     @Test func sortsByBytesWithNullsFirstAscending() throws {
-        #expect(try sorted([SortDescriptor("name")]) == ["Ann", "Bob", "Cy", "ann"])
-        #expect(try sorted([SortDescriptor("age"), SortDescriptor("name")]) == ["ann", "Ann", "Bob", "Cy"])
-        #expect(try sorted([SortDescriptor("age", ascending: false), SortDescriptor("name", ascending: false)])
+        #expect(try sorted([SortKey("name")]) == ["Ann", "Bob", "Cy", "ann"])
+        #expect(try sorted([SortKey("age"), SortKey("name")]) == ["ann", "Ann", "Bob", "Cy"])
+        #expect(try sorted([SortKey("age", ascending: false), SortKey("name", ascending: false)])
             == ["Cy", "Bob", "Ann", "ann"])
-        #expect(try sorted([SortDescriptor("tags.@count", ascending: false)]) == ["Ann", "Cy", "Bob", "ann"])
-        #expect(try PredicateEvaluator.compare(Self.rows[0], Self.rows[3], by: [SortDescriptor("age")]) == .orderedSame)
+        #expect(try sorted([SortKey("tags.@count", ascending: false)]) == ["Ann", "Cy", "Bob", "ann"])
+        #expect(try PredicateEvaluator.compare(Self.rows[0], Self.rows[3], by: [SortKey("age")]) == .orderedSame)
         #expect(try PredicateEvaluator.compare(Self.rows[0], Self.rows[3], by: []) == .orderedSame)
     }
 
     @Test func sortingByAToManyKeyThrows() {
-        #expect(throws: PredicateError.self) {
-            try PredicateEvaluator.compare(Self.rows[0], Self.rows[1], by: [SortDescriptor("tags")])
+        #expect(throws: QueryError.self) {
+            try PredicateEvaluator.compare(Self.rows[0], Self.rows[1], by: [SortKey("tags")])
         }
     }
 }

@@ -2,24 +2,21 @@ import Foundation
 import Testing
 @testable import Switchyard
 
-// Foundation also has `Predicate`, `PredicateError` and `Expression`; these tests mean Switchyard's.
-import enum Switchyard.Expression
-import enum Switchyard.Predicate
-import enum Switchyard.PredicateError
+// Foundation also has `FetchPredicate`, `QueryError` and `PredicateOperand`; these tests mean Switchyard's.
 
 // MARK: - Helpers
 
 /// A dotted key path expression: `kp("chat.title")`; `kp("")` is SELF.
-private func kp(_ path: String) -> Expression {
+private func kp(_ path: String) -> PredicateOperand {
     .keyPath(path.split(separator: ".").map(String.init))
 }
 
-private func c(_ v: AttributeValue) -> Expression { .constant(v) }
+private func c(_ v: AttributeValue) -> PredicateOperand { .constant(v) }
 
 private func cmp(
-    _ left: Expression, _ op: ComparisonOperator, _ right: Expression,
+    _ left: PredicateOperand, _ op: ComparisonOperator, _ right: PredicateOperand,
     _ options: ComparisonOptions = [], _ modifier: ComparisonModifier = .direct
-) -> Predicate {
+) -> FetchPredicate {
     .comparison(Comparison(left, op, right, options: options, modifier: modifier))
 }
 
@@ -30,7 +27,7 @@ private let c3 = cmp(kp("c"), .equal, c(3))
 // MARK: - Parsing
 
 @Suite struct PredicateParserTests {
-    static let table: [(String, Predicate)] = [
+    static let table: [(String, FetchPredicate)] = [
         // Every comparison operator and its spellings.
         ("name == 'Ann'", cmp(kp("name"), .equal, c("Ann"))),
         ("name = \"Ann\"", cmp(kp("name"), .equal, c("Ann"))),
@@ -124,14 +121,14 @@ private let c3 = cmp(kp("c"), .equal, c(3))
     ]
 
     @Test(arguments: table)
-    func parses(format: String, expected: Predicate) throws {
-        #expect(try Predicate(format: format) == expected)
+    func parses(format: String, expected: FetchPredicate) throws {
+        #expect(try FetchPredicate(format: format) == expected)
     }
 
     @Test(arguments: table)
-    func roundTripsThroughFormat(format: String, expected: Predicate) throws {
+    func roundTripsThroughFormat(format: String, expected: FetchPredicate) throws {
         let printed = expected.format
-        #expect(try Predicate(format: printed) == expected, "printed as \(printed)")
+        #expect(try FetchPredicate(format: printed) == expected, "printed as \(printed)")
     }
 
     @Test(arguments: [
@@ -149,7 +146,7 @@ private let c3 = cmp(kp("c"), .equal, c(3))
         ("d == CAST(5, 'NSDate')", "d == CAST(5.0, \"NSDate\")"),
     ])
     func printsCanonicalFormat(format: String, printed: String) throws {
-        let predicate = try Predicate(format: format)
+        let predicate = try FetchPredicate(format: format)
         #expect(predicate.format == printed)
         #expect(predicate.description == printed)
     }
@@ -167,18 +164,18 @@ private let c3 = cmp(kp("c"), .equal, c(3))
         ]
         for value in values {
             let predicate = cmp(kp("x"), .equal, c(value))
-            #expect(try Predicate(format: predicate.format) == predicate, "printed as \(predicate.format)")
+            #expect(try FetchPredicate(format: predicate.format) == predicate, "printed as \(predicate.format)")
         }
     }
 
     @Test func printsHandBuiltTreesEquivalently() throws {
-        #expect(Predicate.and([]).format == "TRUEPREDICATE")
-        #expect(Predicate.or([]).format == "FALSEPREDICATE")
-        #expect(Predicate.and([.or([a1, b2])]).format == "(a == 1 OR b == 2)")
-        #expect(Predicate.not(.not(.and([a1, b2]))).format == "NOT NOT (a == 1 AND b == 2)")
+        #expect(FetchPredicate.and([]).format == "TRUEPREDICATE")
+        #expect(FetchPredicate.or([]).format == "FALSEPREDICATE")
+        #expect(FetchPredicate.and([.or([a1, b2])]).format == "(a == 1 OR b == 2)")
+        #expect(FetchPredicate.not(.not(.and([a1, b2]))).format == "NOT NOT (a == 1 AND b == 2)")
         let weird = cmp(kp("AND.select"), .equal, c(1))
         #expect(weird.format == "#AND.select == 1")
-        #expect(try Predicate(format: weird.format) == weird)
+        #expect(try FetchPredicate(format: weird.format) == weird)
     }
 
     // MARK: - Arguments
@@ -187,29 +184,29 @@ private let c3 = cmp(kp("c"), .equal, c(3))
         let date = Date(timeIntervalSinceReferenceDate: 42)
         let id = UUID()
         #expect(
-            try Predicate(format: "age > %d AND name == %@", 30, "Ann")
+            try FetchPredicate(format: "age > %d AND name == %@", 30, "Ann")
                 == .and([cmp(kp("age"), .greater, c(30)), cmp(kp("name"), .equal, c("Ann"))]))
-        #expect(try Predicate(format: "%K == %@", "chat.title", "x") == cmp(kp("chat.title"), .equal, c("x")))
-        #expect(try Predicate(format: "%K == %i", .keyPath("a.b"), 1) == cmp(kp("a.b"), .equal, c(1)))
-        #expect(try Predicate(format: "%K.@count > %ld", "messages", 2) == cmp(kp("messages.@count"), .greater, c(2)))
-        #expect(try Predicate(format: "%K.title == 1", "chat") == cmp(kp("chat.title"), .equal, c(1)))
-        #expect(try Predicate(format: "x IN %@", [1, 2, 3]) == cmp(kp("x"), .in, .list([c(1), c(2), c(3)])))
-        #expect(try Predicate(format: "x IN %@", .list([])) == cmp(kp("x"), .in, .list([])))
-        #expect(try Predicate(format: "x == %@", nil) == cmp(kp("x"), .equal, c(.null)))
-        #expect(try Predicate(format: "x == %@", .null) == cmp(kp("x"), .equal, c(.null)))
-        #expect(try Predicate(format: "x == %f", 2) == cmp(kp("x"), .equal, c(2.0)))
-        #expect(try Predicate(format: "x == %lf", 2.5) == cmp(kp("x"), .equal, c(2.5)))
-        #expect(try Predicate(format: "x == %lld OR x == %u", 7, 8) == .or([cmp(kp("x"), .equal, c(7)), cmp(kp("x"), .equal, c(8))]))
-        #expect(try Predicate(format: "x == %d", true) == cmp(kp("x"), .equal, c(1)))
-        #expect(try Predicate(format: "x < %@", .date(date)) == cmp(kp("x"), .less, c(.date(date))))
-        #expect(try Predicate(format: "x == %@", .uuid(id)) == cmp(kp("x"), .equal, c(.uuid(id))))
-        #expect(try Predicate(format: "x == %@", .data(Data([1]))) == cmp(kp("x"), .equal, c(.binary(Data([1])))))
-        #expect(try Predicate(format: "x == %@", .integer(UInt64.max)) == cmp(kp("x"), .equal, c(.double(1.8446744073709552e19))))
-        #expect(try Predicate(format: "x BETWEEN %@", [1, 5]) == cmp(kp("x"), .between, .list([c(1), c(5)])))
+        #expect(try FetchPredicate(format: "%K == %@", "chat.title", "x") == cmp(kp("chat.title"), .equal, c("x")))
+        #expect(try FetchPredicate(format: "%K == %i", PredicateArgument.keyPath("a.b"), 1) == cmp(kp("a.b"), .equal, c(1)))
+        #expect(try FetchPredicate(format: "%K.@count > %ld", "messages", 2) == cmp(kp("messages.@count"), .greater, c(2)))
+        #expect(try FetchPredicate(format: "%K.title == 1", "chat") == cmp(kp("chat.title"), .equal, c(1)))
+        #expect(try FetchPredicate(format: "x IN %@", [1, 2, 3]) == cmp(kp("x"), .in, .list([c(1), c(2), c(3)])))
+        #expect(try FetchPredicate(format: "x IN %@", PredicateArgument.list([])) == cmp(kp("x"), .in, .list([])))
+        #expect(try FetchPredicate(format: "x == %@", AttributeValue.null) == cmp(kp("x"), .equal, c(.null)))
+        #expect(try FetchPredicate(format: "x == %@", .null) == cmp(kp("x"), .equal, c(.null)))
+        #expect(try FetchPredicate(format: "x == %f", 2) == cmp(kp("x"), .equal, c(2.0)))
+        #expect(try FetchPredicate(format: "x == %lf", 2.5) == cmp(kp("x"), .equal, c(2.5)))
+        #expect(try FetchPredicate(format: "x == %lld OR x == %u", 7, 8) == .or([cmp(kp("x"), .equal, c(7)), cmp(kp("x"), .equal, c(8))]))
+        #expect(try FetchPredicate(format: "x == %d", true) == cmp(kp("x"), .equal, c(1)))
+        #expect(try FetchPredicate(format: "x < %@", .date(date)) == cmp(kp("x"), .less, c(.date(date))))
+        #expect(try FetchPredicate(format: "x == %@", .uuid(id)) == cmp(kp("x"), .equal, c(.uuid(id))))
+        #expect(try FetchPredicate(format: "x == %@", .data(Data([1]))) == cmp(kp("x"), .equal, c(.binary(Data([1])))))
+        #expect(try FetchPredicate(format: "x == %@", .integer(UInt64.max)) == cmp(kp("x"), .equal, c(.double(1.8446744073709552e19))))
+        #expect(try FetchPredicate(format: "x BETWEEN %@", [1, 5]) == cmp(kp("x"), .between, .list([c(1), c(5)])))
         let name = "Bob"
-        #expect(try Predicate(format: "name == %@", .string(name)) == cmp(kp("name"), .equal, c("Bob")))
-        #expect(try Predicate(format: "name == %@", PredicateArgument(name)) == cmp(kp("name"), .equal, c("Bob")))
-        #expect(try Predicate(format: "n == %d", arguments: [PredicateArgument(5)]) == cmp(kp("n"), .equal, c(5)))
+        #expect(try FetchPredicate(format: "name == %@", .string(name)) == cmp(kp("name"), .equal, c("Bob")))
+        #expect(try FetchPredicate(format: "name == %@", PredicateArgument(name)) == cmp(kp("name"), .equal, c("Bob")))
+        #expect(try FetchPredicate(format: "n == %d", arguments: [PredicateArgument(5)]) == cmp(kp("n"), .equal, c(5)))
     }
 
     // MARK: - Errors
@@ -281,9 +278,9 @@ private let c3 = cmp(kp("c"), .equal, c(3))
     @Test(arguments: errors)
     func reportsErrorPositions(format: String, arguments: [PredicateArgument], kind: Kind, position: Int) {
         do {
-            let parsed = try Predicate(format: format, arguments: arguments)
+            let parsed = try FetchPredicate(format: format, arguments: arguments)
             Issue.record("parsed as \(parsed)")
-        } catch let error as PredicateError {
+        } catch let error as QueryError {
             switch (kind, error) {
             case (.syntax, .syntax(let f, let p, let reason)), (.badArgument, .badArgument(let f, let p, let reason)):
                 #expect(f == format)
@@ -293,14 +290,14 @@ private let c3 = cmp(kp("c"), .equal, c(3))
                 Issue.record("wrong error kind: \(error)")
             }
         } catch {
-            Issue.record("not a PredicateError: \(error)")
+            Issue.record("not a QueryError: \(error)")
         }
     }
 
     @Test func errorDescriptionPointsAtPosition() {
-        #expect(throws: PredicateError.self) { try Predicate(format: "a ==== b") }
+        #expect(throws: QueryError.self) { try FetchPredicate(format: "a ==== b") }
         do {
-            _ = try Predicate(format: "a ==== b")
+            _ = try FetchPredicate(format: "a ==== b")
         } catch {
             #expect("\(error)".contains("position 4"))
             #expect("\(error)".hasSuffix("\n      ^"))
@@ -314,10 +311,10 @@ private let c3 = cmp(kp("c"), .equal, c(3))
         let braces = "a IN " + String(repeating: "{", count: depth)
         let casts = "a == " + String(repeating: "CAST(", count: depth)
         for format in [parens, nots, braces, casts] {
-            #expect(throws: PredicateError.self) { try Predicate(format: format) }
+            #expect(throws: QueryError.self) { try FetchPredicate(format: format) }
         }
         let fine = String(repeating: "(", count: 100) + "a == 1" + String(repeating: ")", count: 100)
-        #expect(try Predicate(format: fine) == a1)
+        #expect(try FetchPredicate(format: fine) == a1)
     }
 }
 
@@ -383,13 +380,13 @@ private let c3 = cmp(kp("c"), .equal, c(3))
         }
     }
 
-    /// Parses or throws a `PredicateError` with an in-range position; what parses prints back to itself.
+    /// Parses or throws a `QueryError` with an in-range position; what parses prints back to itself.
     private func check(_ format: String, _ arguments: [PredicateArgument]) throws {
         do {
-            let predicate = try Predicate(format: format, arguments: arguments)
-            let reparsed = try Predicate(format: predicate.format)
+            let predicate = try FetchPredicate(format: format, arguments: arguments)
+            let reparsed = try FetchPredicate(format: predicate.format)
             #expect(reparsed == predicate, "round trip of \(format) -> \(predicate.format)")
-        } catch let error as PredicateError {
+        } catch let error as QueryError {
             switch error {
             case .syntax(_, let position, _), .badArgument(_, let position, _):
                 #expect((0...format.count).contains(position), "\(error)")
@@ -403,14 +400,14 @@ private let c3 = cmp(kp("c"), .equal, c(3))
 // MARK: - Substitution
 
 @Suite struct PredicateSubstitutionTests {
-    static let fetched = try! Predicate(
+    static let fetched = try! FetchPredicate(
         format: "uuid == $FETCH_SOURCE.uuid AND (kind IN {1, $KIND} OR NOT owner.name ==[c] $NAME) AND tags.@count > 0")
 
     @Test func listsVariablesAndKeyPaths() throws {
         #expect(Self.fetched.variables == ["FETCH_SOURCE", "KIND", "NAME"])
         #expect(Self.fetched.keyPaths == [["uuid"], ["kind"], ["owner", "name"], ["tags", "@count"]])
-        #expect(try Predicate(format: "SELF == 1").keyPaths == [[]])
-        #expect(Predicate.constant(true).variables.isEmpty)
+        #expect(try FetchPredicate(format: "SELF == 1").keyPaths == [[]])
+        #expect(FetchPredicate.constant(true).variables.isEmpty)
     }
 
     @Test func resolvesVariablesWithKeyPathsThroughAClosure() throws {
@@ -426,31 +423,31 @@ private let c3 = cmp(kp("c"), .equal, c(3))
         }
         #expect(asked.sorted() == ["FETCH_SOURCE.uuid", "KIND", "NAME"])
         #expect(resolved.variables.isEmpty)
-        let expected = try Predicate(
+        let expected = try FetchPredicate(
             format: "uuid == %@ AND (kind IN {1, 2} OR NOT owner.name ==[c] 'ann') AND tags.@count > 0", .uuid(id))
         #expect(resolved == expected)
     }
 
     @Test func substitutesFromADictionary() throws {
-        let p = try Predicate(format: "colorID == $COLOR AND owner == $FETCH_SOURCE.id")
+        let p = try FetchPredicate(format: "colorID == $COLOR AND owner == $FETCH_SOURCE.id")
         let resolved = try p.substituting(["COLOR": 7, "FETCH_SOURCE.id": 3])
-        #expect(resolved == (try Predicate(format: "colorID == 7 AND owner == 3")))
-        #expect(try p.substituting(["COLOR": nil, "FETCH_SOURCE.id": 3]) == (try Predicate(format: "colorID == nil AND owner == 3")))
+        #expect(resolved == (try FetchPredicate(format: "colorID == 7 AND owner == 3")))
+        #expect(try p.substituting(["COLOR": nil, "FETCH_SOURCE.id": 3]) == (try FetchPredicate(format: "colorID == nil AND owner == 3")))
     }
 
     @Test func unboundVariablesThrow() throws {
-        let p = try Predicate(format: "colorID == $COLOR AND owner == $FETCH_SOURCE.id")
-        #expect(throws: PredicateError.unboundVariable(name: "FETCH_SOURCE.id")) {
+        let p = try FetchPredicate(format: "colorID == $COLOR AND owner == $FETCH_SOURCE.id")
+        #expect(throws: QueryError.unboundVariable(name: "FETCH_SOURCE.id")) {
             try p.substituting(["COLOR": 7])
         }
-        #expect(throws: PredicateError.unboundVariable(name: "COLOR")) {
+        #expect(throws: QueryError.unboundVariable(name: "COLOR")) {
             try p.substituting([:])
         }
     }
 
     @Test func substitutionWithANonThrowingClosureNeedsNoTry() throws {
-        let p = try Predicate(format: "a == $A")
+        let p = try FetchPredicate(format: "a == $A")
         let resolved = p.substituting { _, _ in 1 }
-        #expect(resolved == (try Predicate(format: "a == 1")))
+        #expect(resolved == (try FetchPredicate(format: "a == 1")))
     }
 }

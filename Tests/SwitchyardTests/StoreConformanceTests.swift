@@ -133,12 +133,12 @@ import Testing
     func sortLimitOffsetAndNullOrdering(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Main", in: dir)
         try insertBooks(store, [book(0, "c", pages: 30), book(0, "a", pages: nil), book(0, "b", pages: 10), book(0, "d", pages: 10)])
-        let byPages = try store.fetch(StoreFetchRequest(entityName: "Book", sortDescriptors: [SortDescriptor("pages")]))
+        let byPages = try store.fetch(StoreFetchRequest(entityName: "Book", sortKeys: [SortKey("pages")]))
         // NULL first, ties broken by primary key.
         #expect(byPages.map { $0["title"] } == ["a", "b", "d", "c"])
-        let descending = try store.fetch(StoreFetchRequest(entityName: "Book", sortDescriptors: [SortDescriptor("pages", ascending: false)]))
+        let descending = try store.fetch(StoreFetchRequest(entityName: "Book", sortKeys: [SortKey("pages", ascending: false)]))
         #expect(descending.map { $0["title"] } == ["c", "b", "d", "a"])
-        let page = try store.fetch(StoreFetchRequest(entityName: "Book", sortDescriptors: [SortDescriptor("title")], fetchLimit: 2, fetchOffset: 1))
+        let page = try store.fetch(StoreFetchRequest(entityName: "Book", sortKeys: [SortKey("title")], fetchLimit: 2, fetchOffset: 1))
         #expect(page.map { $0["title"] } == ["b", "c"])
         #expect(try store.count(StoreFetchRequest(entityName: "Book", fetchLimit: 1)) == 4)
     }
@@ -157,7 +157,7 @@ import Testing
         let magazines = try store.fetch(StoreFetchRequest(entityName: "Magazine"))
         #expect(magazines.map(\.entityName) == ["Magazine"])
         #expect(magazines.first?["issue"] == 7)
-        let sorted = try store.fetch(StoreFetchRequest(entityName: "Publication", sortDescriptors: [SortDescriptor("title", ascending: false)]))
+        let sorted = try store.fetch(StoreFetchRequest(entityName: "Publication", sortKeys: [SortKey("title", ascending: false)]))
         #expect(sorted.map(\.entityName) == ["Magazine", "Book", "Book"])
     }
 
@@ -175,8 +175,8 @@ import Testing
             book(0, "Lathe", code: "L", pages: 180, author: a.lowerBound),
         ])
         func titles(_ format: String, _ args: PredicateArgument...) throws -> [String] {
-            let p = try Predicate(format: format, arguments: args)
-            return try store.fetch(StoreFetchRequest(entityName: "Book", predicate: p, sortDescriptors: [SortDescriptor("title")]))
+            let p = try FetchPredicate(format: format, arguments: args)
+            return try store.fetch(StoreFetchRequest(entityName: "Book", predicate: p, sortKeys: [SortKey("title")]))
                 .compactMap { $0["title"].stringValue }
         }
         #expect(try titles("pages > %d", 190) == ["Dune", "Earthsea"])
@@ -184,8 +184,8 @@ import Testing
         #expect(try titles("title BEGINSWITH[c] 'e' OR code == 'D'") == ["Dune", "Earthsea"])
         #expect(try titles("NOT (pages BETWEEN {180, 300})") == ["Dune"])
         #expect(try titles("code IN {'L', 'X'}") == ["Lathe"])
-        #expect(throws: PredicateError.self) { try titles("nosuchkey == 1") }
-        let authors = try store.fetch(StoreFetchRequest(entityName: "Author", predicate: try Predicate(format: "publications.@count >= 2")))
+        #expect(throws: QueryError.self) { try titles("nosuchkey == 1") }
+        let authors = try store.fetch(StoreFetchRequest(entityName: "Author", predicate: try FetchPredicate(format: "publications.@count >= 2")))
         #expect(authors.map { $0["name"] } == ["Le Guin"])
     }
 

@@ -9,7 +9,7 @@ struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Benchmark Switchyard against raw SQLite / GRDB (and raw LMDB) in the same run.",
         discussion: "Build in release mode: swift run -c release bench --objects 100000",
-        version: Switchyard.version)
+        version: SwitchyardInfo.version)
 
     @Option(help: "Number of objects per operation.")
     var objects = 100_000

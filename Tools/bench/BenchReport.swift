@@ -59,10 +59,12 @@ struct BenchData {
     let lookupIDs: [String]
 
     init(count: Int, lookups: Int) {
-        messages = (0..<count).map { i in
-            Message(messageID: "m\(i)", text: "Message number \(i), with a little text to make it realistic",
-                    sentAt: 700_000_000 + Double(i), score: Double(i % 1000) / 10, isRead: i % 2 == 0,
-                    priority: Int64(i % 5), sequence: Int64(i))
+        messages = (0..<count).map { (i: Int) -> Message in
+            let sentAt: Double = 700_000_000 + Double(i)
+            let score: Double = Double(i % 1000) / 10
+            return Message(
+                messageID: "m\(i)", text: "Message number \(i), with a little text to make it realistic",
+                sentAt: sentAt, score: score, isRead: i % 2 == 0, priority: Int64(i % 5), sequence: Int64(i))
         }
         var generator = SplitMix(seed: 42)
         lookupIDs = (0..<lookups).map { _ in "m\(Int(generator.next() % UInt64(count)))" }

@@ -62,7 +62,7 @@ struct SQLiteBench {
             }
         }
         let storeInsert = try measure(repeats: repeats, prepare: { try reset("store.sqlite") }) {
-            let store = try SQLiteStore(url: file("store.sqlite"), model: model, configuration: "Cloud")
+            let store = try SQLiteStore(url: URL(fileURLWithPath: file("store.sqlite")), model: model, configuration: "Cloud")
             let keys = try store.allocatePrimaryKeys(for: "Message", count: n)
             var changes = StoreChangeSet()
             changes.inserts.reserveCapacity(n)
@@ -77,7 +77,7 @@ struct SQLiteBench {
         }
         let contextInsert = try measure(repeats: repeats, prepare: { try reset("context.sqlite") }) {
             let coordinator = StoreCoordinator(model: model)
-            try coordinator.addStore(.sqlite, configuration: "Cloud", at: file("context.sqlite"))
+            try coordinator.addStore(.sqlite, configuration: "Cloud", at: URL(fileURLWithPath: file("context.sqlite")))
             let context = ObjectContext(coordinator: coordinator)
             for m in data.messages {
                 let o = try context.insert("Message")
@@ -122,13 +122,13 @@ struct SQLiteBench {
         }
         guard checksum == n else { throw ValidationError("GRDB fetch returned \(checksum) rows") }
         let storeFetch = try measure(repeats: repeats) {
-            let store = try SQLiteStore(url: file("store.sqlite"), model: model, configuration: "Cloud")
+            let store = try SQLiteStore(url: URL(fileURLWithPath: file("store.sqlite")), model: model, configuration: "Cloud")
             checksum = try store.fetch(StoreFetchRequest(entityName: "Message")).count
         }
         guard checksum == n else { throw ValidationError("Switchyard fetch returned \(checksum) rows") }
         let contextFetch = try measure(repeats: repeats) {
             let coordinator = StoreCoordinator(model: model)
-            try coordinator.addStore(.sqlite, configuration: "Cloud", at: file("store.sqlite"))
+            try coordinator.addStore(.sqlite, configuration: "Cloud", at: URL(fileURLWithPath: file("store.sqlite")))
             checksum = try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "Message")).count
         }
         guard checksum == n else { throw ValidationError("Switchyard context fetch returned \(checksum) rows") }
@@ -161,10 +161,10 @@ struct SQLiteBench {
             }
         }
         let storeLookup = try measure(repeats: repeats) {
-            let store = try SQLiteStore(url: file("store.sqlite"), model: model, configuration: "Cloud")
+            let store = try SQLiteStore(url: URL(fileURLWithPath: file("store.sqlite")), model: model, configuration: "Cloud")
             found = 0
             for id in data.lookupIDs {
-                let predicate = Predicate.comparison(Comparison(.keyPath(["messageID"]), .equal, .constant(.string(id))))
+                let predicate = FetchPredicate.comparison(Comparison(.keyPath(["messageID"]), .equal, .constant(.string(id))))
                 found += try store.fetch(StoreFetchRequest(entityName: "Message", predicate: predicate)).count
             }
         }

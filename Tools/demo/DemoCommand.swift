@@ -7,7 +7,7 @@ import Switchyard
 @main
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "demo", abstract: "Run the Switchyard Messenger demo on local files.", version: Switchyard.version)
+        commandName: "demo", abstract: "Run the Switchyard Messenger demo on local files.", version: SwitchyardInfo.version)
 
     @Option(help: "Directory for the demo's stores (recreated).")
     var dir = "demo-output"
@@ -74,15 +74,15 @@ struct DemoCommand: ParsableCommand {
         }
 
         let reader = ObjectContext(coordinator: coordinator)
-        var request = FetchRequest(entityName: "Message", predicate: try Predicate(format: "chat.owner.name == %@ AND link != nil", "Grace"))
-        request.sortDescriptors = [SortDescriptor("sentAt", ascending: false)]
+        var request = FetchRequest(entityName: "Message", predicate: try FetchPredicate(format: "chat.owner.name == %@ AND link != nil", "Grace"))
+        request.sortKeys = [SortKey("sentAt", ascending: false)]
         request.fetchLimit = 3
         print("latest linked messages in Grace's chat:")
         for message in try reader.fetch(request) {
             let preview = try message.fetchedProperty("preview").first
             print("  \(try message.get("messageID", as: String.self) ?? "?") -> preview (Cache store): \(try preview?.get("title", as: String.self) ?? "none")")
         }
-        for account in try reader.fetch(FetchRequest(entityName: "Account", sortDescriptors: [SortDescriptor("accountID")], fetchLimit: 2)) {
+        for account in try reader.fetch(FetchRequest(entityName: "Account", sortKeys: [SortKey("accountID")], fetchLimit: 2)) {
             let avatar = try account.fetchedProperty("avatar").first
             let drafts = try account.fetchedProperty("drafts")
             print("  \(account.objectID): avatar \(try avatar?.get("imageData", as: Data.self)?.count ?? 0) bytes (Cache), \(drafts.count) draft(s) (Local)")

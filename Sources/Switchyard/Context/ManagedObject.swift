@@ -165,3 +165,11 @@ extension ManagedObject: CustomStringConvertible {
 
 @available(*, unavailable, message: "a ManagedObject belongs to one context and one task; pass its objectID instead")
 extension ManagedObject: @unchecked Sendable {}
+
+// MARK: - Predicate arguments
+
+extension ManagedObject: PredicateArgumentConvertible {
+    /// An object stands for its primary key, as a relationship key path compares it
+    /// (`chat == %@`); an unsaved object matches nothing.
+    public var predicateArgument: PredicateArgument { .value(objectID.primaryKey.map { .integer($0) } ?? .null) }
+}

@@ -10,6 +10,9 @@ extension ObjectContext {
         guard coordinator.model.entity(named: request.entityName) != nil else {
             throw ContextError.unknownEntity(request.entityName)
         }
+        // Validates affected stores and fails for an entity no store serves, even with unsaved inserts:
+        // those could never be saved.
+        _ = try coordinator.targetStores(for: request)
         let pending = pendingObjects(for: request)
         if pending.isEmpty {
             return try coordinator.fetchRows(request).map { register($0.row, from: $0.store) }
@@ -20,9 +23,7 @@ extension ObjectContext {
         unbounded.fetchOffset = 0
         var seen = Set<ObjectIdentifier>()
         var result: [ManagedObject] = []
-        // Unsaved inserts may be the only candidates when no store serves the entity yet.
-        let hasStores = !coordinator.stores(serving: request.entityName, includingSubentities: request.includesSubentities).isEmpty
-        let stored = hasStores ? try coordinator.fetchRows(unbounded) : []
+        let stored = try coordinator.fetchRows(unbounded)
         for fetched in stored {
             let object = register(fetched.row, from: fetched.store)
             guard !object.isDeleted, seen.insert(ObjectIdentifier(object)).inserted else { continue }
@@ -35,8 +36,8 @@ extension ObjectContext {
             if let predicate = request.predicate, try !PredicateEvaluator.evaluate(predicate, on: object) { continue }
             result.append(object)
         }
-        if !request.sortDescriptors.isEmpty {
-            result = try sorted(result, by: request.sortDescriptors)
+        if !request.sortKeys.isEmpty {
+            result = try sorted(result, by: request.sortKeys)
         }
         let start = min(request.fetchOffset, result.count)
         let end = request.fetchLimit.map { min(start + $0, result.count) } ?? result.count
@@ -67,7 +68,7 @@ extension ObjectContext {
         return (insertedObjects + changedObjects.values.filter(\.hasChanges)).filter { matchesEntity($0) && matchesStore($0) }
     }
 
-    private func sorted(_ objects: [ManagedObject], by sort: [SortDescriptor]) throws -> [ManagedObject] {
+    private func sorted(_ objects: [ManagedObject], by sort: [SortKey]) throws -> [ManagedObject] {
         var failure: Error?
         let result = objects.sorted { a, b in
             do {
@@ -117,7 +118,7 @@ extension ObjectContext {
     /// Runs a fetched property's predicate with `$FETCH_SOURCE` bound to `object`, across every store that
     /// holds the destination entity.
     func resolve(_ property: FetchedPropertyDescription, for object: ManagedObject) throws -> [ManagedObject] {
-        let parsed = try Predicate(format: property.predicateFormat)
+        let parsed = try FetchPredicate(format: property.predicateFormat)
         let predicate = try parsed.substituting { name, keyPath in
             switch name {
             case "FETCH_SOURCE":
@@ -125,7 +126,7 @@ extension ObjectContext {
             case "FETCHED_PROPERTY":
                 return .string(property.name)
             default:
-                throw PredicateError.unboundVariable(name: name)
+                throw QueryError.unboundVariable(name: name)
             }
         }
         return try fetch(FetchRequest(entityName: property.destinationEntityName, predicate: predicate))
@@ -143,7 +144,7 @@ extension ManagedObject: PredicateSubject {
             return .single(try value(forKey: first))
         }
         guard let relationship = entity.relationship(named: first) else {
-            throw PredicateError.unknownKeyPath(entity: entity.name, keyPath: keyPath.joined(separator: "."))
+            throw QueryError.unknownKeyPath(entity: entity.name, keyPath: keyPath.joined(separator: "."))
         }
         if relationship.isToMany {
             let members = try relatedObjects(forKey: first)

@@ -5,6 +5,8 @@ import Foundation
 /// A coordinator operation that failed: adding, routing or finding stores.
 public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownConfiguration(name: String, available: [String])
+    /// The model has no entity with this name.
+    case unknownEntity(String)
     /// The same file was added twice (Core Data's "Can't add the same store twice", with the path).
     case storeAlreadyAdded(path: String, configuration: String)
     /// No store serves the entity; `configurations` are the ones that would.
@@ -24,6 +26,8 @@ public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertibl
         switch self {
         case let .unknownConfiguration(name, available):
             return "unknown configuration '\(name)'; the model has: \(available.joined(separator: ", "))"
+        case let .unknownEntity(name):
+            return "the model has no entity named '\(name)'"
         case let .storeAlreadyAdded(path, configuration):
             return "\(path) is already added to this coordinator (configuration \(configuration)); a file can be added once"
         case let .noStoreForEntity(entity, configurations):

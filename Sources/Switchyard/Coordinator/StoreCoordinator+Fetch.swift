@@ -29,10 +29,10 @@ extension StoreCoordinator {
         for store in targets {
             merged += try store.fetch(perStore).map { FetchedRow(store: store, row: $0) }
         }
-        if !request.sortDescriptors.isEmpty {
+        if !request.sortKeys.isEmpty {
             let order = Dictionary(uniqueKeysWithValues: targets.enumerated().map { (ObjectIdentifier($1), $0) })
             merged.sort { a, b in
-                switch StoreRow.compare(a.row, b.row, by: request.sortDescriptors) {
+                switch StoreRow.compare(a.row, b.row, by: request.sortKeys) {
                 case .orderedAscending: return true
                 case .orderedDescending: return false
                 case .orderedSame: return order[ObjectIdentifier(a.store)]! < order[ObjectIdentifier(b.store)]!
@@ -76,7 +76,7 @@ extension StoreCoordinator {
     /// The stores a request searches, validated against the model.
     func targetStores(for request: FetchRequest) throws -> [any PersistentStore] {
         guard model.entity(named: request.entityName) != nil else {
-            throw CoordinatorError.noStoreForEntity(entity: request.entityName, configurations: [])
+            throw CoordinatorError.unknownEntity(request.entityName)
         }
         var targets = stores(serving: request.entityName, includingSubentities: request.includesSubentities)
         if let ids = request.affectedStoreIdentifiers {
@@ -94,7 +94,7 @@ extension StoreCoordinator {
 
     func storeRequest(_ r: FetchRequest) -> StoreFetchRequest {
         StoreFetchRequest(
-            entityName: r.entityName, predicate: r.predicate, sortDescriptors: r.sortDescriptors,
+            entityName: r.entityName, predicate: r.predicate, sortKeys: r.sortKeys,
             fetchLimit: r.fetchLimit, fetchOffset: r.fetchOffset, includesSubentities: r.includesSubentities)
     }
 }

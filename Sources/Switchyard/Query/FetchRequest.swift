@@ -7,14 +7,14 @@ import Foundation
 ///
 /// ```swift
 /// var request = FetchRequest(entityName: "Message")
-/// request.predicate = try Predicate(format: "chat.title == %@", "Team")
-/// request.sortDescriptors = [SortDescriptor("sentAt", ascending: false)]
+/// request.predicate = try FetchPredicate(format: "chat.title == %@", "Team")
+/// request.sortKeys = [SortKey("sentAt", ascending: false)]
 /// request.fetchLimit = 20
 /// ```
 public struct FetchRequest: Sendable, Hashable {
     public var entityName: String
-    public var predicate: Predicate?
-    public var sortDescriptors: [SortDescriptor]
+    public var predicate: FetchPredicate?
+    public var sortKeys: [SortKey]
     public var fetchLimit: Int?
     public var fetchOffset: Int
     /// Whether objects of subentities match (default true, as in Core Data).
@@ -23,13 +23,13 @@ public struct FetchRequest: Sendable, Hashable {
     public var affectedStoreIdentifiers: [UUID]?
 
     public init(
-        entityName: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = [],
+        entityName: String, predicate: FetchPredicate? = nil, sortKeys: [SortKey] = [],
         fetchLimit: Int? = nil, fetchOffset: Int = 0, includesSubentities: Bool = true,
         affectedStoreIdentifiers: [UUID]? = nil
     ) {
         self.entityName = entityName
         self.predicate = predicate
-        self.sortDescriptors = sortDescriptors
+        self.sortKeys = sortKeys
         self.fetchLimit = fetchLimit
         self.fetchOffset = fetchOffset
         self.includesSubentities = includesSubentities

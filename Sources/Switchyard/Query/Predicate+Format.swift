@@ -1,9 +1,9 @@
 import Foundation
 
-// MARK: - Predicate format
+// MARK: - FetchPredicate format
 
-extension Predicate: CustomStringConvertible {
-    /// The predicate in NSPredicate's format language; `Predicate(format: p.format)` gives back `p` for any
+extension FetchPredicate: CustomStringConvertible {
+    /// The predicate in NSPredicate's format language; `FetchPredicate(format: p.format)` gives back `p` for any
     /// parsed predicate. Hand-built trees print equivalently: `.and([])` as `TRUEPREDICATE`, `.or([])` as
     /// `FALSEPREDICATE`, and every nested AND/OR is parenthesized.
     public var format: String {
@@ -51,9 +51,9 @@ extension Comparison {
     }
 }
 
-// MARK: - Expression format
+// MARK: - PredicateOperand format
 
-extension Expression {
+extension PredicateOperand {
     /// The expression as format-language source: key paths (reserved words escaped with `#`), literals,
     /// `{…}` aggregates, `$VARIABLE.key`. Values without a literal spelling print as `CAST(…)` (see the parser).
     public var format: String {

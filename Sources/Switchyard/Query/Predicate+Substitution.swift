@@ -1,24 +1,24 @@
 // MARK: - Substitution
 
-extension Predicate {
+extension FetchPredicate {
     /// Replaces every `$NAME` with `variables["NAME"]`. A variable with a key path, `$FETCH_SOURCE.uuid`, is
     /// looked up under its dotted spelling `"FETCH_SOURCE.uuid"`; use `substituting(_:)` with a closure to
-    /// resolve key paths yourself. A variable with no entry throws `PredicateError.unboundVariable`.
+    /// resolve key paths yourself. A variable with no entry throws `QueryError.unboundVariable`.
     ///
     /// ```swift
-    /// let p = try Predicate(format: "colorID == $COLOR").substituting(["COLOR": 7])
+    /// let p = try FetchPredicate(format: "colorID == $COLOR").substituting(["COLOR": 7])
     /// ```
-    public func substituting(_ variables: [String: AttributeValue]) throws -> Predicate {
+    public func substituting(_ variables: [String: AttributeValue]) throws -> FetchPredicate {
         try substituting { name, keyPath in
             let key = ([name] + keyPath).joined(separator: ".")
-            guard let value = variables[key] else { throw PredicateError.unboundVariable(name: key) }
+            guard let value = variables[key] else { throw QueryError.unboundVariable(name: key) }
             return value
         }
     }
 
     /// Replaces every `$NAME.key.path` with `resolve(NAME, [key, path])`, so a caller can read the key path
     /// off the object the variable stands for (Core Data's `$FETCH_SOURCE`). Errors from `resolve` propagate.
-    public func substituting(_ resolve: (String, [String]) throws -> AttributeValue) rethrows -> Predicate {
+    public func substituting(_ resolve: (String, [String]) throws -> AttributeValue) rethrows -> FetchPredicate {
         switch self {
         case .constant:
             return self
@@ -55,7 +55,7 @@ extension Predicate {
     }
 
     /// Calls `visit` on every expression, aggregates and their elements included.
-    private func visitExpressions(_ visit: (Expression) -> Void) {
+    private func visitExpressions(_ visit: (PredicateOperand) -> Void) {
         switch self {
         case .constant:
             break
@@ -70,11 +70,11 @@ extension Predicate {
     }
 }
 
-// MARK: - Expression substitution
+// MARK: - PredicateOperand substitution
 
-extension Expression {
+extension PredicateOperand {
     /// The expression with its variables (also inside aggregates) replaced by constants from `resolve`.
-    public func substituting(_ resolve: (String, [String]) throws -> AttributeValue) rethrows -> Expression {
+    public func substituting(_ resolve: (String, [String]) throws -> AttributeValue) rethrows -> PredicateOperand {
         switch self {
         case .keyPath, .constant:
             return self
@@ -85,7 +85,7 @@ extension Expression {
         }
     }
 
-    fileprivate func visit(_ body: (Expression) -> Void) {
+    fileprivate func visit(_ body: (PredicateOperand) -> Void) {
         body(self)
         if case .list(let elements) = self {
             for element in elements { element.visit(body) }

@@ -6,8 +6,8 @@ import Foundation
 ///
 /// Literals convert on their own, and the static functions name the rest:
 /// ```swift
-/// let p = try Predicate(format: "age > %d AND name == %@ AND %K IN %@", 30, "Ann", .keyPath("tag"), [1, 2])
-/// let q = try Predicate(format: "sentAt < %@ AND id == %@", .date(cutoff), .uuid(id))
+/// let p = try FetchPredicate(format: "age > %d AND name == %@ AND %K IN %@", 30, "Ann", PredicateArgument.keyPath("tag"), [1, 2])
+/// let q = try FetchPredicate(format: "sentAt < %@ AND id == %@", .date(cutoff), .uuid(id))
 /// ```
 public enum PredicateArgument: Sendable, Hashable {
     /// One value, for `%@`, `%d`, `%i`, `%ld`, `%lld`, `%f`, `%lf` (a string value also serves `%K`).
@@ -101,9 +101,68 @@ extension PredicateArgument: CustomStringConvertible {
     /// The argument as it would read in a format string.
     public var description: String {
         switch self {
-        case .value(let v): return Expression.constant(v).format
+        case .value(let v): return PredicateOperand.constant(v).format
         case .keyPath(let k): return "%K(\(k))"
-        case .list(let vs): return Expression.list(vs.map { .constant($0) }).format
+        case .list(let vs): return PredicateOperand.list(vs.map { .constant($0) }).format
         }
     }
+}
+
+// MARK: - PredicateArgumentConvertible
+
+/// A Swift value that can stand for a `%@`, `%d`, `%f` or `%K` argument, so variables pass as they are:
+/// `try FetchPredicate(format: "name == %@ AND age > %d", name, age)`.
+public protocol PredicateArgumentConvertible {
+    /// The argument this value stands for.
+    var predicateArgument: PredicateArgument { get }
+}
+
+extension PredicateArgument: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { self }
+}
+
+extension AttributeValue: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { .value(self) }
+}
+
+extension String: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.string(self)) } }
+extension Int: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.integer(Int64(self))) } }
+extension Int16: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.integer(Int64(self))) } }
+extension Int32: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.integer(Int64(self))) } }
+extension Int64: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.integer(self)) } }
+extension Double: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.double(self)) } }
+extension Float: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.double(Double(self))) } }
+extension Decimal: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.decimal(self)) } }
+extension Bool: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.bool(self)) } }
+extension Date: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.date(self)) } }
+extension UUID: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.uuid(self)) } }
+extension Data: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.binary(self)) } }
+extension URL: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.uri(self)) } }
+
+extension Array: PredicateArgumentConvertible where Element: PredicateArgumentConvertible {
+    /// A collection argument (`IN %@`); nested lists and key paths flatten to nil elements.
+    public var predicateArgument: PredicateArgument {
+        .list(map { element in
+            if case .value(let v) = element.predicateArgument { return v }
+            return .null
+        })
+    }
+}
+
+// MARK: - Leading-dot arguments
+
+/// Lets `.null`, `.date(d)` and friends stand in a variadic argument list (spell `PredicateArgument.keyPath(_:)`
+/// and `.list(_:)` in full: they are also enum cases).
+extension PredicateArgumentConvertible where Self == PredicateArgument {
+    public static func string(_ s: String) -> PredicateArgument { PredicateArgument.string(s) }
+    public static func integer<I: BinaryInteger>(_ i: I) -> PredicateArgument { PredicateArgument.integer(i) }
+    public static func double(_ d: Double) -> PredicateArgument { PredicateArgument.double(d) }
+    public static func decimal(_ d: Decimal) -> PredicateArgument { PredicateArgument.decimal(d) }
+    public static func bool(_ b: Bool) -> PredicateArgument { PredicateArgument.bool(b) }
+    public static func date(_ d: Date) -> PredicateArgument { PredicateArgument.date(d) }
+    public static func uuid(_ u: UUID) -> PredicateArgument { PredicateArgument.uuid(u) }
+    public static func data(_ d: Data) -> PredicateArgument { PredicateArgument.data(d) }
+    public static func url(_ u: URL) -> PredicateArgument { PredicateArgument.url(u) }
+    /// `nil`.
+    public static var null: PredicateArgument { PredicateArgument.value(.null) }
 }

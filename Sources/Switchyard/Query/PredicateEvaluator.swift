@@ -31,12 +31,12 @@ import Foundation
 ///   `ANY`, as NSPredicate treats it. `path.@count` is the number of elements (0 for a null to-one).
 public enum PredicateEvaluator {
     /// True when `predicate` selects `subject` (unknown counts as false).
-    public static func evaluate(_ predicate: Predicate, on subject: some PredicateSubject) throws -> Bool {
+    public static func evaluate(_ predicate: FetchPredicate, on subject: some PredicateSubject) throws -> Bool {
         try truth(of: predicate, on: subject) == .true
     }
 
     /// The three-valued result of `predicate` on `subject`, before unknown collapses to false.
-    static func truth(of predicate: Predicate, on subject: some PredicateSubject) throws -> Truth {
+    static func truth(of predicate: FetchPredicate, on subject: some PredicateSubject) throws -> Truth {
         switch predicate {
         case .constant(let value):
             return Truth(value)
@@ -67,7 +67,7 @@ public enum PredicateEvaluator {
     /// sorting matches SQLite's `ORDER BY` (NULLs first when ascending, last when descending). A key may be
     /// dotted through to-one relationships or end in `@count`; a to-many key throws `.unsupported`.
     public static func compare(
-        _ a: some PredicateSubject, _ b: some PredicateSubject, by sort: [SortDescriptor]
+        _ a: some PredicateSubject, _ b: some PredicateSubject, by sort: [SortKey]
     ) throws -> ComparisonResult {
         for descriptor in sort {
             let path = descriptor.key.split(separator: ".").map(String.init)
@@ -82,7 +82,7 @@ public enum PredicateEvaluator {
     private static func sortValue(_ subject: some PredicateSubject, _ path: [String]) throws -> AttributeValue {
         switch try operand(.keyPath(path), on: subject) {
         case .single(let value): return value
-        case .many: throw PredicateError.unsupported("cannot sort by the to-many key path '\(path.joined(separator: "."))'")
+        case .many: throw QueryError.unsupported("cannot sort by the to-many key path '\(path.joined(separator: "."))'")
         }
     }
 
@@ -96,7 +96,7 @@ public enum PredicateEvaluator {
         // `tags CONTAINS 3`: collection membership, not a substring test on each element.
         if comparison.op == .contains, comparison.modifier == .direct, case .many(let haystack) = left {
             guard case .single(let needle) = right else {
-                throw PredicateError.unsupported("CONTAINS of a collection in a collection: \(comparison.format)")
+                throw QueryError.unsupported("CONTAINS of a collection in a collection: \(comparison.format)")
             }
             return membership(needle, in: haystack, comparison.options)
         }
@@ -133,9 +133,9 @@ public enum PredicateEvaluator {
             return try compare(left, .greaterOrEqual, bounds[0], comparison.options)
                 && compare(left, .lessOrEqual, bounds[1], comparison.options)
         case (.between, _):
-            throw PredicateError.unsupported("BETWEEN needs two bounds {low, high}: \(comparison.format)")
+            throw QueryError.unsupported("BETWEEN needs two bounds {low, high}: \(comparison.format)")
         case (_, .many):
-            throw PredicateError.unsupported(
+            throw QueryError.unsupported(
                 "\(comparison.op.rawValue) against a collection (use IN, or ANY on the left): \(comparison.format)")
         case (let op, .single(let value)):
             if isNullTest, op == .equal || op == .notEqual {
@@ -170,12 +170,12 @@ public enum PredicateEvaluator {
             }
         case .beginsWith, .endsWith, .contains, .like:
             guard let l = left.stringValue, let r = right.stringValue else {
-                throw PredicateError.unsupported(
+                throw QueryError.unsupported(
                     "\(op.rawValue) compares strings, not \(left.kindName) and \(right.kindName)")
             }
             return Truth(StringMatching.matches(op, l, r, options: options))
         case .in, .between:
-            throw PredicateError.unsupported("\(op.rawValue) needs a collection on the right")
+            throw QueryError.unsupported("\(op.rawValue) needs a collection on the right")
         }
     }
 
@@ -214,20 +214,20 @@ public enum PredicateEvaluator {
         case many([AttributeValue])
     }
 
-    private static func operand(_ expression: Expression, on subject: some PredicateSubject) throws -> Operand {
+    private static func operand(_ expression: PredicateOperand, on subject: some PredicateSubject) throws -> Operand {
         switch expression {
         case .constant(let value):
             return .single(value)
         case .keyPath(let path):
             if let index = path.firstIndex(of: "@count") {
                 guard index == path.count - 1 else {
-                    throw PredicateError.unsupported("@count must end a key path: \(path.joined(separator: "."))")
+                    throw QueryError.unsupported("@count must end a key path: \(path.joined(separator: "."))")
                 }
                 switch try subject.predicateValues(at: Array(path.dropLast())) {
                 case .many(let values): return .single(.integer(Int64(values.count)))
                 case .single(.null): return .single(.integer(0))
                 case .single(let value):
-                    throw PredicateError.unsupported("@count of the \(value.kindName) at \(path.joined(separator: "."))")
+                    throw QueryError.unsupported("@count of the \(value.kindName) at \(path.joined(separator: "."))")
                 }
             }
             switch try subject.predicateValues(at: path) {
@@ -238,13 +238,13 @@ public enum PredicateEvaluator {
             var values: [AttributeValue] = []
             for element in elements {
                 guard case .single(let value) = try operand(element, on: subject) else {
-                    throw PredicateError.unsupported("a collection inside an aggregate: \(expression.format)")
+                    throw QueryError.unsupported("a collection inside an aggregate: \(expression.format)")
                 }
                 values.append(value)
             }
             return .many(values)
         case .variable(let name, let keyPath):
-            throw PredicateError.unboundVariable(name: ([name] + keyPath).joined(separator: "."))
+            throw QueryError.unboundVariable(name: ([name] + keyPath).joined(separator: "."))
         }
     }
 }

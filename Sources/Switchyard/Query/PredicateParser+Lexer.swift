@@ -1,7 +1,7 @@
 // MARK: - Tokens
 
 /// One lexical token of the format language, with the 0-based character offset where it starts (what a
-/// `PredicateError.syntax` reports).
+/// `QueryError.syntax` reports).
 struct PredicateToken: Equatable {
     var kind: Kind
     var position: Int
@@ -101,7 +101,7 @@ struct PredicateLexer {
     }
 
     /// All tokens, ending with `.end` at position `characters.count`.
-    func tokenize() throws(PredicateError) -> [PredicateToken] {
+    func tokenize() throws(QueryError) -> [PredicateToken] {
         var tokens: [PredicateToken] = []
         var i = 0
         while true {
@@ -116,7 +116,7 @@ struct PredicateLexer {
         }
     }
 
-    private func error(_ position: Int, _ reason: String) -> PredicateError {
+    private func error(_ position: Int, _ reason: String) -> QueryError {
         .syntax(format: format, position: positions[min(position, positions.count - 1)], reason: reason)
     }
 
@@ -141,7 +141,7 @@ struct PredicateLexer {
     }
 
     /// The token starting at `start` (not whitespace).
-    private func next(at start: Int) throws(PredicateError) -> PredicateToken {
+    private func next(at start: Int) throws(QueryError) -> PredicateToken {
         let c = characters[start]
         if c == "\"" || c == "'" { return try string(at: start, quote: c) }
         if Self.isDigit(c) { return try number(at: start) }
@@ -204,7 +204,7 @@ struct PredicateLexer {
 
     /// A quoted string. Escapes: `\n \t \r \0 \\ \" \'` and `\uXXXX`; any other escaped character stands for
     /// itself. An unterminated string is reported at its opening quote.
-    private func string(at start: Int, quote: Unicode.Scalar) throws(PredicateError) -> PredicateToken {
+    private func string(at start: Int, quote: Unicode.Scalar) throws(QueryError) -> PredicateToken {
         var value = ""
         var i = start + 1
         while let c = char(i) {
@@ -241,7 +241,7 @@ struct PredicateLexer {
 
     /// Decimal integers and floats (`12`, `1.5`, `1e-3`, `.5` is not accepted) and `0x`/`0o`/`0b` integers.
     /// A number running into letters (`12ab`) is an error rather than two tokens.
-    private func number(at start: Int) throws(PredicateError) -> PredicateToken {
+    private func number(at start: Int) throws(QueryError) -> PredicateToken {
         var i = start
         if characters[start] == "0", let p = char(start + 1), "xXoObB".unicodeScalars.contains(p) {
             i = start + 2
@@ -271,7 +271,7 @@ struct PredicateLexer {
     // MARK: - Format specifiers
 
     /// `%@ %K %d %i %u %f %g %e` with `l`/`ll`/`h` length modifiers, and `%%` is not a value (rejected).
-    private func specifier(at start: Int) throws(PredicateError) -> PredicateToken {
+    private func specifier(at start: Int) throws(QueryError) -> PredicateToken {
         var i = start + 1
         while let c = char(i), c == "l" || c == "h" || c == "q" { i += 1 }
         guard let conversion = char(i), i - start <= 3 else {

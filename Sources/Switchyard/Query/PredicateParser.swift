@@ -2,17 +2,17 @@ import Foundation
 
 // MARK: - Public entry points
 
-extension Predicate {
+extension FetchPredicate {
     /// Parses NSPredicate's format language, replacing `%@ %K %d %f …` with `arguments` in order.
     ///
     /// ```swift
-    /// let p = try Predicate(format: "age > %d AND name ==[c] %@", 30, "Ann")
-    /// let q = try Predicate(format: "ANY messages.sender.uuid == $FETCH_SOURCE.uuid")
+    /// let p = try FetchPredicate(format: "age > %d AND name ==[c] %@", 30, "Ann")
+    /// let q = try FetchPredicate(format: "ANY messages.sender.uuid == $FETCH_SOURCE.uuid")
     /// ```
-    /// Throws `PredicateError.syntax` (with the 0-based character position of the offending token) or
-    /// `PredicateError.badArgument` (missing, surplus or ill-typed arguments).
-    public init(format: String, _ arguments: PredicateArgument...) throws {
-        try self.init(format: format, arguments: arguments)
+    /// Throws `QueryError.syntax` (with the 0-based character position of the offending token) or
+    /// `QueryError.badArgument` (missing, surplus or ill-typed arguments).
+    public init(format: String, _ arguments: any PredicateArgumentConvertible...) throws {
+        try self.init(format: format, arguments: arguments.map(\.predicateArgument))
     }
 
     /// Parses NSPredicate's format language with an array of arguments (see `init(format:_:)`).
@@ -48,20 +48,20 @@ struct PredicateParser {
     private var argumentIndex = 0
     private var depth = 0
 
-    init(format: String, arguments: [PredicateArgument]) throws(PredicateError) {
+    init(format: String, arguments: [PredicateArgument]) throws(QueryError) {
         self.format = format
         self.tokens = try PredicateLexer(format).tokenize()
         self.arguments = arguments
     }
 
     /// Parses the whole format; anything left over, or unused arguments, is an error.
-    mutating func parse() throws(PredicateError) -> Predicate {
+    mutating func parse() throws(QueryError) -> FetchPredicate {
         let predicate = try parseOr()
         guard case .end = current.kind else {
             throw error(at: current, "expected AND, OR or the end of the predicate, found \(describe(current))")
         }
         if argumentIndex < arguments.count {
-            throw PredicateError.badArgument(
+            throw QueryError.badArgument(
                 format: format, position: current.position,
                 reason: "\(arguments.count) arguments given but the format uses \(argumentIndex)")
         }
@@ -74,7 +74,7 @@ struct PredicateParser {
 
     private mutating func advance() { if index < tokens.count - 1 { index += 1 } }
 
-    private func error(at token: PredicateToken, _ reason: String) -> PredicateError {
+    private func error(at token: PredicateToken, _ reason: String) -> QueryError {
         .syntax(format: format, position: token.position, reason: reason)
     }
 
@@ -87,19 +87,19 @@ struct PredicateParser {
 
     private func isKeyword(_ keyword: PredicateKeyword) -> Bool { current.kind == .keyword(keyword) }
 
-    private mutating func expect(_ symbol: PredicateSymbol, _ what: String) throws(PredicateError) {
+    private mutating func expect(_ symbol: PredicateSymbol, _ what: String) throws(QueryError) {
         guard isSymbol(symbol) else { throw error(at: current, "expected \(what), found \(describe(current))") }
         advance()
     }
 
-    private mutating func nest() throws(PredicateError) {
+    private mutating func nest() throws(QueryError) {
         depth += 1
         if depth > Self.maxDepth { throw error(at: current, "nested more than \(Self.maxDepth) levels deep") }
     }
 
     // MARK: - Logical operators
 
-    private mutating func parseOr() throws(PredicateError) -> Predicate {
+    private mutating func parseOr() throws(QueryError) -> FetchPredicate {
         var parts = [try parseAnd()]
         while isKeyword(.or) || isSymbol(.orOr) {
             advance()
@@ -108,7 +108,7 @@ struct PredicateParser {
         return parts.count == 1 ? parts[0] : .or(parts)
     }
 
-    private mutating func parseAnd() throws(PredicateError) -> Predicate {
+    private mutating func parseAnd() throws(QueryError) -> FetchPredicate {
         var parts = [try parseNot()]
         while isKeyword(.and) || isSymbol(.andAnd) {
             advance()
@@ -117,7 +117,7 @@ struct PredicateParser {
         return parts.count == 1 ? parts[0] : .and(parts)
     }
 
-    private mutating func parseNot() throws(PredicateError) -> Predicate {
+    private mutating func parseNot() throws(QueryError) -> FetchPredicate {
         if isKeyword(.not) || isSymbol(.bang) {
             advance()
             try nest()
@@ -139,7 +139,7 @@ struct PredicateParser {
 
     // MARK: - Comparisons
 
-    private mutating func parseComparison() throws(PredicateError) -> Comparison {
+    private mutating func parseComparison() throws(QueryError) -> Comparison {
         var modifier = ComparisonModifier.direct
         if case .keyword(let k) = current.kind {
             switch k {
@@ -163,7 +163,7 @@ struct PredicateParser {
         return Comparison(left, op, right, options: options, modifier: modifier)
     }
 
-    private mutating func parseOperator() throws(PredicateError) -> ComparisonOperator {
+    private mutating func parseOperator() throws(QueryError) -> ComparisonOperator {
         let token = current
         let op: ComparisonOperator
         switch token.kind {
@@ -196,7 +196,7 @@ struct PredicateParser {
     }
 
     /// `[c]`, `[d]`, `[cd]` (any order, case-insensitive letters) right after the operator.
-    private mutating func parseOptions() throws(PredicateError) -> ComparisonOptions {
+    private mutating func parseOptions() throws(QueryError) -> ComparisonOptions {
         guard isSymbol(.openBracket) else { return [] }
         advance()
         let token = current
@@ -218,7 +218,7 @@ struct PredicateParser {
 
     // MARK: - Expressions
 
-    private mutating func parseExpression() throws(PredicateError) -> Expression {
+    private mutating func parseExpression() throws(QueryError) -> PredicateOperand {
         let token = current
         switch token.kind {
         case .identifier(let name):
@@ -258,7 +258,7 @@ struct PredicateParser {
 
     private mutating func parseKeywordExpression(
         _ keyword: PredicateKeyword, token: PredicateToken
-    ) throws(PredicateError) -> Expression {
+    ) throws(QueryError) -> PredicateOperand {
         switch keyword {
         case .nil, .null: advance(); return .constant(.null)
         case .true, .yes: advance(); return .constant(.bool(true))
@@ -283,11 +283,11 @@ struct PredicateParser {
     }
 
     /// `{a, b, c}`; `{}` is the empty list.
-    private mutating func parseAggregate() throws(PredicateError) -> Expression {
+    private mutating func parseAggregate() throws(QueryError) -> PredicateOperand {
         advance()
         try nest()
         defer { depth -= 1 }
-        var elements: [Expression] = []
+        var elements: [PredicateOperand] = []
         if isSymbol(.closeBrace) {
             advance()
             return .list(elements)
@@ -305,7 +305,7 @@ struct PredicateParser {
     // MARK: - Key paths
 
     /// The `.component` chain after a key path's first part (or after `SELF`, `$VAR`, `%K`).
-    private mutating func parseKeyPathTail(_ start: [String]) throws(PredicateError) -> [String] {
+    private mutating func parseKeyPathTail(_ start: [String]) throws(QueryError) -> [String] {
         var path = start
         while isSymbol(.dot) {
             if let last = path.last, last.hasPrefix("@") {
@@ -326,7 +326,7 @@ struct PredicateParser {
     }
 
     /// Only `@count` is supported: the AST and the stores know how to count a to-many, not to sum it.
-    private func collectionComponent(_ token: PredicateToken) throws(PredicateError) -> String {
+    private func collectionComponent(_ token: PredicateToken) throws(QueryError) -> String {
         guard case .collectionOperator(let name) = token.kind, name.lowercased() == "count" else {
             throw error(at: token, "collection operator \(token.text) is not supported (only @count)")
         }
@@ -337,7 +337,7 @@ struct PredicateParser {
 
     /// A number literal, with the sign folded in before conversion so `-9223372036854775808` stays an integer.
     /// Decimal integers too large for Int64 become doubles, as NSNumber would hold them.
-    private func number(_ text: String, negative: Bool, token: PredicateToken) throws(PredicateError) -> AttributeValue {
+    private func number(_ text: String, negative: Bool, token: PredicateToken) throws(QueryError) -> AttributeValue {
         let lower = text.lowercased()
         let radix: Int? = lower.hasPrefix("0x") ? 16 : lower.hasPrefix("0o") ? 8 : lower.hasPrefix("0b") ? 2 : nil
         if let radix {
@@ -358,8 +358,8 @@ struct PredicateParser {
 
     /// `CAST(value, "Class")`. NSPredicate's own casts are `NSDate` (from seconds since 2001), `NSNumber` and
     /// `NSString`; `NSDecimalNumber`, `NSUUID`, `NSURL` and `NSData` (base64) are Switchyard extensions so
-    /// every `AttributeValue` has a spelling that `Predicate.format` can print and this parser read back.
-    private mutating func parseCast() throws(PredicateError) -> Expression {
+    /// every `AttributeValue` has a spelling that `FetchPredicate.format` can print and this parser read back.
+    private mutating func parseCast() throws(QueryError) -> PredicateOperand {
         advance()
         try expect(.openParen, "'(' after CAST")
         try nest()
@@ -415,7 +415,7 @@ struct PredicateParser {
 
     private mutating func argumentExpression(
         _ specifier: PredicateFormatSpecifier, token: PredicateToken
-    ) throws(PredicateError) -> Expression {
+    ) throws(QueryError) -> PredicateOperand {
         guard argumentIndex < arguments.count else {
             throw badArgument(token, "no argument left for \(token.text) (\(arguments.count) given)")
         }
@@ -452,7 +452,7 @@ struct PredicateParser {
 
     /// Splits a `%K` argument on dots; an empty component or a collection operator other than a final
     /// `@count` is an argument error (the key path came from the caller, not the format).
-    private func keyPath(from string: String, token: PredicateToken) throws(PredicateError) -> [String] {
+    private func keyPath(from string: String, token: PredicateToken) throws(QueryError) -> [String] {
         let components = string.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         for (i, component) in components.enumerated() {
             if component.isEmpty { throw badArgument(token, "%K key path '\(string)' has an empty component") }
@@ -463,7 +463,7 @@ struct PredicateParser {
         return components.map { $0.lowercased() == "@count" ? "@count" : $0 }
     }
 
-    private func badArgument(_ token: PredicateToken, _ reason: String) -> PredicateError {
+    private func badArgument(_ token: PredicateToken, _ reason: String) -> QueryError {
         .badArgument(format: format, position: token.position, reason: reason)
     }
 }

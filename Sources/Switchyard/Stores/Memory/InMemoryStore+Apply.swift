@@ -31,7 +31,7 @@ extension InMemoryStore {
             }
             for (key, target) in update.toOne {
                 guard entity.relationship(named: key) != nil else {
-                    throw PredicateError.unknownKeyPath(entity: entity.name, keyPath: key)
+                    throw QueryError.unknownKeyPath(entity: entity.name, keyPath: key)
                 }
                 row.toOne[key] = target
             }
@@ -61,7 +61,7 @@ extension InMemoryStore {
         var result: [String: AttributeValue] = [:]
         for (key, value) in values {
             guard let attribute = entity.attribute(named: key), !attribute.isTransient else {
-                throw PredicateError.unknownKeyPath(entity: entity.name, keyPath: key)
+                throw QueryError.unknownKeyPath(entity: entity.name, keyPath: key)
             }
             result[key] = try value.normalized(for: attribute, entity: entity.name, path: displayPath)
         }

@@ -54,15 +54,15 @@ public final class InMemoryStore: PersistentStore {
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
         let snapshot = try read { $0 }
         var rows = try matchingRows(request, in: snapshot)
-        if !request.sortDescriptors.isEmpty {
-            if request.sortDescriptors.allSatisfy({ !$0.key.contains(".") }) {
-                rows.sort { StoreRow.compare($0, $1, by: request.sortDescriptors) == .orderedAscending }
+        if !request.sortKeys.isEmpty {
+            if request.sortKeys.allSatisfy({ !$0.key.contains(".") }) {
+                rows.sort { StoreRow.compare($0, $1, by: request.sortKeys) == .orderedAscending }
             } else {
                 let subjects = rows.map { MemoryRowSubject(row: $0, contents: snapshot, model: model, path: displayPath) }
                 var failure: Error?
                 let order = subjects.indices.sorted { i, j in
                     do {
-                        let r = try PredicateEvaluator.compare(subjects[i], subjects[j], by: request.sortDescriptors)
+                        let r = try PredicateEvaluator.compare(subjects[i], subjects[j], by: request.sortKeys)
                         return r == .orderedSame ? rows[i].primaryKey < rows[j].primaryKey : r == .orderedAscending
                     } catch {
                         failure = failure ?? error

@@ -31,7 +31,7 @@ struct MemoryRowSubject: PredicateSubject {
                         next += targets
                     }
                 } else {
-                    throw PredicateError.unknownKeyPath(entity: entity.name, keyPath: keyPath.joined(separator: "."))
+                    throw QueryError.unknownKeyPath(entity: entity.name, keyPath: keyPath.joined(separator: "."))
                 }
             }
             if isLast { return isMany ? .many(values) : .single(values.first ?? .null) }
