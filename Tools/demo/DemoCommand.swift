@@ -59,7 +59,7 @@ struct DemoCommand: ParsableCommand {
             try message.set("messageID", "msg-\(i)")
             try message.set("text", "Message \(i)")
             try message.set("sentAt", start.addingTimeInterval(Double(i) * 60))
-            if i % 10 == 0 { try message.set("link", "https://example.com/article/\(i % 50)") }
+            if i % 7 == 0 { try message.set("link", "https://example.com/article/\(i % 50)") }
             try message.setRelatedObject(chats[i % chats.count], forKey: "chat")
         }
         for i in 0..<50 {
