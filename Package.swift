@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "storesplit", targets: ["storesplit"]),
         .executable(name: "storeinspect", targets: ["storeinspect"]),
         .executable(name: "bench", targets: ["bench"]),
+        .executable(name: "demo", targets: ["demo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -46,6 +47,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/bench"
+        ),
+        .executableTarget(
+            name: "demo",
+            dependencies: ["Switchyard", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/demo"
         ),
         .testTarget(
             name: "SwitchyardTests",

@@ -1,9 +1,64 @@
 import ArgumentParser
+import Foundation
 import Switchyard
 
-/// `bench`: measures Switchyard against raw SQLite, GRDB and raw LMDB in one run.
+/// `bench`: measures Switchyard's stores against raw SQLite, GRDB and raw LMDB in one run, and prints ratios.
 @main
 struct BenchCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "bench", abstract: "Benchmark Switchyard.")
-    func run() throws {}
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Benchmark Switchyard against raw SQLite / GRDB (and raw LMDB) in the same run.",
+        discussion: "Build in release mode: swift run -c release bench --objects 100000",
+        version: SwitchyardInfo.version)
+
+    @Option(help: "Number of objects per operation.")
+    var objects = 100_000
+
+    @Option(help: "Number of indexed-equality lookups.")
+    var lookups = 1_000
+
+    @Option(help: "Repetitions per measurement; the best time is kept.")
+    var repeats = 3
+
+    @Option(help: "The Messenger model (.xcdatamodeld).")
+    var model = "Schemas/Messenger.xcdatamodeld"
+
+    @Option(help: "Working directory for the benchmark's files (default: a fresh temporary directory).")
+    var workdir: String?
+
+    @Flag(help: "Print the results as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard objects > 0 else { throw ValidationError("--objects must be positive") }
+        guard lookups > 0, lookups <= objects else { throw ValidationError("--lookups must be between 1 and --objects") }
+        guard repeats > 0 else { throw ValidationError("--repeats must be positive") }
+    }
+
+    func run() throws {
+        let dir = URL(fileURLWithPath: workdir ?? NSTemporaryDirectory()).appendingPathComponent("switchyard-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let objectModel: ObjectModel
+        do {
+            objectModel = try ModelLoader.load(at: URL(fileURLWithPath: model))
+        } catch {
+            throw ValidationError("bench: cannot load model \(model): \(error)")
+        }
+        let data = BenchData(count: objects, lookups: lookups)
+        var results: [BenchResult] = []
+        let sqlite = SQLiteBench(data: data, model: objectModel, dir: dir, repeats: repeats)
+        results += try sqlite.run(log: log)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(BenchReport(objects: objects, lookups: lookups, results: results)), as: UTF8.self))
+        } else {
+            print(BenchReport(objects: objects, lookups: lookups, results: results).table)
+        }
+    }
+
+    private func log(_ message: String) {
+        if !json { FileHandle.standardError.write(Data("bench: \(message)\n".utf8)) }
+    }
 }

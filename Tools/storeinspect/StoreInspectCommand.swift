@@ -7,7 +7,7 @@ struct StoreInspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storeinspect",
         abstract: "Inspect a Core Data or Switchyard store: type, metadata, row counts, model.",
-        version: Switchyard.version)
+        version: SwitchyardInfo.version)
 
     func run() throws {
         throw ValidationError("storeinspect is not implemented yet")

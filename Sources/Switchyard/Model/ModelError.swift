@@ -8,6 +8,8 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A required element or attribute is missing.
     case missingElement(file: String, element: String, reason: String)
     case unknownAttributeType(file: String, entity: String, attribute: String, type: String)
+    /// A persistent attribute of type Undefined: no store can hold a value without a type.
+    case undefinedAttributeType(file: String, entity: String, attribute: String)
     case invalidDefaultValue(file: String, entity: String, attribute: String, value: String, type: AttributeType)
     case missingDestinationEntity(file: String, entity: String, relationship: String, destination: String)
     case missingInverse(file: String, entity: String, relationship: String, inverse: String, destination: String)
@@ -26,6 +28,8 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
     case missingCurrentVersion(file: String, version: String, available: [String])
     case fileNotFound(path: String)
     case unreadableFile(path: String, reason: String)
+    /// Writing a model file failed.
+    case unwritableFile(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -35,6 +39,8 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(file): missing \(element): \(reason)"
         case let .unknownAttributeType(file, entity, attribute, type):
             return "\(file): entity \(entity), attribute \(attribute): unknown attribute type '\(type)'"
+        case let .undefinedAttributeType(file, entity, attribute):
+            return "\(file): entity \(entity), attribute \(attribute): type Undefined is only allowed on a transient attribute"
         case let .invalidDefaultValue(file, entity, attribute, value, type):
             return "\(file): entity \(entity), attribute \(attribute): default value '\(value)' is not a valid \(type.rawValue)"
         case let .missingDestinationEntity(file, entity, relationship, destination):
@@ -66,6 +72,8 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path): no such model file"
         case let .unreadableFile(path, reason):
             return "\(path): cannot read model: \(reason)"
+        case let .unwritableFile(path, reason):
+            return "\(path): cannot write model: \(reason)"
         }
     }
 }

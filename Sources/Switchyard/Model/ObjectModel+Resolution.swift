@@ -69,6 +69,10 @@ extension ObjectModel {
     private static func validateProperties(
         of entity: EntityDescription, in byName: [String: EntityDescription], file: String
     ) throws {
+        // Core Data's model compiler rejects this too: a store column needs a type.
+        for attribute in entity.attributes where attribute.type == .undefined && !attribute.isTransient {
+            throw ModelError.undefinedAttributeType(file: file, entity: entity.name, attribute: attribute.name)
+        }
         for relationship in entity.relationships {
             guard let destination = byName[relationship.destinationEntityName] else {
                 throw ModelError.missingDestinationEntity(

@@ -12,7 +12,7 @@ import Foundation
 /// - **Fetch.** Rows of the requested entity (and its subentities unless `includesSubentities` is false) that
 ///   match the predicate, ordered by the sort descriptors with `AttributeValue.order` semantics (NULL first,
 ///   ties broken by primary key ascending), then offset, then limit. Predicates must be fully substituted;
-///   a key path that is not in the entity is `PredicateError.unknownKeyPath`.
+///   a key path that is not in the entity is `QueryError.unknownKeyPath`.
 /// - **Count** equals the number of rows `fetch` would return without limit and offset.
 /// - **Save** applies a change set in one transaction: all or nothing. An update or delete whose
 ///   `expectedVersion` differs from the row's `Z_OPT` fails with `StoreError.conflict`; an insert that breaks a

@@ -4,20 +4,20 @@
 /// sort, limit and offset.
 public struct StoreFetchRequest: Sendable, Hashable {
     public var entityName: String
-    public var predicate: Predicate?
-    public var sortDescriptors: [SortDescriptor]
+    public var predicate: FetchPredicate?
+    public var sortKeys: [SortKey]
     public var fetchLimit: Int?
     public var fetchOffset: Int
     /// Whether rows of subentities match too (Core Data's default: yes).
     public var includesSubentities: Bool
 
     public init(
-        entityName: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = [],
+        entityName: String, predicate: FetchPredicate? = nil, sortKeys: [SortKey] = [],
         fetchLimit: Int? = nil, fetchOffset: Int = 0, includesSubentities: Bool = true
     ) {
         self.entityName = entityName
         self.predicate = predicate
-        self.sortDescriptors = sortDescriptors
+        self.sortKeys = sortKeys
         self.fetchLimit = fetchLimit
         self.fetchOffset = fetchOffset
         self.includesSubentities = includesSubentities

@@ -63,10 +63,10 @@ struct SQLPredicateCompiler {
         let state = State(requestEntity: request.entityName)
         let (root, filter) = try base(request, state: state)
         var order: [String] = []
-        for descriptor in request.sortDescriptors {
+        for descriptor in request.sortKeys {
             let components = descriptor.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             guard case .value(let fragment, _) = try resolve(components, in: root, state: state) else {
-                throw PredicateError.unknownKeyPath(entity: request.entityName, keyPath: descriptor.key)
+                throw QueryError.unknownKeyPath(entity: request.entityName, keyPath: descriptor.key)
             }
             order.append(fragment.sql + (descriptor.ascending ? " ASC" : " DESC"))
         }
@@ -161,8 +161,8 @@ struct SQLPredicateCompiler {
         var entity = scope.entity
         var alias = scope.alias
         let components = path.first == "SELF" ? Array(path.dropFirst()) : path
-        func unknown() -> PredicateError {
-            PredicateError.unknownKeyPath(entity: state.requestEntity, keyPath: path.joined(separator: "."))
+        func unknown() -> QueryError {
+            QueryError.unknownKeyPath(entity: state.requestEntity, keyPath: path.joined(separator: "."))
         }
         for (i, component) in components.enumerated() {
             let isLast = i == components.count - 1
@@ -240,7 +240,7 @@ struct SQLPredicateCompiler {
 
     // MARK: - Predicates
 
-    private func compile(_ predicate: Predicate, in scope: Scope, state: State) throws -> SQLFragment {
+    private func compile(_ predicate: FetchPredicate, in scope: Scope, state: State) throws -> SQLFragment {
         switch predicate {
         case .constant(let value):
             return SQLFragment(value ? "1" : "0")
@@ -261,7 +261,7 @@ struct SQLPredicateCompiler {
     private enum Operand {
         case value(SQLFragment, AttributeType?)
         case constant(AttributeValue)
-        case list([Expression])
+        case list([PredicateOperand])
         case toMany(base: String, entity: SQLiteEntityLayout, relationship: RelationshipDescription, rest: [String])
 
         var isNull: Bool {
@@ -281,7 +281,7 @@ struct SQLPredicateCompiler {
         }
     }
 
-    private func operand(_ expression: Expression, in scope: Scope, state: State) throws -> Operand {
+    private func operand(_ expression: PredicateOperand, in scope: Scope, state: State) throws -> Operand {
         switch expression {
         case .keyPath(let path):
             switch try resolve(path, in: scope, state: state) {
@@ -291,7 +291,7 @@ struct SQLPredicateCompiler {
             }
         case .constant(let value): return .constant(value)
         case .list(let items): return .list(items)
-        case .variable(let name, _): throw PredicateError.unboundVariable(name: name)
+        case .variable(let name, _): throw QueryError.unboundVariable(name: name)
         }
     }
 
@@ -305,7 +305,7 @@ struct SQLPredicateCompiler {
         if case let .toMany(base, entity, relationship, rest) = right {
             // `value IN toMany.key` is `ANY toMany.key == value`.
             guard c.op == .in else {
-                throw PredicateError.unsupported("a to-many key path on the right of \(c.op.rawValue)")
+                throw QueryError.unsupported("a to-many key path on the right of \(c.op.rawValue)")
             }
             let inner = Comparison(.keyPath(rest), .equal, c.left, options: c.options)
             return try quantified(.any, inner, base: base, entity: entity, relationship: relationship, state: state)
@@ -337,8 +337,8 @@ struct SQLPredicateCompiler {
         switch operand {
         case .value(let fragment, _): return fragment
         case .constant(let value): return SQLFragment("?", [SQLiteValueCoding.bind(value, hint: hint)])
-        case .list: throw PredicateError.unsupported("a list where a single value is expected")
-        case .toMany: throw PredicateError.unsupported("a to-many key path where a single value is expected")
+        case .list: throw QueryError.unsupported("a list where a single value is expected")
+        case .toMany: throw QueryError.unsupported("a to-many key path where a single value is expected")
         }
     }
 
@@ -369,7 +369,7 @@ struct SQLPredicateCompiler {
             return l + " \(op.rawValue) " + r
         case .between:
             guard case .list(let bounds) = right, bounds.count == 2 else {
-                throw PredicateError.unsupported("BETWEEN needs a two-element list {low, high}")
+                throw QueryError.unsupported("BETWEEN needs a two-element list {low, high}")
             }
             let low = try operand(bounds[0], in: scope, state: state)
             let high = try operand(bounds[1], in: scope, state: state)
@@ -378,7 +378,7 @@ struct SQLPredicateCompiler {
                 + (try sql(high, hint: left.columnType)) + ")"
         case .in:
             guard case .list(let items) = right else {
-                throw PredicateError.unsupported("IN needs a list or a to-many key path on its right")
+                throw QueryError.unsupported("IN needs a list or a to-many key path on its right")
             }
             if items.isEmpty { return SQLFragment("0") }
             let l = try sql(left, hint: nil)

@@ -29,7 +29,7 @@ extension SQLiteStore {
         var unlimited = request
         unlimited.fetchLimit = nil
         unlimited.fetchOffset = 0
-        unlimited.sortDescriptors = []
+        unlimited.sortKeys = []
         let query = try compiler.count(unlimited)
         return try read { db in
             let statement = try db.cachedStatement(sql: query.sql)

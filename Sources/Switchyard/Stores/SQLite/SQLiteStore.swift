@@ -193,7 +193,7 @@ public final class SQLiteStore: PersistentStore {
         }
     }
 
-    /// `StoreError`/`PredicateError` pass through; a `DatabaseError` becomes `StoreError.sqlite` naming the
+    /// `StoreError`/`QueryError` pass through; a `DatabaseError` becomes `StoreError.sqlite` naming the
     /// file, configuration, SQL and extended result code.
     func mapError(_ error: Error) -> Error {
         Self.mapError(error, path: displayPath, configuration: configurationName)
@@ -201,7 +201,7 @@ public final class SQLiteStore: PersistentStore {
 
     static func mapError(_ error: Error, path: String, configuration: String) -> Error {
         switch error {
-        case is StoreError, is PredicateError, is ModelError:
+        case is StoreError, is QueryError, is ModelError:
             return error
         case let error as DatabaseError:
             return StoreError.sqlite(

@@ -1,7 +1,7 @@
-// MARK: - PredicateError
+// MARK: - QueryError
 
 /// A predicate that cannot be parsed, substituted or evaluated.
-public enum PredicateError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum QueryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The format string is invalid at `position` (a character offset, 0-based).
     case syntax(format: String, position: Int, reason: String)
     /// A `%@`/`%K`/`%d`/`%f` with no argument left, or an argument of the wrong kind.

@@ -1,17 +1,17 @@
-// MARK: - Predicate
+// MARK: - FetchPredicate
 
 /// A parsed predicate: the syntax tree of NSPredicate's format language.
 ///
-/// Build one with `Predicate(format:_:)` (see `PredicateParser`) or in code:
+/// Build one with `FetchPredicate(format:_:)` (see `PredicateParser`) or in code:
 /// ```swift
-/// let p: Predicate = .comparison(.init(.keyPath(["title"]), .beginsWith, .constant("Re:"), options: .caseInsensitive))
+/// let p: FetchPredicate = .comparison(.init(.keyPath(["title"]), .beginsWith, .constant("Re:"), options: .caseInsensitive))
 /// ```
-public indirect enum Predicate: Sendable, Hashable {
+public indirect enum FetchPredicate: Sendable, Hashable {
     /// `TRUEPREDICATE` / `FALSEPREDICATE`.
     case constant(Bool)
-    case and([Predicate])
-    case or([Predicate])
-    case not(Predicate)
+    case and([FetchPredicate])
+    case or([FetchPredicate])
+    case not(FetchPredicate)
     case comparison(Comparison)
 }
 
@@ -19,14 +19,14 @@ public indirect enum Predicate: Sendable, Hashable {
 
 /// One comparison: `left op right`, with string options and an optional ANY/ALL/NONE modifier for to-many paths.
 public struct Comparison: Sendable, Hashable {
-    public var left: Expression
+    public var left: PredicateOperand
     public var op: ComparisonOperator
-    public var right: Expression
+    public var right: PredicateOperand
     public var options: ComparisonOptions
     public var modifier: ComparisonModifier
 
     public init(
-        _ left: Expression, _ op: ComparisonOperator, _ right: Expression, options: ComparisonOptions = [],
+        _ left: PredicateOperand, _ op: ComparisonOperator, _ right: PredicateOperand, options: ComparisonOptions = [],
         modifier: ComparisonModifier = .direct
     ) {
         self.left = left
@@ -72,29 +72,29 @@ public enum ComparisonModifier: String, Sendable, Hashable {
     case none = "NONE"
 }
 
-// MARK: - Expression
+// MARK: - PredicateOperand
 
 /// An operand of a comparison.
-public indirect enum Expression: Sendable, Hashable {
+public indirect enum PredicateOperand: Sendable, Hashable {
     /// A key path, one component per element: `["chat", "title"]`. The last component may be `@count`
     /// (count of a to-many), and `SELF` is the empty path.
     case keyPath([String])
     /// A literal or a substituted argument. A managed object argument is its primary key (`.integer`).
     case constant(AttributeValue)
     /// `{a, b, c}` or a collection argument.
-    case list([Expression])
-    /// `$NAME` or `$NAME.key.path`, replaced by `Predicate.substituting(_:)` before a store sees it.
+    case list([PredicateOperand])
+    /// `$NAME` or `$NAME.key.path`, replaced by `FetchPredicate.substituting(_:)` before a store sees it.
     case variable(String, keyPath: [String])
 }
 
-// MARK: - SortDescriptor
+// MARK: - SortKey
 
 /// Sort order for a fetch: a key (an attribute name) and a direction.
 ///
 /// ```swift
-/// let newestFirst = SortDescriptor("sentAt", ascending: false)
+/// let newestFirst = SortKey("sentAt", ascending: false)
 /// ```
-public struct SortDescriptor: Sendable, Hashable {
+public struct SortKey: Sendable, Hashable {
     public var key: String
     public var ascending: Bool
 

@@ -1,0 +1,105 @@
+import Foundation
+
+// MARK: - AttributeConvertible
+
+/// A Swift type that reads and writes attribute values: `try message.get("text", as: String.self)`.
+public protocol AttributeConvertible {
+    /// Builds the Swift value; `nil` when the stored value is of another kind.
+    init?(attributeValue: AttributeValue)
+    /// The stored form.
+    var attributeValue: AttributeValue { get }
+}
+
+extension String: AttributeConvertible {
+    public init?(attributeValue: AttributeValue) {
+        guard case .string(let s) = attributeValue else { return nil }
+        self = s
+    }
+    public var attributeValue: AttributeValue { .string(self) }
+}
+
+extension Bool: AttributeConvertible {
+    public init?(attributeValue: AttributeValue) {
+        guard case .bool(let b) = attributeValue else { return nil }
+        self = b
+    }
+    public var attributeValue: AttributeValue { .bool(self) }
+}
+
+extension Double: AttributeConvertible {
+    public init?(attributeValue: AttributeValue) {
+        switch attributeValue {
+        case .double(let d): self = d
+        case .integer(let i): self = Double(i)
+        default: return nil
+        }
+    }
+    public var attributeValue: AttributeValue { .double(self) }
+}
+
+extension Float: AttributeConvertible {
+    public init?(attributeValue: AttributeValue) {
+        guard let d = Double(attributeValue: attributeValue) else { return nil }
+        self = Float(d)
+    }
+    public var attributeValue: AttributeValue { .double(Double(self)) }
+}
+
+extension Date: AttributeConvertible {
+    public init?(attributeValue: AttributeValue) {
+        guard case .date(let d) = attributeValue else { return nil }
+        self = d
+    }
+    public var attributeValue: AttributeValue { .date(self) }
+}
+
+extension Data: AttributeConvertible {
+    public init?(attributeValue: AttributeValue) {
+        guard case .binary(let d) = attributeValue else { return nil }
+        self = d
+    }
+    public var attributeValue: AttributeValue { .binary(self) }
+}
+
+extension UUID: AttributeConvertible {
+    public init?(attributeValue: AttributeValue) {
+        guard case .uuid(let u) = attributeValue else { return nil }
+        self = u
+    }
+    public var attributeValue: AttributeValue { .uuid(self) }
+}
+
+extension URL: AttributeConvertible {
+    public init?(attributeValue: AttributeValue) {
+        guard case .uri(let u) = attributeValue else { return nil }
+        self = u
+    }
+    public var attributeValue: AttributeValue { .uri(self) }
+}
+
+extension Decimal: AttributeConvertible {
+    public init?(attributeValue: AttributeValue) {
+        switch attributeValue {
+        case .decimal(let d): self = d
+        case .integer(let i): self = Decimal(i)
+        default: return nil
+        }
+    }
+    public var attributeValue: AttributeValue { .decimal(self) }
+}
+
+/// Integers of every width convert through Int64; a stored value out of the type's range reads as `nil`.
+public protocol IntegerAttributeConvertible: AttributeConvertible, FixedWidthInteger {}
+
+extension IntegerAttributeConvertible {
+    public init?(attributeValue: AttributeValue) {
+        guard case .integer(let i) = attributeValue, let v = Self(exactly: i) else { return nil }
+        self = v
+    }
+    public var attributeValue: AttributeValue { .integer(Int64(self)) }
+}
+
+extension Int: IntegerAttributeConvertible {}
+extension Int16: IntegerAttributeConvertible {}
+extension Int32: IntegerAttributeConvertible {}
+extension Int64: IntegerAttributeConvertible {}

@@ -1,0 +1,41 @@
+// MARK: - ContextError
+
+/// A context operation that failed: a wrong key or type, a validation failure, a misuse.
+public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible {
+    case unknownEntity(String)
+    /// An abstract entity cannot be instantiated.
+    case abstractEntity(String)
+    /// The entity has no attribute/relationship/fetched property with this name.
+    case unknownKey(entity: String, key: String)
+    /// The value's type does not fit the attribute.
+    case typeMismatch(entity: String, key: String, expected: String, actual: String)
+    /// A required attribute or relationship has no value at save.
+    case missingRequiredValue(entity: String, key: String, object: String)
+    /// A relationship count outside its minimum/maximum at save.
+    case relationshipCount(entity: String, key: String, count: Int, min: Int, max: Int, object: String)
+    /// A to-one relationship that points into a different store.
+    case crossStoreRelationship(entity: String, key: String, object: String, destination: String, sourceStore: String, destinationStore: String)
+    /// The object belongs to another context, or was deleted.
+    case foreignObject(String)
+    /// The object no longer exists in its store.
+    case objectNotFound(String)
+
+    public var description: String {
+        switch self {
+        case let .unknownEntity(name): return "the model has no entity named '\(name)'"
+        case let .abstractEntity(name): return "entity \(name) is abstract and cannot be inserted"
+        case let .unknownKey(entity, key): return "entity \(entity) has no property '\(key)'"
+        case let .typeMismatch(entity, key, expected, actual):
+            return "\(entity).\(key) is \(expected); got \(actual)"
+        case let .missingRequiredValue(entity, key, object):
+            return "\(object): required \(entity).\(key) has no value"
+        case let .relationshipCount(entity, key, count, min, max, object):
+            return "\(object): \(entity).\(key) has \(count) objects; the model allows \(min)...\(max == 0 ? "unbounded" : String(max))"
+        case let .crossStoreRelationship(entity, key, object, destination, sourceStore, destinationStore):
+            return "\(object): relationship \(entity).\(key) points at \(destination) in another store (\(destinationStore), source in \(sourceStore)); "
+                + "relationships cannot cross stores: model it as a fetched property (destination where key == $FETCH_SOURCE.key)"
+        case let .foreignObject(object): return "\(object) is not registered in this context"
+        case let .objectNotFound(object): return "\(object) no longer exists in its store"
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+
+// MARK: - ManagedObject
+
+/// One object in an `ObjectContext`: its committed state plus the changes not saved yet.
+///
+/// Not `Sendable`: an object belongs to its context, and a context to one task. Pass `objectID`s between tasks.
+/// ```swift
+/// let message = try context.insert("Message")
+/// try message.set("text", "Hello")
+/// let text = try message.get("text", as: String.self)
+/// ```
+public final class ManagedObject {
+    /// The object's entity.
+    public let entity: EntityDescription
+    /// Temporary until the first save, then `x-coredata://STORE/Entity/pN`.
+    public internal(set) var objectID: ObjectID
+    /// The context that owns the object (weak: the context owns its objects, not the reverse).
+    public internal(set) weak var context: ObjectContext?
+
+    /// The store the object lives in (or was assigned to before its first save).
+    var store: (any PersistentStore)?
+    /// The last state read from or written to the store; nil for an unsaved insert.
+    var snapshot: StoreRow?
+    /// Attribute values set since the last save.
+    var changedValues: [String: AttributeValue] = [:]
+    /// To-one relationships set since the last save (`.some(nil)` clears one).
+    var changedToOne: [String: ManagedObject?] = [:]
+    /// Fetched-property results, kept until the object is refreshed.
+    var fetchedCache: [String: [ManagedObject]] = [:]
+    public internal(set) var isInserted = false
+    public internal(set) var isDeleted = false
+
+    init(entity: EntityDescription, objectID: ObjectID, context: ObjectContext) {
+        self.entity = entity
+        self.objectID = objectID
+        self.context = context
+    }
+
+    /// True when the object has unsaved changes (or is an unsaved insert or delete).
+    public var hasChanges: Bool {
+        isInserted || isDeleted || !changedValues.isEmpty || !changedToOne.isEmpty
+    }
+
+    /// The names of attributes and relationships changed since the last save.
+    public var changedKeys: Set<String> {
+        Set(changedValues.keys).union(changedToOne.keys)
+    }
+
+    /// The store the object lives in, once known.
+    public var persistentStore: (any PersistentStore)? { store }
+
+    // MARK: - Attributes
+
+    /// The current value of attribute `key` (`.null` when unset).
+    public func value(forKey key: String) throws -> AttributeValue {
+        guard entity.attribute(named: key) != nil else {
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
+        if let v = changedValues[key] { return v }
+        return snapshot?[key] ?? .null
+    }
+
+    /// Sets attribute `key`; a value of the wrong kind is `ContextError.typeMismatch`.
+    public func setValue(_ value: AttributeValue, forKey key: String) throws {
+        guard let attribute = entity.attribute(named: key) else {
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
+        guard let normalized = value.normalized(for: attribute.type) else {
+            throw ContextError.typeMismatch(
+                entity: entity.name, key: key, expected: attribute.type.rawValue, actual: "\(value) (\(value.kindName))")
+        }
+        try context?.willChange(self)
+        changedValues[key] = normalized
+    }
+
+    /// The value of attribute `key` as `T`, `nil` when unset; another stored kind is `ContextError.typeMismatch`.
+    public func get<T: AttributeConvertible>(_ key: String, as type: T.Type = T.self) throws -> T? {
+        let v = try value(forKey: key)
+        if v.isNull { return nil }
+        guard let typed = T(attributeValue: v) else {
+            throw ContextError.typeMismatch(
+                entity: entity.name, key: key, expected: "\(T.self)", actual: "\(v) (\(v.kindName))")
+        }
+        return typed
+    }
+
+    /// Sets attribute `key` from a Swift value (`nil` clears it).
+    public func set<T: AttributeConvertible>(_ key: String, _ value: T?) throws {
+        try setValue(value?.attributeValue ?? .null, forKey: key)
+    }
+
+    // MARK: - To-one relationships
+
+    /// The object at the end of to-one relationship `key`, or nil.
+    public func relatedObject(forKey key: String) throws -> ManagedObject? {
+        let relationship = try toOneRelationship(key)
+        if let changed = changedToOne[key] { return changed }
+        guard let reference = snapshot?.toOne[relationship.name], let store else { return nil }
+        return try context?.object(
+            with: ObjectID(store: store.identifier, entityName: reference.entityName, primaryKey: reference.primaryKey),
+            in: store)
+    }
+
+    /// Points to-one relationship `key` at `object` (nil clears it). The destination must be of the
+    /// relationship's entity and in the same context.
+    public func setRelatedObject(_ object: ManagedObject?, forKey key: String) throws {
+        let relationship = try toOneRelationship(key)
+        if let object {
+            guard object.context === context, context != nil else { throw ContextError.foreignObject(object.objectID.description) }
+            guard context!.coordinator.model.entity(object.entity.name, isKindOf: relationship.destinationEntityName) else {
+                throw ContextError.typeMismatch(
+                    entity: entity.name, key: key, expected: relationship.destinationEntityName, actual: object.entity.name)
+            }
+        }
+        try context?.willChange(self)
+        changedToOne[key] = .some(object)
+    }
+
+    private func toOneRelationship(_ key: String) throws -> RelationshipDescription {
+        guard let relationship = entity.relationship(named: key) else {
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
+        guard !relationship.isToMany else {
+            throw ContextError.typeMismatch(entity: entity.name, key: key, expected: "to-many (use relatedObjects)", actual: "to-one access")
+        }
+        return relationship
+    }
+
+    // MARK: - To-many relationships
+
+    /// The objects of to-many relationship `key`, found through its to-one inverse, pending changes included.
+    public func relatedObjects(forKey key: String) throws -> [ManagedObject] {
+        guard let relationship = entity.relationship(named: key) else {
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
+        guard relationship.isToMany else {
+            throw ContextError.typeMismatch(entity: entity.name, key: key, expected: "to-one (use relatedObject)", actual: "to-many access")
+        }
+        guard let context else { throw ContextError.foreignObject(objectID.description) }
+        return try context.relatedObjects(of: self, through: relationship)
+    }
+
+    // MARK: - Fetched properties
+
+    /// Resolves fetched property `name` through the coordinator, in whichever store its destination lives;
+    /// the result is cached until the object is refreshed.
+    public func fetchedProperty(_ name: String) throws -> [ManagedObject] {
+        guard let property = entity.fetchedProperty(named: name) else {
+            throw ContextError.unknownKey(entity: entity.name, key: name)
+        }
+        if let cached = fetchedCache[name] { return cached }
+        guard let context else { throw ContextError.foreignObject(objectID.description) }
+        let result = try context.resolve(property, for: self)
+        fetchedCache[name] = result
+        return result
+    }
+}
+
+// MARK: - CustomStringConvertible
+
+extension ManagedObject: CustomStringConvertible {
+    public var description: String { "<\(entity.name) \(objectID)>" }
+}
+
+@available(*, unavailable, message: "a ManagedObject belongs to one context and one task; pass its objectID instead")
+extension ManagedObject: @unchecked Sendable {}
+
+// MARK: - Predicate arguments
+
+extension ManagedObject: PredicateArgumentConvertible {
+    /// An object stands for its primary key, as a relationship key path compares it
+    /// (`chat == %@`); an unsaved object matches nothing.
+    public var predicateArgument: PredicateArgument { .value(objectID.primaryKey.map { .integer($0) } ?? .null) }
+}

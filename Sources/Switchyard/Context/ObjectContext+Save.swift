@@ -1,0 +1,181 @@
+import Foundation
+
+// MARK: - Save
+
+extension ObjectContext {
+    /// One store's share of a save.
+    private struct StoreBatch {
+        let store: any PersistentStore
+        var inserts: [ManagedObject] = []
+        var updates: [ManagedObject] = []
+        var deletes: [ManagedObject] = []
+    }
+
+    /// Writes every unsaved change: validates, routes new objects to their stores, checks optimistic locks,
+    /// and commits each store's changes in one transaction.
+    ///
+    /// On an error nothing of the failing store's changes is written, and the context keeps those changes
+    /// so the caller can fix and retry, or `rollback()`. Stores are not committed atomically together:
+    /// a store that committed before another failed stays committed (as in Core Data).
+    public func save() throws {
+        guard hasChanges else { return }
+        let inserts = insertedObjects
+        let changed = changedObjects.values.filter(\.hasChanges).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+
+        // Route and validate everything before writing anything.
+        for object in inserts { object.store = try route(object) }
+        for object in inserts + changed where !object.isDeleted { try validate(object) }
+        var batches: [ObjectIdentifier: StoreBatch] = [:]
+        var order: [ObjectIdentifier] = []
+        func batch(_ store: any PersistentStore, _ body: (inout StoreBatch) -> Void) {
+            let key = ObjectIdentifier(store)
+            if batches[key] == nil { batches[key] = StoreBatch(store: store); order.append(key) }
+            body(&batches[key]!)
+        }
+        for object in inserts { batch(object.store!) { $0.inserts.append(object) } }
+        for object in changed {
+            guard let store = object.store else { continue }
+            batch(store) { object.isDeleted ? $0.deletes.append(object) : $0.updates.append(object) }
+        }
+        try checkVersions(changed)
+
+        // Permanent keys first, so relationships between new objects can be written.
+        var newIDs: [ObjectIdentifier: ObjectID] = [:]
+        for key in order {
+            let b = batches[key]!
+            let byRoot = Dictionary(grouping: b.inserts, by: { $0.entity.rootName })
+            for (_, objects) in byRoot.sorted(by: { $0.key < $1.key }) {
+                let keys = try b.store.allocatePrimaryKeys(for: objects[0].entity.name, count: objects.count)
+                for (object, pk) in zip(objects, keys) {
+                    newIDs[ObjectIdentifier(object)] = ObjectID(store: b.store.identifier, entityName: object.entity.name, primaryKey: pk)
+                }
+            }
+        }
+        func reference(_ target: ManagedObject?) -> RowReference? {
+            guard let target else { return nil }
+            let id = newIDs[ObjectIdentifier(target)] ?? target.objectID
+            return id.primaryKey.map { RowReference(entityName: id.entityName, primaryKey: $0) }
+        }
+
+        for key in order {
+            let b = batches[key]!
+            var changes = StoreChangeSet()
+            for object in b.inserts {
+                let id = newIDs[ObjectIdentifier(object)]!
+                var row = StoreRow(entityName: object.entity.name, primaryKey: id.primaryKey!, values: object.changedValues.filter { !$0.value.isNull })
+                for (name, target) in object.changedToOne { if let r = reference(target) { row.toOne[name] = r } }
+                changes.inserts.append(row)
+            }
+            for object in b.updates {
+                var update = RowUpdate(
+                    entityName: object.entity.name, primaryKey: object.objectID.primaryKey!,
+                    expectedVersion: object.snapshot?.version ?? 0, values: object.changedValues)
+                for (name, target) in object.changedToOne { update.toOne[name] = .some(reference(target)) }
+                changes.updates.append(update)
+            }
+            for object in b.deletes {
+                changes.deletes.append(RowDeletion(
+                    entityName: object.entity.name, primaryKey: object.objectID.primaryKey!, expectedVersion: object.snapshot?.version ?? 0))
+            }
+            try b.store.save(changes)
+            // Each store is final once committed: if a later store fails, these objects stay saved
+            // and a retry writes only what is left.
+            finishSave(inserts: b.inserts, changed: b.updates + b.deletes, newIDs: newIDs)
+        }
+    }
+
+    /// The store an inserted object goes to: its assignment, or the only store serving its entity.
+    private func route(_ object: ManagedObject) throws -> any PersistentStore {
+        if let store = object.store { return store }
+        let candidates = coordinator.stores(serving: object.entity.name)
+        switch candidates.count {
+        case 1: return candidates[0]
+        case 0:
+            throw CoordinatorError.noStoreForEntity(
+                entity: object.entity.name, configurations: coordinator.model.configurations(containing: object.entity.name))
+        default:
+            throw CoordinatorError.ambiguousStore(
+                entity: object.entity.name, object: object.objectID.description,
+                stores: candidates.map { "\($0.displayPath) (\($0.configurationName))" })
+        }
+    }
+
+    /// Required attributes and to-one relationships, and to-one targets in the same store.
+    private func validate(_ object: ManagedObject) throws {
+        for attribute in object.entity.persistentAttributes where !attribute.isOptional {
+            if try object.value(forKey: attribute.name).isNull {
+                throw ContextError.missingRequiredValue(entity: object.entity.name, key: attribute.name, object: object.objectID.description)
+            }
+        }
+        for relationship in object.entity.persistentToOneRelationships {
+            let target = try object.relatedObject(forKey: relationship.name)
+            if target == nil, !relationship.isOptional || relationship.minCount > 0 {
+                throw ContextError.missingRequiredValue(entity: object.entity.name, key: relationship.name, object: object.objectID.description)
+            }
+            if let target, let home = object.store {
+                let targetStore = try target.store ?? route(target)
+                if targetStore !== home {
+                    throw ContextError.crossStoreRelationship(
+                        entity: object.entity.name, key: relationship.name, object: object.objectID.description,
+                        destination: target.entity.name, sourceStore: home.displayPath, destinationStore: targetStore.displayPath)
+                }
+            }
+        }
+    }
+
+    /// Optimistic locking, checked in every store before any store writes, so a conflict in one store leaves
+    /// the others untouched. Each store checks again inside its transaction.
+    private func checkVersions(_ changed: [ManagedObject]) throws {
+        let ids = changed.map(\.objectID)
+        let current = try coordinator.rows(for: ids)
+        for object in changed {
+            let expected = object.snapshot?.version ?? 0
+            let actual = current[object.objectID]?.row.version
+            if actual != expected {
+                throw StoreError.conflict(
+                    path: object.store?.displayPath ?? "?", entity: object.entity.name, primaryKey: object.objectID.primaryKey ?? 0,
+                    expectedVersion: expected, actualVersion: actual)
+            }
+        }
+    }
+
+    /// After every store committed: new objects get permanent IDs, snapshots take the saved state.
+    private func finishSave(inserts: [ManagedObject], changed: [ManagedObject], newIDs: [ObjectIdentifier: ObjectID]) {
+        for object in inserts {
+            let id = newIDs[ObjectIdentifier(object)]!
+            registered[object.objectID] = nil
+            object.objectID = id
+            registered[id] = object
+        }
+        for object in inserts {
+            var row = StoreRow(entityName: object.entity.name, primaryKey: object.objectID.primaryKey!, version: 1)
+            row.values = object.changedValues.filter { !$0.value.isNull }
+            for (name, target) in object.changedToOne {
+                if let target, let pk = target.objectID.primaryKey { row.toOne[name] = RowReference(entityName: target.entity.name, primaryKey: pk) }
+            }
+            object.snapshot = row
+            object.changedValues = [:]
+            object.changedToOne = [:]
+            object.isInserted = false
+        }
+        for object in changed {
+            if object.isDeleted {
+                registered[object.objectID] = nil
+                object.context = nil
+                continue
+            }
+            var row = object.snapshot!
+            for (k, v) in object.changedValues { row.values[k] = v.isNull ? nil : v }
+            for (name, target) in object.changedToOne {
+                row.toOne[name] = target.flatMap { t in t.objectID.primaryKey.map { RowReference(entityName: t.entity.name, primaryKey: $0) } }
+            }
+            row.version += 1
+            object.snapshot = row
+            object.changedValues = [:]
+            object.changedToOne = [:]
+        }
+        let done = Set((inserts + changed).map(ObjectIdentifier.init))
+        insertedObjects.removeAll { done.contains(ObjectIdentifier($0)) }
+        for key in done { changedObjects[key] = nil }
+    }
+}

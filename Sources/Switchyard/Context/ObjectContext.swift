@@ -1,0 +1,164 @@
+import Foundation
+
+// MARK: - ObjectContext
+
+/// A unit of work: insert, fetch, change and delete objects, then `save()` them — each store in one transaction.
+///
+/// Not `Sendable`: a context belongs to one task. Many contexts may share one `StoreCoordinator`.
+/// ```swift
+/// let context = ObjectContext(coordinator: coordinator)
+/// let chat = try context.insert("Chat")
+/// try chat.set("title", "Team")
+/// try context.save()
+/// ```
+public final class ObjectContext {
+    /// The coordinator whose stores this context reads and writes.
+    public let coordinator: StoreCoordinator
+    /// Objects by ID; one instance per object per context.
+    var registered: [ObjectID: ManagedObject] = [:]
+    /// Unsaved inserts, in insertion order.
+    var insertedObjects: [ManagedObject] = []
+    /// Saved objects with unsaved changes or deletes.
+    var changedObjects: [ObjectIdentifier: ManagedObject] = [:]
+
+    /// Creates an empty context over `coordinator`.
+    public init(coordinator: StoreCoordinator) {
+        self.coordinator = coordinator
+    }
+
+    /// True when anything is inserted, changed or deleted and not saved.
+    public var hasChanges: Bool {
+        !insertedObjects.isEmpty || changedObjects.values.contains { $0.hasChanges }
+    }
+
+    /// Every object registered in the context.
+    public var registeredObjects: [ManagedObject] { Array(registered.values) }
+
+    // MARK: - Insert, assign, delete
+
+    /// Inserts a new object of `entityName`, with the model's default values.
+    public func insert(_ entityName: String) throws -> ManagedObject {
+        guard let entity = coordinator.model.entity(named: entityName) else { throw ContextError.unknownEntity(entityName) }
+        guard !entity.isAbstract else { throw ContextError.abstractEntity(entityName) }
+        let object = ManagedObject(entity: entity, objectID: .temporary(entityName: entityName), context: self)
+        for attribute in entity.allAttributes {
+            if let d = attribute.defaultValue, !d.isNull { object.changedValues[attribute.name] = d.normalized(for: attribute.type) ?? d }
+        }
+        object.isInserted = true
+        registered[object.objectID] = object
+        insertedObjects.append(object)
+        return object
+    }
+
+    /// Chooses the store a new object goes to, where several stores serve its entity.
+    public func assign(_ object: ManagedObject, to store: any PersistentStore) throws {
+        guard object.context === self else { throw ContextError.foreignObject(object.objectID.description) }
+        guard coordinator.stores.contains(where: { $0 === store }) else {
+            throw CoordinatorError.storeNotInCoordinator(path: store.displayPath)
+        }
+        guard store.serves(object.entity.name) else {
+            throw CoordinatorError.entityNotInStore(entity: object.entity.name, path: store.displayPath, configuration: store.configurationName)
+        }
+        guard object.isInserted else { return }
+        object.store = store
+    }
+
+    /// Marks `object` for deletion at the next save (an unsaved insert is simply dropped).
+    public func delete(_ object: ManagedObject) throws {
+        guard object.context === self else { throw ContextError.foreignObject(object.objectID.description) }
+        if object.isInserted {
+            insertedObjects.removeAll { $0 === object }
+            registered[object.objectID] = nil
+            object.isInserted = false
+            object.isDeleted = true
+            object.context = nil
+            return
+        }
+        object.isDeleted = true
+        changedObjects[ObjectIdentifier(object)] = object
+    }
+
+    /// Called before a saved object changes, so save knows to write it.
+    func willChange(_ object: ManagedObject) throws {
+        guard !object.isDeleted else { throw ContextError.foreignObject(object.objectID.description + " (deleted)") }
+        if !object.isInserted { changedObjects[ObjectIdentifier(object)] = object }
+    }
+
+    // MARK: - Lookup and refresh
+
+    /// The object with this ID, read from its store if it is not registered yet.
+    public func existingObject(with id: ObjectID) throws -> ManagedObject {
+        if let object = registered[id] { return object }
+        guard let storeID = id.storeIdentifier, let store = coordinator.store(withIdentifier: storeID) else {
+            throw ContextError.objectNotFound(id.description)
+        }
+        guard let object = try object(with: id, in: store) else { throw ContextError.objectNotFound(id.description) }
+        return object
+    }
+
+    /// The registered object for `id`, or one built from its row; nil when the row is gone.
+    func object(with id: ObjectID, in store: any PersistentStore) throws -> ManagedObject? {
+        if let object = registered[id] { return object }
+        guard let row = try coordinator.rows(for: [id])[id] else { return nil }
+        return register(row.row, from: store)
+    }
+
+    /// Returns the context's object for a fetched row, registering it or refreshing its unchanged state.
+    func register(_ row: StoreRow, from store: any PersistentStore) -> ManagedObject {
+        let id = ObjectID(store: store.identifier, entityName: row.entityName, primaryKey: row.primaryKey)
+        if let existing = registered[id] {
+            if !existing.hasChanges { existing.snapshot = row }
+            return existing
+        }
+        let entity = coordinator.model.entity(named: row.entityName)!
+        let object = ManagedObject(entity: entity, objectID: id, context: self)
+        object.store = store
+        object.snapshot = row
+        registered[id] = object
+        return object
+    }
+
+    /// Discards unsaved changes to `object` (unless `mergeChanges`) and rereads it from its store;
+    /// clears its cached fetched properties.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool = false) throws {
+        guard object.context === self else { throw ContextError.foreignObject(object.objectID.description) }
+        object.fetchedCache = [:]
+        guard !object.isInserted, let store = object.store else { return }
+        guard let row = try coordinator.rows(for: [object.objectID])[object.objectID] else {
+            throw ContextError.objectNotFound(object.objectID.description)
+        }
+        object.snapshot = row.row
+        if !mergeChanges {
+            object.changedValues = [:]
+            object.changedToOne = [:]
+            object.isDeleted = false
+            changedObjects[ObjectIdentifier(object)] = nil
+        }
+        _ = store
+    }
+
+    /// Refreshes every registered object that has no unsaved changes.
+    public func refreshAllObjects() throws {
+        for object in registered.values where !object.hasChanges {
+            try refresh(object)
+        }
+    }
+
+    /// Drops every unsaved change.
+    public func rollback() {
+        for object in insertedObjects {
+            registered[object.objectID] = nil
+            object.context = nil
+        }
+        insertedObjects = []
+        for object in changedObjects.values {
+            object.changedValues = [:]
+            object.changedToOne = [:]
+            object.isDeleted = false
+        }
+        changedObjects = [:]
+    }
+}
+
+@available(*, unavailable, message: "an ObjectContext is one task's unit of work; give each task its own")
+extension ObjectContext: @unchecked Sendable {}

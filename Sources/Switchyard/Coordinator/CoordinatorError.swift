@@ -1,0 +1,50 @@
+import Foundation
+
+// MARK: - CoordinatorError
+
+/// A coordinator operation that failed: adding, routing or finding stores.
+public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertible {
+    case unknownConfiguration(name: String, available: [String])
+    /// The model has no entity with this name.
+    case unknownEntity(String)
+    /// The same file was added twice (Core Data's "Can't add the same store twice", with the path).
+    case storeAlreadyAdded(path: String, configuration: String)
+    /// No store serves the entity; `configurations` are the ones that would.
+    case noStoreForEntity(entity: String, configurations: [String])
+    /// Several stores serve the entity and the object was not assigned to one.
+    case ambiguousStore(entity: String, object: String, stores: [String])
+    /// The store is not (or no longer) part of this coordinator.
+    case storeNotInCoordinator(path: String)
+    /// The store does not hold the entity it was asked to take.
+    case entityNotInStore(entity: String, path: String, configuration: String)
+    case missingURL(type: StoreType, configuration: String)
+    case invalidObjectURI(String, reason: String)
+    /// The store backend is not available in this build.
+    case unsupportedStoreType(StoreType, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .unknownConfiguration(name, available):
+            return "unknown configuration '\(name)'; the model has: \(available.joined(separator: ", "))"
+        case let .unknownEntity(name):
+            return "the model has no entity named '\(name)'"
+        case let .storeAlreadyAdded(path, configuration):
+            return "\(path) is already added to this coordinator (configuration \(configuration)); a file can be added once"
+        case let .noStoreForEntity(entity, configurations):
+            let hint = configurations.isEmpty ? "" : "; add a store for configuration \(configurations.joined(separator: " or "))"
+            return "no store serves entity \(entity)\(hint)"
+        case let .ambiguousStore(entity, object, stores):
+            return "\(object): entity \(entity) is served by several stores (\(stores.joined(separator: ", "))); call assign(_:to:) to choose one before saving"
+        case let .storeNotInCoordinator(path):
+            return "\(path) is not a store of this coordinator"
+        case let .entityNotInStore(entity, path, configuration):
+            return "\(path) (configuration \(configuration)) does not hold entity \(entity)"
+        case let .missingURL(type, configuration):
+            return "a \(type.rawValue) store for configuration \(configuration) needs a file URL"
+        case let .invalidObjectURI(uri, reason):
+            return "invalid object URI '\(uri)': \(reason)"
+        case let .unsupportedStoreType(type, reason):
+            return "\(type.rawValue) stores are not available: \(reason)"
+        }
+    }
+}

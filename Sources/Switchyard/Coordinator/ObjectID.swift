@@ -1,0 +1,91 @@
+import Foundation
+
+// MARK: - ObjectID
+
+/// Identifies one object across the coordinator: the store's UUID, the entity and the primary key,
+/// printable as Core Data's `x-coredata://UUID/Entity/pN` and parsable back.
+///
+/// Objects not saved yet have a temporary ID, printed `x-coredata:///Entity/tUUID`.
+/// ```swift
+/// let id = try ObjectID(uri: "x-coredata://6B2F.../Message/p42")
+/// id.primaryKey   // 42
+/// ```
+public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
+    enum Storage: Sendable, Hashable {
+        case permanent(store: UUID, primaryKey: Int64)
+        case temporary(UUID)
+    }
+
+    /// The object's concrete entity.
+    public let entityName: String
+    let storage: Storage
+
+    /// A permanent ID of a saved object.
+    public init(store: UUID, entityName: String, primaryKey: Int64) {
+        self.entityName = entityName
+        self.storage = .permanent(store: store, primaryKey: primaryKey)
+    }
+
+    /// A fresh temporary ID for a newly inserted object.
+    static func temporary(entityName: String) -> ObjectID {
+        ObjectID(entityName: entityName, storage: .temporary(UUID()))
+    }
+
+    private init(entityName: String, storage: Storage) {
+        self.entityName = entityName
+        self.storage = storage
+    }
+
+    /// True until the object is saved.
+    public var isTemporary: Bool {
+        if case .temporary = storage { return true }
+        return false
+    }
+
+    /// The store's `NSStoreUUID` (nil while temporary).
+    public var storeIdentifier: UUID? {
+        if case .permanent(let store, _) = storage { return store }
+        return nil
+    }
+
+    /// `Z_PK` (nil while temporary).
+    public var primaryKey: Int64? {
+        if case .permanent(_, let pk) = storage { return pk }
+        return nil
+    }
+
+    /// `x-coredata://UUID/Entity/pN`, or `x-coredata:///Entity/tUUID` while temporary.
+    public var uriRepresentation: String {
+        switch storage {
+        case let .permanent(store, pk): return "x-coredata://\(store.uuidString)/\(entityName)/p\(pk)"
+        case let .temporary(t): return "x-coredata:///\(entityName)/t\(t.uuidString)"
+        }
+    }
+
+    public var description: String { uriRepresentation }
+
+    /// Parses `x-coredata://UUID/Entity/pN` (and the temporary form).
+    public init(uri: String) throws {
+        let prefix = "x-coredata://"
+        guard uri.hasPrefix(prefix) else { throw CoordinatorError.invalidObjectURI(uri, reason: "does not start with \(prefix)") }
+        let parts = uri.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, !parts[1].isEmpty, parts[2].count > 1 else {
+            throw CoordinatorError.invalidObjectURI(uri, reason: "expected x-coredata://STORE-UUID/Entity/pN")
+        }
+        let key = parts[2]
+        if parts[0].isEmpty {
+            guard key.first == "t", let t = UUID(uuidString: String(key.dropFirst())) else {
+                throw CoordinatorError.invalidObjectURI(uri, reason: "a temporary ID ends in /tUUID")
+            }
+            self.init(entityName: parts[1], storage: .temporary(t))
+            return
+        }
+        guard let store = UUID(uuidString: parts[0]) else {
+            throw CoordinatorError.invalidObjectURI(uri, reason: "'\(parts[0])' is not a store UUID")
+        }
+        guard key.first == "p", let pk = Int64(key.dropFirst()), pk > 0 else {
+            throw CoordinatorError.invalidObjectURI(uri, reason: "'\(key)' is not a primary key of the form pN")
+        }
+        self.init(store: store, entityName: parts[1], primaryKey: pk)
+    }
+}

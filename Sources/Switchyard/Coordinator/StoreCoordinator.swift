@@ -1,0 +1,144 @@
+import Foundation
+import Logging
+
+// MARK: - StoreCoordinator
+
+/// Routes every entity of one merged model to the store that serves its configuration.
+///
+/// Thread-safe: share one coordinator between tasks; give each task its own `ObjectContext`.
+/// ```swift
+/// let coordinator = StoreCoordinator(model: model)
+/// try coordinator.addStore(.sqlite, configuration: "Cloud", at: dir.appendingPathComponent("Cloud.sqlite"))
+/// try coordinator.addStore(.memory, configuration: "Cache")
+/// ```
+public final class StoreCoordinator: Sendable {
+    /// The merged model every store is opened with.
+    public let model: ObjectModel
+    let registry = Locked<[any PersistentStore]>([])
+    let logger = Logger(label: "switchyard.coordinator")
+
+    /// Creates a coordinator with no stores.
+    public init(model: ObjectModel) {
+        self.model = model
+    }
+
+    // MARK: - Stores
+
+    /// Every store, in the order they were added.
+    public var stores: [any PersistentStore] {
+        registry.withLock { $0 }
+    }
+
+    /// The store with this `NSStoreUUID`.
+    public func store(withIdentifier identifier: UUID) -> (any PersistentStore)? {
+        registry.withLock { $0.first { $0.identifier == identifier } }
+    }
+
+    /// The stores that hold rows of `entityName` (or, with `includingSubentities`, of any of its descendants).
+    public func stores(serving entityName: String, includingSubentities: Bool = false) -> [any PersistentStore] {
+        let names = includingSubentities ? Set(model.entity(named: entityName)?.selfAndDescendantNames ?? [entityName]) : [entityName]
+        return stores.filter { store in store.entities.contains { names.contains($0.name) } }
+    }
+
+    /// Opens (or creates) a store for `configuration` and adds it.
+    ///
+    /// Errors: an unknown configuration, a file already added, a file that is not a store of that type.
+    @discardableResult
+    public func addStore(
+        _ type: StoreType, configuration: String, at url: URL? = nil, options: StoreOptions = .default
+    ) throws -> any PersistentStore {
+        try addStore(StoreDescription(type, configuration: configuration, url: url, options: options))
+    }
+
+    /// Opens (or creates) the described store and adds it.
+    @discardableResult
+    public func addStore(_ description: StoreDescription) throws -> any PersistentStore {
+        try checkCanAdd(description)
+        let store = try openStore(description)
+        try register(store)
+        return store
+    }
+
+    /// Adds a store opened elsewhere (it must have been opened with this coordinator's model).
+    public func addStore(_ store: any PersistentStore) throws {
+        try checkCanAdd(StoreDescription(store.type, configuration: store.configurationName, url: store.url))
+        try register(store)
+    }
+
+    /// Removes a store from the coordinator (its files stay).
+    public func removeStore(_ store: any PersistentStore) throws {
+        try registry.withLock { stores in
+            guard let i = stores.firstIndex(where: { $0 === store }) else {
+                throw CoordinatorError.storeNotInCoordinator(path: store.displayPath)
+            }
+            stores.remove(at: i)
+        }
+    }
+
+    /// Loads several stores without blocking the caller, reporting progress.
+    ///
+    /// Each store opens on a background thread; `progress` receives events in order.
+    /// ```swift
+    /// try await coordinator.loadStores(descriptions) { event in print(event) }
+    /// ```
+    @discardableResult
+    public func loadStores(
+        _ descriptions: [StoreDescription], progress: @escaping @Sendable (StoreLoadEvent) -> Void = { _ in }
+    ) async throws -> [any PersistentStore] {
+        var loaded: [any PersistentStore] = []
+        for description in descriptions {
+            let path = description.url?.path ?? "memory:\(description.configuration)"
+            progress(.opening(path: path, configuration: description.configuration))
+            let store = try await Task.detached(priority: .utility) { [self] in
+                try self.addStore(description)
+            }.value
+            progress(.loaded(path: path, configuration: description.configuration))
+            loaded.append(store)
+        }
+        progress(.done(storeCount: loaded.count))
+        return loaded
+    }
+
+    // MARK: - Private
+
+    private func checkCanAdd(_ description: StoreDescription) throws {
+        guard model.configurationNames.contains(description.configuration) else {
+            throw CoordinatorError.unknownConfiguration(name: description.configuration, available: model.configurationNames)
+        }
+        if description.type != .memory, description.url == nil {
+            throw CoordinatorError.missingURL(type: description.type, configuration: description.configuration)
+        }
+        if let url = description.url {
+            let key = Self.canonicalPath(url)
+            if let existing = stores.first(where: { $0.url.map(Self.canonicalPath) == key }) {
+                throw CoordinatorError.storeAlreadyAdded(path: url.path, configuration: existing.configurationName)
+            }
+        }
+    }
+
+    private func register(_ store: any PersistentStore) throws {
+        try registry.withLock { stores in
+            if let url = store.url, stores.contains(where: { $0.url.map(Self.canonicalPath) == Self.canonicalPath(url) }) {
+                throw CoordinatorError.storeAlreadyAdded(path: url.path, configuration: store.configurationName)
+            }
+            stores.append(store)
+        }
+        logger.debug("added store", metadata: ["path": "\(store.displayPath)", "configuration": "\(store.configurationName)"])
+    }
+
+    private func openStore(_ d: StoreDescription) throws -> any PersistentStore {
+        switch d.type {
+        case .memory:
+            return try InMemoryStore(model: model, configuration: d.configuration)
+        case .sqlite:
+            guard let url = d.url else { throw CoordinatorError.missingURL(type: d.type, configuration: d.configuration) }
+            return try SQLiteStore(url: url, model: model, configuration: d.configuration, options: d.options)
+        case .lmdb:
+            throw CoordinatorError.unsupportedStoreType(.lmdb, reason: "the LMDB backend is not built yet (issue #3)")
+        }
+    }
+
+    static func canonicalPath(_ url: URL) -> String {
+        url.standardizedFileURL.resolvingSymlinksInPath().path
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+
+// MARK: - Applying a change set
+
+extension InMemoryStore {
+    /// Applies inserts, updates and deletes to `contents`, checking versions and uniqueness as SQLite would.
+    func apply(_ changes: StoreChangeSet, to contents: inout Contents) throws {
+        for insert in changes.inserts {
+            let entity = try entityInStore(insert.entityName)
+            var row = insert
+            row.version = 1
+            row.values = try normalizedValues(insert.values, entity: entity)
+            if contents.tables[entity.rootName]?[row.primaryKey] != nil {
+                throw StoreError.uniquenessViolation(
+                    path: displayPath, entity: entity.name, properties: ["Z_PK"], values: ["\(row.primaryKey)"])
+            }
+            contents.tables[entity.rootName, default: [:]][row.primaryKey] = row
+        }
+        for update in changes.updates {
+            let entity = try entityInStore(update.entityName)
+            guard var row = contents.tables[entity.rootName]?[update.primaryKey], row.entityName == update.entityName,
+                row.version == update.expectedVersion
+            else {
+                throw StoreError.conflict(
+                    path: displayPath, entity: update.entityName, primaryKey: update.primaryKey,
+                    expectedVersion: update.expectedVersion,
+                    actualVersion: contents.tables[entity.rootName]?[update.primaryKey]?.version)
+            }
+            for (key, value) in try normalizedValues(update.values, entity: entity) {
+                row.values[key] = value.isNull ? nil : value
+            }
+            for (key, target) in update.toOne {
+                guard entity.relationship(named: key) != nil else {
+                    throw QueryError.unknownKeyPath(entity: entity.name, keyPath: key)
+                }
+                row.toOne[key] = target
+            }
+            row.version += 1
+            contents.tables[entity.rootName]![update.primaryKey] = row
+        }
+        for deletion in changes.deletes {
+            let entity = try entityInStore(deletion.entityName)
+            guard let row = contents.tables[entity.rootName]?[deletion.primaryKey], row.version == deletion.expectedVersion
+            else {
+                throw StoreError.conflict(
+                    path: displayPath, entity: deletion.entityName, primaryKey: deletion.primaryKey,
+                    expectedVersion: deletion.expectedVersion,
+                    actualVersion: contents.tables[entity.rootName]?[deletion.primaryKey]?.version)
+            }
+            contents.tables[entity.rootName]![row.primaryKey] = nil
+        }
+        try checkUniqueness(of: changes, in: contents)
+        for insert in changes.inserts {
+            let root = model.entity(named: insert.entityName)!.rootName
+            contents.maxKeys[root] = max(contents.maxKeys[root] ?? 0, insert.primaryKey)
+        }
+    }
+
+    /// Validates every value against its attribute and drops nulls (an absent key reads as null).
+    private func normalizedValues(_ values: [String: AttributeValue], entity: EntityDescription) throws -> [String: AttributeValue] {
+        var result: [String: AttributeValue] = [:]
+        for (key, value) in values {
+            guard let attribute = entity.attribute(named: key), !attribute.isTransient else {
+                throw QueryError.unknownKeyPath(entity: entity.name, keyPath: key)
+            }
+            result[key] = try value.normalized(for: attribute, entity: entity.name, path: displayPath)
+        }
+        return result
+    }
+
+    /// Rows touched by the change set must not share constrained values with another row of their table
+    /// (NULLs never collide, as in SQLite's UNIQUE).
+    private func checkUniqueness(of changes: StoreChangeSet, in contents: Contents) throws {
+        let touched = changes.inserts.map(\.reference)
+            + changes.updates.map { RowReference(entityName: $0.entityName, primaryKey: $0.primaryKey) }
+        for reference in touched {
+            guard let entity = model.entity(named: reference.entityName),
+                let row = contents.tables[entity.rootName]?[reference.primaryKey]
+            else { continue }
+            for constraint in entity.allUniquenessConstraints {
+                let values = constraint.map { row.values[$0] ?? row.toOne[$0].map { .integer($0.primaryKey) } ?? .null }
+                if values.contains(where: \.isNull) { continue }
+                let clash = contents.tables[entity.rootName]!.values.contains { other in
+                    other.primaryKey != row.primaryKey
+                        && constraint.enumerated().allSatisfy { i, key in
+                            let v = other.values[key] ?? other.toOne[key].map { .integer($0.primaryKey) } ?? .null
+                            return AttributeValue.storeEqual(v, values[i])
+                        }
+                }
+                if clash {
+                    throw StoreError.uniquenessViolation(
+                        path: displayPath, entity: entity.name, properties: constraint, values: values.map(\.description))
+                }
+            }
+        }
+    }
+}

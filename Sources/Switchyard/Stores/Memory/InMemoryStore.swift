@@ -1,0 +1,163 @@
+import Foundation
+
+// MARK: - InMemoryStore
+
+/// A store with no file: the same semantics as the SQLite and LMDB stores (optimistic locking, uniqueness,
+/// primary keys never reused, all-or-nothing saves), for tests and throw-away caches.
+///
+/// ```swift
+/// let cache = try InMemoryStore(model: model, configuration: "Cache")
+/// ```
+public final class InMemoryStore: PersistentStore {
+    /// Everything the store holds; replaced as a whole on save so readers never see half a save.
+    struct Contents: Sendable {
+        /// Rows by inheritance root name, then primary key.
+        var tables: [String: [Int64: StoreRow]] = [:]
+        /// `Z_MAX` by inheritance root name.
+        var maxKeys: [String: Int64] = [:]
+        var metadata: StoreMetadata
+    }
+
+    public let type = StoreType.memory
+    public let url: URL? = nil
+    public let configurationName: String
+    public let model: ObjectModel
+    public let entities: [EntityDescription]
+    public let identifier: UUID
+    public let isReadOnly = false
+    let contents: Locked<Contents?>
+
+    /// Creates an empty store for `configuration` of `model`.
+    public init(model: ObjectModel, configuration: String) throws {
+        self.model = model
+        self.configurationName = configuration
+        self.entities = try model.entities(inConfiguration: configuration)
+        let metadata = StoreMetadata(
+            storeType: StoreType.memory.rawValue, versionHashes: model.versionHashes,
+            versionIdentifiers: model.versionIdentifiers)
+        self.identifier = metadata.uuid
+        self.contents = Locked(Contents(metadata: metadata))
+    }
+
+    // MARK: - Metadata
+
+    public func metadata() throws -> StoreMetadata {
+        try read { $0.metadata }
+    }
+
+    public func setMetadata(_ metadata: StoreMetadata) throws {
+        try write { $0.metadata = metadata }
+    }
+
+    // MARK: - Fetch
+
+    public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        let snapshot = try read { $0 }
+        var rows = try matchingRows(request, in: snapshot)
+        if !request.sortKeys.isEmpty {
+            if request.sortKeys.allSatisfy({ !$0.key.contains(".") }) {
+                rows.sort { StoreRow.compare($0, $1, by: request.sortKeys) == .orderedAscending }
+            } else {
+                let subjects = rows.map { MemoryRowSubject(row: $0, contents: snapshot, model: model, path: displayPath) }
+                var failure: Error?
+                let order = subjects.indices.sorted { i, j in
+                    do {
+                        let r = try PredicateEvaluator.compare(subjects[i], subjects[j], by: request.sortKeys)
+                        return r == .orderedSame ? rows[i].primaryKey < rows[j].primaryKey : r == .orderedAscending
+                    } catch {
+                        failure = failure ?? error
+                        return false
+                    }
+                }
+                if let failure { throw failure }
+                rows = order.map { rows[$0] }
+            }
+        }
+        let start = min(request.fetchOffset, rows.count)
+        let end = request.fetchLimit.map { min(start + $0, rows.count) } ?? rows.count
+        return Array(rows[start..<end])
+    }
+
+    public func count(_ request: StoreFetchRequest) throws -> Int {
+        try matchingRows(request, in: try read { $0 }).count
+    }
+
+    public func rows(for references: [RowReference]) throws -> [StoreRow] {
+        let snapshot = try read { $0 }
+        return references.compactMap { ref in
+            guard let root = model.entity(named: ref.entityName)?.rootName else { return nil }
+            return snapshot.tables[root]?[ref.primaryKey].flatMap { $0.entityName == ref.entityName ? $0 : nil }
+        }
+    }
+
+    /// Rows of the request's entity (and subentities) matching its predicate, in primary-key order.
+    private func matchingRows(_ request: StoreFetchRequest, in snapshot: Contents) throws -> [StoreRow] {
+        let entity = try entityInStore(request.entityName)
+        let names = Set(request.includesSubentities ? entity.selfAndDescendantNames : [entity.name])
+        let candidates = (snapshot.tables[entity.rootName] ?? [:]).values
+            .filter { names.contains($0.entityName) }
+            .sorted { $0.primaryKey < $1.primaryKey }
+        guard let predicate = request.predicate else { return candidates }
+        return try candidates.filter {
+            try PredicateEvaluator.evaluate(
+                predicate, on: MemoryRowSubject(row: $0, contents: snapshot, model: model, path: displayPath))
+        }
+    }
+
+    // MARK: - Keys
+
+    public func allocatePrimaryKeys(for entityName: String, count: Int) throws -> ClosedRange<Int64> {
+        precondition(count > 0, "allocate at least one key")
+        let root = try entityInStore(entityName).rootName
+        return try write { contents in
+            let first = (contents.maxKeys[root] ?? 0) + 1
+            let last = first + Int64(count) - 1
+            contents.maxKeys[root] = last
+            return first...last
+        }
+    }
+
+    // MARK: - Save
+
+    public func save(_ changes: StoreChangeSet) throws {
+        try write { contents in
+            // Work on a copy; the caller's contents change only if every change applies.
+            var next = contents
+            try apply(changes, to: &next)
+            contents = next
+        }
+    }
+
+    // MARK: - Destroy
+
+    public func destroy() throws {
+        contents.withLock { $0 = nil }
+    }
+
+    // MARK: - Helpers
+
+    func entityInStore(_ name: String) throws -> EntityDescription {
+        guard let entity = model.entity(named: name),
+            entities.contains(where: { $0.rootName == entity.rootName })
+        else {
+            throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: name)
+        }
+        return entity
+    }
+
+    private func read<R>(_ body: (Contents) throws -> R) throws -> R {
+        try contents.withLock { c in
+            guard let c else { throw StoreError.closed(path: displayPath) }
+            return try body(c)
+        }
+    }
+
+    private func write<R>(_ body: (inout Contents) throws -> R) throws -> R {
+        try contents.withLock { c in
+            guard var current = c else { throw StoreError.closed(path: displayPath) }
+            let result = try body(&current)
+            c = current
+            return result
+        }
+    }
+}
