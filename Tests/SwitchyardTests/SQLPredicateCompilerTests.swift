@@ -1,9 +1,6 @@
 import Foundation
 import Testing
 @testable import Switchyard
-// Foundation has a Predicate and a SortDescriptor too; these scoped imports make ours win in this file.
-import enum Switchyard.Predicate
-import struct Switchyard.SortDescriptor
 
 /// Predicates compiled to SQL and run on a small garage, each checked against a hand-computed answer.
 /// The ASTs are built directly (the format parser lives elsewhere).
@@ -50,9 +47,9 @@ import struct Switchyard.SortDescriptor
         vehicleLabels = Dictionary(uniqueKeysWithValues: vehicles.map { ($0.primaryKey, $0["plate"].stringValue ?? "?") })
     }
 
-    private func labels(_ entity: String, _ predicate: Predicate?, sort: [SortDescriptor] = [], limit: Int? = nil,
+    private func labels(_ entity: String, _ predicate: FetchPredicate?, sort: [SortKey] = [], limit: Int? = nil,
                         offset: Int = 0, subentities: Bool = true) throws -> [String] {
-        let request = StoreFetchRequest(entityName: entity, predicate: predicate, sortDescriptors: sort, fetchLimit: limit,
+        let request = StoreFetchRequest(entityName: entity, predicate: predicate, sortKeys: sort, fetchLimit: limit,
                                         fetchOffset: offset, includesSubentities: subentities)
         let rows = try store.fetch(request)
         // count agrees with fetch without limit and offset
@@ -67,11 +64,12 @@ import struct Switchyard.SortDescriptor
     // MARK: - One comparison per case
 
     /// (entity, predicate, expected labels in primary-key order)
-    static let cases: [(String, Predicate, [String])] = [
-        // == and != (plain strings compare with SQL, binary collation; != includes rows without a value)
+    static let cases: [(String, FetchPredicate, [String])] = [
+        // == and != (plain strings compare with SQL, binary collation); a comparison with a missing value is
+        // unknown, so != does not select it either — only a literal nil tests for missing values
         ("Vehicle", cmp("plate", .equal, "AB-1"), ["AB-1"]),
         ("Vehicle", cmp("plate", .equal, "ab-1"), []),
-        ("Owner", cmp("name", .notEqual, "Ann"), ["bob", "emile", "anon"]),
+        ("Owner", cmp("name", .notEqual, "Ann"), ["bob", "emile"]),
         ("Vehicle", cmp("plate", .equal, .null), []),
         ("Car", cmp("name", .equal, .null), ["XY-3"]),
         ("Car", cmp("name", .notEqual, .null), ["AB-1", "ab-2"]),
@@ -98,7 +96,10 @@ import struct Switchyard.SortDescriptor
         ("Vehicle", .comparison(Comparison(.keyPath(["plate"]), .in, .list([.constant("AB-1"), .constant("XY-3"), .constant("nope")]))), ["AB-1", "XY-3"]),
         ("Vehicle", .comparison(Comparison(.keyPath(["plate"]), .in, .list([]))), []),
         ("Vehicle", .comparison(Comparison(.keyPath(["plate"]), .in, .list([.constant("ab-1")]), options: .caseInsensitive)), ["AB-1"]),
-        ("Car", .comparison(Comparison(.keyPath(["name"]), .in, .list([.constant("Clio"), .constant(.null)]))), ["ab-2", "XY-3"]),
+        ("Car", .comparison(Comparison(.keyPath(["name"]), .in, .list([.constant("Clio"), .constant(.null)]))), ["ab-2"]),
+        ("Car", .not(.comparison(Comparison(.keyPath(["name"]), .in, .list([.constant("Clio"), .constant(.null)])))), []),
+        ("Car", .not(.comparison(Comparison(.keyPath(["name"]), .in, .list([.constant("Clio")])))), ["AB-1"]),
+        ("Car", .comparison(Comparison(.keyPath(["name"]), .in, .constant("Zoe"))), ["AB-1"]),
         // string operators, with and without [c]/[d]
         ("Vehicle", cmp("plate", .beginsWith, "AB"), ["AB-1"]),
         ("Vehicle", cmp("plate", .beginsWith, "ab", .caseInsensitive), ["AB-1", "ab-2"]),
@@ -112,7 +113,9 @@ import struct Switchyard.SortDescriptor
         ("Owner", cmp("name", .equal, "Emile"), []),
         ("Owner", cmp("name", .equal, "Emile", .diacriticInsensitive), ["emile"]),
         ("Owner", cmp("name", .beginsWith, "emi", [.caseInsensitive, .diacriticInsensitive]), ["emile"]),
-        ("Owner", cmp("name", .notEqual, "ANN", .caseInsensitive), ["bob", "emile", "anon"]),
+        ("Owner", cmp("name", .notEqual, "ANN", .caseInsensitive), ["bob", "emile"]),
+        ("Owner", .not(cmp("name", .beginsWith, "A")), ["bob", "emile"]),
+        ("Owner", .comparison(Comparison(.keyPath(["name"]), .between, .list([.constant("a"), .constant("c")]), options: .caseInsensitive)), ["ann", "bob"]),
         ("Owner", cmp("name", .greater, "B", .caseInsensitive), ["bob", "emile"]),
         // a value that looks like SQL is only ever a bound parameter
         ("Vehicle", cmp("plate", .equal, "x' OR 1=1; DROP TABLE ZVEHICLE; --"), []),
@@ -121,10 +124,13 @@ import struct Switchyard.SortDescriptor
         ("Car", .constant(false), []),
         ("Car", .and([]), ["AB-1", "ab-2", "XY-3"]),
         ("Car", .or([]), []),
-        ("Car", .not(cmp("doors", .equal, 3)), ["ab-2", "XY-3"]),   // a missing value is not 3
+        ("Car", .not(cmp("doors", .equal, 3)), ["ab-2"]),   // NOT of unknown is unknown
+        ("Car", .not(cmp("doors", .equal, .null)), ["AB-1", "ab-2"]),
+        ("Car", .or([cmp("doors", .equal, 3), .not(cmp("doors", .equal, 3))]), ["AB-1", "ab-2"]),
         ("Car", .or([cmp("doors", .equal, 3), cmp("name", .equal, "Clio")]), ["AB-1", "ab-2"]),
         ("Car", .and([cmp("doors", .greater, 1), cmp("plate", .beginsWith, "ab")]), ["ab-2"]),
-        ("Car", .not(.and([cmp("doors", .greater, 1), cmp("name", .beginsWith, "Z")])), ["ab-2", "XY-3"]),
+        ("Car", .not(.and([cmp("doors", .greater, 1), cmp("name", .beginsWith, "Z")])), ["ab-2"]),
+        ("Car", .not(.and([cmp("doors", .greater, 1), cmp("plate", .beginsWith, "Z")])), ["AB-1", "ab-2", "XY-3"]),   // unknown AND false is false
         // to-one key paths (LEFT JOIN), a relationship compared by key
         ("Vehicle", cmp("owner.name", .equal, "Ann"), ["AB-1", "ab-2"]),
         ("Vehicle", cmp("owner.name", .equal, .null), ["XY-3"]),
@@ -141,18 +147,23 @@ import struct Switchyard.SortDescriptor
         ("Owner", cmp("cars.plate", .equal, "AB-1", modifier: .none), ["bob", "emile", "anon"]),
         ("Owner", cmp("cars.plate", .equal, "V-0"), ["bob"]),        // a to-many path without modifier is ANY
         ("Owner", .comparison(Comparison(.constant("AB-1"), .in, .keyPath(["cars", "plate"]))), ["ann"]),
+        ("Owner", .not(.comparison(Comparison(.constant("AB-1"), .in, .keyPath(["cars", "plate"])))), ["bob", "emile", "anon"]),
+        ("Owner", .comparison(Comparison(.constant("ab-1"), .in, .keyPath(["cars", "plate"]), options: .caseInsensitive)), ["ann"]),
+        ("Owner", .comparison(Comparison(.keyPath(["cars"]), .contains, .constant(.integer(3)))), ["bob"]),   // membership by key
+        ("Owner", cmp("cars.plate", .contains, "V-0"), ["bob"]),
+        ("Owner", cmp("cars.plate", .contains, "V", modifier: .any), ["bob"]),   // with ANY: substring per element
         ("Owner", cmp("cars.owner.name", .equal, "bob", modifier: .any), ["bob"]),
     ]
 
     @Test(arguments: cases)
-    func comparison(entity: String, predicate: Predicate, expected: [String]) throws {
+    func comparison(entity: String, predicate: FetchPredicate, expected: [String]) throws {
         #expect(try labels(entity, predicate) == expected)
     }
 
     static func cmp(
         _ path: String, _ op: ComparisonOperator, _ value: AttributeValue, _ options: ComparisonOptions = [],
         modifier: ComparisonModifier = .direct
-    ) -> Predicate {
+    ) -> FetchPredicate {
         .comparison(Comparison(.keyPath(path.split(separator: ".").map(String.init)), op, .constant(value), options: options, modifier: modifier))
     }
 
@@ -168,14 +179,14 @@ import struct Switchyard.SortDescriptor
     }
 
     @Test func sortLimitOffset() throws {
-        #expect(try labels("Vehicle", nil, sort: [SortDescriptor("plate")]) == ["AB-1", "TR-9", "V-0", "XY-3", "ab-2"])
-        #expect(try labels("Owner", nil, sort: [SortDescriptor("name", ascending: false)]) == ["emile", "bob", "ann", "anon"])
+        #expect(try labels("Vehicle", nil, sort: [SortKey("plate")]) == ["AB-1", "TR-9", "V-0", "XY-3", "ab-2"])
+        #expect(try labels("Owner", nil, sort: [SortKey("name", ascending: false)]) == ["emile", "bob", "ann", "anon"])
         // NULL first ascending; ties broken by primary key.
-        #expect(try labels("Vehicle", nil, sort: [SortDescriptor("owner.name")]) == ["XY-3", "AB-1", "ab-2", "TR-9", "V-0"])
-        #expect(try labels("Vehicle", nil, sort: [SortDescriptor("owner.name", ascending: false), SortDescriptor("plate")])
+        #expect(try labels("Vehicle", nil, sort: [SortKey("owner.name")]) == ["XY-3", "AB-1", "ab-2", "TR-9", "V-0"])
+        #expect(try labels("Vehicle", nil, sort: [SortKey("owner.name", ascending: false), SortKey("plate")])
             == ["TR-9", "V-0", "AB-1", "ab-2", "XY-3"])
-        #expect(try labels("Vehicle", nil, sort: [SortDescriptor("plate")], limit: 2, offset: 1) == ["TR-9", "V-0"])
-        #expect(try labels("Vehicle", nil, sort: [SortDescriptor("plate")], offset: 3) == ["XY-3", "ab-2"])
+        #expect(try labels("Vehicle", nil, sort: [SortKey("plate")], limit: 2, offset: 1) == ["TR-9", "V-0"])
+        #expect(try labels("Vehicle", nil, sort: [SortKey("plate")], offset: 3) == ["XY-3", "ab-2"])
         #expect(try labels("Vehicle", nil, limit: 0) == [])
         #expect(try store.count(StoreFetchRequest(entityName: "Vehicle", fetchLimit: 1, fetchOffset: 1)) == 5)
     }
@@ -183,25 +194,30 @@ import struct Switchyard.SortDescriptor
     // MARK: - Errors
 
     @Test func unknownKeyPathsAndUnboundVariables() throws {
-        #expect(throws: PredicateError.unknownKeyPath(entity: "Car", keyPath: "nosuch")) {
+        #expect(throws: QueryError.unknownKeyPath(entity: "Car", keyPath: "nosuch")) {
             try labels("Car", Self.cmp("nosuch", .equal, 1))
         }
         // Attributes of a subentity are not key paths of the parent.
-        #expect(throws: PredicateError.unknownKeyPath(entity: "Vehicle", keyPath: "doors")) {
+        #expect(throws: QueryError.unknownKeyPath(entity: "Vehicle", keyPath: "doors")) {
             try labels("Vehicle", Self.cmp("doors", .equal, 3))
         }
-        #expect(throws: PredicateError.unknownKeyPath(entity: "Vehicle", keyPath: "plate.length")) {
+        #expect(throws: QueryError.unknownKeyPath(entity: "Vehicle", keyPath: "plate.length")) {
             try labels("Vehicle", Self.cmp("plate.length", .equal, 3))
         }
-        #expect(throws: PredicateError.unknownKeyPath(entity: "Vehicle", keyPath: "owner.nosuch")) {
+        #expect(throws: QueryError.unknownKeyPath(entity: "Vehicle", keyPath: "owner.nosuch")) {
             try labels("Vehicle", Self.cmp("owner.nosuch", .equal, 3))
         }
-        #expect(throws: PredicateError.unknownKeyPath(entity: "Vehicle", keyPath: "nosuch")) {
-            try labels("Vehicle", nil, sort: [SortDescriptor("nosuch")])
+        #expect(throws: QueryError.unknownKeyPath(entity: "Vehicle", keyPath: "nosuch")) {
+            try labels("Vehicle", nil, sort: [SortKey("nosuch")])
         }
-        #expect(throws: PredicateError.unboundVariable(name: "FETCH_SOURCE")) {
+        #expect(throws: QueryError.unboundVariable(name: "FETCH_SOURCE.plate")) {
             try labels("Vehicle", .comparison(Comparison(.keyPath(["plate"]), .equal, .variable("FETCH_SOURCE", keyPath: ["plate"]))))
         }
+    }
+
+    @Test func stringOperatorsNeedStrings() throws {
+        #expect(throws: QueryError.self) { try labels("Car", Self.cmp("doors", .beginsWith, "3")) }
+        #expect(throws: QueryError.self) { try labels("Car", Self.cmp("plate", .contains, 3)) }
     }
 
     @Test func toManyWithoutInverseToOneIsUnsupportedForNow() throws {

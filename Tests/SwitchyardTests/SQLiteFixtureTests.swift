@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Switchyard
-import enum Switchyard.Predicate
 
 /// Real Core Data stores opened read-only: every row of every entity compared with what `sqlite3` reports,
 /// literal spot checks, and files byte-identical afterwards.
@@ -142,9 +141,9 @@ struct SQLiteFixtureTests {
         #expect(plain.toOne["owner"] == nil)
         #expect(try store.count(StoreFetchRequest(entityName: "Car")) == 125)
         #expect(try store.count(StoreFetchRequest(entityName: "SportCar")) == 10)
-        let plates = Predicate.comparison(Comparison(.keyPath(["numberPlate"]), .beginsWith, .constant("20")))
+        let plates = FetchPredicate.comparison(Comparison(.keyPath(["numberPlate"]), .beginsWith, .constant("20")))
         #expect(try store.count(StoreFetchRequest(entityName: "Car", predicate: plates)) == 5)
-        let byOwner = Predicate.comparison(Comparison(.keyPath(["owner", "firstName"]), .equal, .constant("Victoria")))
+        let byOwner = FetchPredicate.comparison(Comparison(.keyPath(["owner", "firstName"]), .equal, .constant("Victoria")))
         #expect(try store.count(StoreFetchRequest(entityName: "Car", predicate: byOwner))
             == Int(try SQLite3.query(Self.v1.url.path, "SELECT count(*) FROM ZCAR JOIN ZPERSON p ON p.Z_PK = ZCAR.ZOWNER WHERE p.ZFIRSTNAME = 'Victoria'")))
         let metadata = try store.metadata()
@@ -182,13 +181,13 @@ struct SQLiteFixtureTests {
         #expect(pages.count == 4970)
         #expect(pages.filter { $0.toOne["book"]?.entityName == "GraphicNovel" }.count == 19)
         // (isBlackAndWhite is GraphicNovel's, so not a key path of Page.book, whose destination is Book.)
-        let aboutNovels = Predicate.comparison(Comparison(.keyPath(["book", "title"]), .beginsWith, .constant("title graphic novel")))
+        let aboutNovels = FetchPredicate.comparison(Comparison(.keyPath(["book", "title"]), .beginsWith, .constant("title graphic novel")))
         #expect(try store.count(StoreFetchRequest(entityName: "Page", predicate: aboutNovels)) == 19)
         let feedback = try #require(try store.rows(for: [RowReference(entityName: "Feedback", primaryKey: 1)]).first)
         #expect(feedback["rating"] == .double(5.8))
         #expect(feedback["bookID"] == .uuid(UUID(uuidString: "7E2E4EF6-BEB6-4DF6-A36E-C40353C1A06C")!))
         #expect(try store.fetch(StoreFetchRequest(entityName: "Writer")).map { $0["alias"] } == ["Andrea", "Alessandro"])
-        let bigBooks = Predicate.comparison(Comparison(.keyPath(["pages", "@count"]), .greater, .constant(100)))
+        let bigBooks = FetchPredicate.comparison(Comparison(.keyPath(["pages", "@count"]), .greater, .constant(100)))
         #expect(try store.count(StoreFetchRequest(entityName: "Book", predicate: bigBooks))
             == Int(try SQLite3.query(Self.model2.url.path, "SELECT count(*) FROM ZBOOK b WHERE (SELECT count(*) FROM ZPAGE p WHERE p.ZBOOK = b.Z_PK) > 100")))
     }

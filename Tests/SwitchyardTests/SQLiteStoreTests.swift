@@ -75,7 +75,10 @@ struct SQLiteStoreTests {
             entityName: "AllTypes", predicate: .comparison(Comparison(.keyPath(["str"]), .equal, .constant("decimal")))))
         #expect(decimalRows.map { $0["dec"] } == decimals.map { .decimal($0) })
         let rows = try store.fetch(StoreFetchRequest(
-            entityName: "AllTypes", predicate: .comparison(Comparison(.keyPath(["str"]), .notEqual, .constant("decimal")))))
+            entityName: "AllTypes", predicate: .or([
+                .comparison(Comparison(.keyPath(["str"]), .notEqual, .constant("decimal"))),
+                .comparison(Comparison(.keyPath(["str"]), .equal, .constant(.null))),
+            ])))
         #expect(rows.count == 2)
         let row = try #require(rows.first { $0.primaryKey == key })
         #expect(row.entityName == "AllTypes")

@@ -240,6 +240,9 @@ struct SQLPredicateCompiler {
 
     // MARK: - Predicates
 
+    // Three-valued logic throughout, as SQL has it and as `PredicateEvaluator` documents it: a comparison with
+    // a NULL operand is unknown (NULL), NOT of unknown stays unknown, and only a true WHERE selects a row.
+
     private func compile(_ predicate: FetchPredicate, in scope: Scope, state: State) throws -> SQLFragment {
         switch predicate {
         case .constant(let value):
@@ -251,8 +254,7 @@ struct SQLPredicateCompiler {
             if parts.isEmpty { return SQLFragment("0") }
             return "(" + SQLFragment.joined(try parts.map { try compile($0, in: scope, state: state) }, separator: " OR ") + ")"
         case .not(let inner):
-            // NULL (a comparison with a missing value) counts as false, so NOT of it is true, as in memory.
-            return "NOT COALESCE(" + (try compile(inner, in: scope, state: state)) + ", 0)"
+            return "NOT (" + (try compile(inner, in: scope, state: state)) + ")"
         case .comparison(let comparison):
             return try compile(comparison, in: scope, state: state)
         }
@@ -272,6 +274,7 @@ struct SQLPredicateCompiler {
             if case .value(_, let type) = self { return type }
             return nil
         }
+        /// Holds text: a string-typed column, or a string (or URI) constant.
         var isStringLike: Bool {
             switch self {
             case .value(_, let type): return type == .string || type == .uri || type == .objectID
@@ -291,31 +294,37 @@ struct SQLPredicateCompiler {
             }
         case .constant(let value): return .constant(value)
         case .list(let items): return .list(items)
-        case .variable(let name, _): throw QueryError.unboundVariable(name: name)
+        case .variable(let name, let keyPath):
+            throw QueryError.unboundVariable(name: ([name] + keyPath).joined(separator: "."))
         }
     }
 
     private func compile(_ c: Comparison, in scope: Scope, state: State) throws -> SQLFragment {
         let left = try operand(c.left, in: scope, state: state)
         if case let .toMany(base, entity, relationship, rest) = left {
+            // `tags CONTAINS x` with no modifier is membership, not a substring test on each element.
+            if c.op == .contains, c.modifier == .direct {
+                let needle = try operand(c.right, in: scope, state: state)
+                return try membership(needle, rest: rest, options: c.options, base: base, entity: entity,
+                                      relationship: relationship, state: state)
+            }
             let inner = Comparison(.keyPath(rest), c.op, c.right, options: c.options)
             return try quantified(c.modifier, inner, base: base, entity: entity, relationship: relationship, state: state)
         }
         let right = try operand(c.right, in: scope, state: state)
         if case let .toMany(base, entity, relationship, rest) = right {
-            // `value IN toMany.key` is `ANY toMany.key == value`.
             guard c.op == .in else {
                 throw QueryError.unsupported("a to-many key path on the right of \(c.op.rawValue)")
             }
-            let inner = Comparison(.keyPath(rest), .equal, c.left, options: c.options)
-            return try quantified(.any, inner, base: base, entity: entity, relationship: relationship, state: state)
+            return try membership(left, rest: rest, options: c.options, base: base, entity: entity,
+                                  relationship: relationship, state: state)
         }
-        let scalar = try compare(left, c.op, right, options: c.options, scope: scope, state: state)
-        // ANY/ALL of a single value is the value itself; NONE is its negation.
-        return c.modifier == .none ? "NOT COALESCE(" + scalar + ", 0)" : scalar
+        // A modifier on a single value changes nothing, as in memory.
+        return try compare(left, c.op, right, options: c.options, scope: scope, state: state)
     }
 
-    /// ANY/ALL/NONE over the rows of a to-many relationship, as [NOT] EXISTS over the destination table.
+    /// ANY/ALL/NONE over the rows of a to-many relationship, as [NOT] EXISTS over the destination table: an
+    /// element counts only when its comparison is true, so the result is never unknown.
     private func quantified(
         _ modifier: ComparisonModifier, _ inner: Comparison, base: String, entity: SQLiteEntityLayout,
         relationship: RelationshipDescription, state: State
@@ -328,8 +337,29 @@ struct SQLPredicateCompiler {
         switch modifier {
         case .any, .direct: return exists(condition)
         case .none: return "NOT " + exists(condition)
-        case .all: return "NOT " + exists("NOT COALESCE(" + condition + ", 0)")
+        case .all: return "NOT " + exists("(" + condition + ") IS NOT 1")
         }
+    }
+
+    /// `needle IN toMany.key` with SQL `IN` semantics: false for no elements, unknown for a NULL needle, true on
+    /// a match, else unknown when some element is NULL, else false.
+    private func membership(
+        _ needle: Operand, rest: [String], options: ComparisonOptions, base: String, entity: SQLiteEntityLayout,
+        relationship: RelationshipDescription, state: State
+    ) throws -> SQLFragment {
+        let (sub, correlation) = try subquery(base: base, entity: entity, relationship: relationship, state: state)
+        guard case .value(let element, let type) = try resolve(rest, in: sub, state: state) else {
+            throw QueryError.unsupported("membership in a key path that crosses two to-many relationships")
+        }
+        let elementOperand = Operand.value(element, type)
+        let n = try sql(needle, hint: type)
+        let match = !options.isEmpty && needle.isStringLike && elementOperand.isStringLike
+            ? matchCall(.equal, options, element, n) : element + " = " + n
+        func exists(_ cond: SQLFragment?) -> SQLFragment {
+            "EXISTS (SELECT 1 FROM " + from(sub) + " WHERE " + correlation + (cond.map { " AND " + $0 } ?? SQLFragment("")) + ")"
+        }
+        return "(CASE WHEN NOT " + exists(nil) + " THEN 0 WHEN " + n + " IS NULL THEN NULL WHEN " + exists(match)
+            + " THEN 1 WHEN " + exists(element + " IS NULL") + " THEN NULL ELSE 0 END)"
     }
 
     /// One side as SQL; constants become bound parameters encoded for the other side's column type.
@@ -342,30 +372,34 @@ struct SQLPredicateCompiler {
         }
     }
 
+    private func matchCall(
+        _ op: ComparisonOperator, _ options: ComparisonOptions, _ l: SQLFragment, _ r: SQLFragment
+    ) -> SQLFragment {
+        let code = Self.matchOperators.firstIndex(of: op) ?? 0
+        return "\(Self.matchFunctionName)(\(code), \(options.rawValue), " + l + ", " + r + ")"
+    }
+
     private func compare(
         _ left: Operand, _ op: ComparisonOperator, _ right: Operand, options: ComparisonOptions, scope: Scope,
         state: State
     ) throws -> SQLFragment {
-        let stringy = !options.isEmpty && (left.isStringLike || right.isStringLike)
-        func match(_ op: ComparisonOperator, _ l: SQLFragment, _ r: SQLFragment) -> SQLFragment {
-            let code = Self.matchOperators.firstIndex(of: op) ?? 0
-            return "\(Self.matchFunctionName)(\(code), \(options.rawValue), " + l + ", " + r + ")"
-        }
+        // Options apply when both sides are text, as in memory; otherwise plain SQL (binary collation).
+        let stringy = !options.isEmpty && left.isStringLike && right.isStringLike
         switch op {
         case .equal, .notEqual:
             let equal = op == .equal
+            // A literal nil is IS NULL / IS NOT NULL: never unknown.
             if left.isNull && right.isNull { return SQLFragment(equal ? "1" : "0") }
             if left.isNull || right.isNull {
                 let other = left.isNull ? right : left
                 return try sql(other, hint: nil) + (equal ? " IS NULL" : " IS NOT NULL")
             }
             let l = try sql(left, hint: right.columnType), r = try sql(right, hint: left.columnType)
-            if stringy { return match(op, l, r) }
-            // IS NOT: a missing value differs from any value, as in memory (plain <> would yield NULL).
-            return l + (equal ? " = " : " IS NOT ") + r
+            if stringy { return matchCall(op, options, l, r) }
+            return l + (equal ? " = " : " <> ") + r
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             let l = try sql(left, hint: right.columnType), r = try sql(right, hint: left.columnType)
-            if stringy { return match(op, l, r) }
+            if stringy { return matchCall(op, options, l, r) }
             return l + " \(op.rawValue) " + r
         case .between:
             guard case .list(let bounds) = right, bounds.count == 2 else {
@@ -374,28 +408,35 @@ struct SQLPredicateCompiler {
             let low = try operand(bounds[0], in: scope, state: state)
             let high = try operand(bounds[1], in: scope, state: state)
             let l = try sql(left, hint: nil)
-            return "(" + l + " BETWEEN " + (try sql(low, hint: left.columnType)) + " AND "
-                + (try sql(high, hint: left.columnType)) + ")"
+            let lo = try sql(low, hint: left.columnType), hi = try sql(high, hint: left.columnType)
+            if !options.isEmpty && left.isStringLike && low.isStringLike && high.isStringLike {
+                return "(" + matchCall(.greaterOrEqual, options, l, lo) + " AND " + matchCall(.lessOrEqual, options, l, hi) + ")"
+            }
+            return "(" + l + " BETWEEN " + lo + " AND " + hi + ")"
         case .in:
-            guard case .list(let items) = right else {
-                throw QueryError.unsupported("IN needs a list or a to-many key path on its right")
+            let values: [Operand]
+            switch right {
+            case .list(let list): values = try list.map { try operand($0, in: scope, state: state) }
+            case .constant, .value: values = [right]   // a single right-hand value is a one-element list
+            case .toMany: throw QueryError.unsupported("IN with a to-many key path")
             }
-            if items.isEmpty { return SQLFragment("0") }
+            if values.isEmpty { return SQLFragment("0") }
             let l = try sql(left, hint: nil)
-            let values = try items.map { try operand($0, in: scope, state: state) }
-            if stringy {
-                let terms = try values.filter { !$0.isNull }.map { match(.equal, l, try sql($0, hint: left.columnType)) }
-                let nullTerm = values.contains { $0.isNull } ? [l + " IS NULL"] : []
-                return "(" + SQLFragment.joined(terms + nullTerm, separator: " OR ") + ")"
+            if !options.isEmpty && left.isStringLike {
+                // Each element compared as `==` would be; OR keeps SQL's IN semantics for NULLs.
+                let terms = try values.map { value -> SQLFragment in
+                    let r = try sql(value, hint: left.columnType)
+                    return value.isStringLike ? matchCall(.equal, options, l, r) : l + " = " + r
+                }
+                return "(" + SQLFragment.joined(terms, separator: " OR ") + ")"
             }
-            let nonNull = try values.filter { !$0.isNull }.map { try sql($0, hint: left.columnType) }
-            var terms: [SQLFragment] = []
-            if !nonNull.isEmpty { terms.append(l + " IN (" + SQLFragment.joined(nonNull, separator: ", ") + ")") }
-            if values.contains(where: \.isNull) { terms.append(l + " IS NULL") }
-            return "(" + SQLFragment.joined(terms, separator: " OR ") + ")"
+            return l + " IN (" + SQLFragment.joined(try values.map { try sql($0, hint: left.columnType) }, separator: ", ") + ")"
         case .beginsWith, .endsWith, .contains, .like:
-            if left.isNull || right.isNull { return SQLFragment("0") }
-            return match(op, try sql(left, hint: nil), try sql(right, hint: nil))
+            if left.isNull || right.isNull { return SQLFragment("NULL") }
+            for side in [left, right] where !side.isStringLike {
+                throw QueryError.unsupported("\(op.rawValue) compares strings; one side here is not a string")
+            }
+            return matchCall(op, options, try sql(left, hint: nil), try sql(right, hint: nil))
         }
     }
 }
@@ -404,16 +445,13 @@ struct SQLPredicateCompiler {
 
 extension SQLPredicateCompiler {
     /// `SWITCHYARD_MATCH(op, options, lhs, rhs)`: pure and deterministic, so SQLite may use it anywhere.
+    /// NULL on either side is unknown (NULL), as for the SQL operators.
     static let matchFunction = DatabaseFunction(matchFunctionName, argumentCount: 4, pure: true) { values in
         guard case .int64(let code) = values[0].storage, code >= 0, code < Int64(matchOperators.count),
-            case .int64(let rawOptions) = values[1].storage
-        else { return false }
-        let op = matchOperators[Int(code)]
-        let options = ComparisonOptions(rawValue: Int(rawOptions))
-        switch (SQLiteValueCoding.text(values[2]), SQLiteValueCoding.text(values[3])) {
-        case let (l?, r?): return StringMatching.matches(op, l, r, options: options)
-        case (nil, nil): return op == .equal
-        default: return op == .notEqual
-        }
+            case .int64(let rawOptions) = values[1].storage,
+            let l = SQLiteValueCoding.text(values[2]), let r = SQLiteValueCoding.text(values[3])
+        else { return nil }
+        return StringMatching.matches(
+            matchOperators[Int(code)], l, r, options: ComparisonOptions(rawValue: Int(rawOptions)))
     }
 }
