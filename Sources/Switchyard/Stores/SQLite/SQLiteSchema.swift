@@ -8,13 +8,14 @@ struct SQLiteProjection: Sendable {
     /// Reads one concrete entity's values out of the selected columns.
     struct Reader: Sendable {
         struct Attribute: Sendable {
-            var index: Int
+            /// Result column index.
+            var column: Int32
             var name: String
             var type: AttributeType
         }
         struct ToOne: Sendable {
-            var index: Int
-            var entityIndex: Int?
+            var column: Int32
+            var entityColumn: Int32?
             var name: String
             var destination: String
         }
@@ -158,12 +159,12 @@ struct SQLiteSchema: Sendable {
             readers[member.number] = SQLiteProjection.Reader(
                 entityName: member.name,
                 attributes: member.attributes.compactMap { a in
-                    position[a.column].map { .init(index: $0, name: a.name, type: a.type) }
+                    position[a.column].map { .init(column: Int32($0), name: a.name, type: a.type) }
                 },
                 toOnes: member.toOnes.compactMap { r in
                     position[r.column].map {
-                        .init(index: $0, entityIndex: r.entityColumn.flatMap { position[$0] }, name: r.name,
-                              destination: r.destination)
+                        .init(column: Int32($0), entityColumn: r.entityColumn.flatMap { position[$0] }.map(Int32.init),
+                              name: r.name, destination: r.destination)
                     }
                 })
         }

@@ -67,40 +67,10 @@ extension SQLiteStore {
 
     // MARK: - Decoding
 
-    /// Iterates the cursor once, reading columns by index through the projection's precomputed readers.
     private func decodeRows(
         _ statement: Statement, arguments: [DatabaseValue], projection: SQLiteProjection
     ) throws -> [StoreRow] {
-        var rows: [StoreRow] = []
-        let names = schema.entityNamesByNumber
-        let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(arguments))
-        while let row = try cursor.next() {
-            guard case .int64(let entityNumber) = (row[1] as DatabaseValue).storage,
-                let reader = projection.readers[entityNumber]
-            else { continue }  // a row of an entity this model does not know
-            let primaryKey = try row.decode(Int64.self, atIndex: 0)
-            let version: Int64 = row.hasNull(atIndex: 2) ? 0 : try row.decode(Int64.self, atIndex: 2)
-            var values: [String: AttributeValue] = [:]
-            values.reserveCapacity(reader.attributes.count)
-            for attribute in reader.attributes {
-                let value = row[attribute.index] as DatabaseValue
-                if value.isNull { continue }
-                values[attribute.name] = SQLiteValueCoding.decode(value, as: attribute.type)
-            }
-            var toOne: [String: RowReference] = [:]
-            for relationship in reader.toOnes where !row.hasNull(atIndex: relationship.index) {
-                let key = try row.decode(Int64.self, atIndex: relationship.index)
-                var destination = relationship.destination
-                if let index = relationship.entityIndex, !row.hasNull(atIndex: index),
-                    let name = names[try row.decode(Int64.self, atIndex: index)]
-                {
-                    destination = name
-                }
-                toOne[relationship.name] = RowReference(entityName: destination, primaryKey: key)
-            }
-            rows.append(StoreRow(
-                entityName: reader.entityName, primaryKey: primaryKey, version: version, values: values, toOne: toOne))
-        }
-        return rows
+        var decoder = SQLiteRowDecoder(projection: projection, entityNames: schema.entityNamesByNumber)
+        return try decoder.rows(of: statement, arguments: arguments)
     }
 }
