@@ -117,8 +117,8 @@ struct SQLPredicateCompiler {
     /// the schema's own, never caller input.
     func entityFilter(_ entity: SQLiteEntityLayout, alias: String, includesSubentities: Bool) -> String? {
         let wanted = includesSubentities ? entity.familyNumbers : [entity.number]
-        let inTable = schema.entities.values.filter { $0.table == entity.table }.map(\.number)
-        if Set(wanted).isSuperset(of: inTable) { return nil }
+        let inTable = schema.tableEntityNumbers[entity.table] ?? []
+        if inTable.allSatisfy(wanted.contains) { return nil }
         if wanted.count == 1 { return "\(alias).\"Z_ENT\" = \(wanted[0])" }
         return "\(alias).\"Z_ENT\" IN (\(wanted.sorted().map(String.init).joined(separator: ", ")))"
     }

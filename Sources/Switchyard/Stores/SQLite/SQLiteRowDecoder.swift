@@ -26,6 +26,8 @@ struct SQLiteRowDecoder {
 
     private var shapes: [ShapeKey: Shape] = [:]
     private var last: (key: ShapeKey, shape: Shape)?
+    /// A pattern seen once: a template pays off only from its second row (lookups fetch one row).
+    private var seenOnce: ShapeKey?
     private var scratch: [AttributeValue] = []
 
     init(projection: SQLiteProjection, entityNames: [Int64: String]) {
@@ -38,12 +40,16 @@ struct SQLiteRowDecoder {
     mutating func rows(of statement: Statement, arguments: [DatabaseValue]) throws -> [StoreRow] {
         var rows: [StoreRow] = []
         let sqlite = statement.sqliteStatement
-        let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(arguments))
+        if let (index, code) = statement.bindDirectly(arguments) {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind parameter \(index)", sql: statement.sql)
+        }
+        let cursor = try Row.fetchCursor(statement)
         var current: (number: Int64, reader: SQLiteProjection.Reader)?
         while try cursor.next() != nil {
-            guard case .int64(let entityNumber) = DatabaseValue(sqliteStatement: sqlite, index: 1).storage,
-                case .int64(let primaryKey) = DatabaseValue(sqliteStatement: sqlite, index: 0).storage
-            else { continue }
+            // Z_PK, Z_ENT, Z_OPT are integers in every Core Data row (a NULL reads as 0: no entity, no key,
+            // version 0), so one column call each instead of a type probe plus a read.
+            let entityNumber = Int64(sqliteStatement: sqlite, index: 1)
+            let primaryKey = Int64(sqliteStatement: sqlite, index: 0)
             if current?.number != entityNumber {
                 guard let reader = projection.readers[entityNumber] else { continue }
                 current = (entityNumber, reader)
@@ -52,8 +58,7 @@ struct SQLiteRowDecoder {
                 }
             }
             guard let reader = current?.reader else { continue }
-            var version: Int64 = 0
-            if case .int64(let v) = DatabaseValue(sqliteStatement: sqlite, index: 2).storage { version = v }
+            let version = Int64(sqliteStatement: sqlite, index: 2)
             let values = readValues(sqlite, reader: reader, entity: entityNumber)
             var toOne: [String: RowReference] = [:]
             for relationship in reader.toOnes {
@@ -95,7 +100,14 @@ struct SQLiteRowDecoder {
             mask |= 1 << UInt64(i)
         }
         if mask == 0 { return [:] }
-        let shape = self.shape(ShapeKey(entity: entity, mask: mask), attributes: attributes)
+        let key = ShapeKey(entity: entity, mask: mask)
+        if last?.key != key, shapes[key] == nil, seenOnce != key {
+            seenOnce = key
+            var values = [String: AttributeValue](minimumCapacity: mask.nonzeroBitCount)
+            for i in attributes.indices where mask & (1 << UInt64(i)) != 0 { values[attributes[i].name] = scratch[i] }
+            return values
+        }
+        let shape = self.shape(key, attributes: attributes)
         var values = shape.template
         for slot in shape.slots {
             values.values[slot.index] = scratch[slot.attribute]

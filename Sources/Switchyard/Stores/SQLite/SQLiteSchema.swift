@@ -41,6 +41,8 @@ struct SQLiteSchema: Sendable {
     /// Layouts of every entity whose tree the configuration touches.
     var entities: [String: SQLiteEntityLayout]
     var entityNamesByNumber: [Int64: String]
+    /// Table name -> `Z_ENT` of every entity whose rows it holds.
+    var tableEntityNumbers: [String: [Int64]]
     /// Projections with and without subentities, by entity name.
     var projections: [String: SQLiteProjection]
     var exactProjections: [String: SQLiteProjection]
@@ -101,6 +103,7 @@ struct SQLiteSchema: Sendable {
             tables: tables, tableByRoot: Dictionary(uniqueKeysWithValues: tables.enumerated().map { ($1.rootName, $0) }),
             entities: entities,
             entityNamesByNumber: Dictionary(entities.values.map { ($0.number, $0.name) }, uniquingKeysWith: { a, _ in a }),
+            tableEntityNumbers: Dictionary(grouping: entities.values, by: \.table).mapValues { $0.map(\.number).sorted() },
             projections: [:], exactProjections: [:])
         for layout in entities.values {
             schema.projections[layout.name] = schema.projection(for: layout, includesSubentities: true)

@@ -33,7 +33,10 @@ extension SQLiteStore {
         let query = try compiler.count(unlimited)
         return try read { db in
             let statement = try db.cachedStatement(sql: query.sql)
-            return try Int.fetchOne(statement, arguments: StatementArguments(query.arguments)) ?? 0
+            if let (index, code) = statement.bindDirectly(query.arguments) {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind parameter \(index)", sql: query.sql)
+            }
+            return try Int.fetchOne(statement) ?? 0
         }
     }
 

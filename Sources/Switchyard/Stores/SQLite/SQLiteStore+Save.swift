@@ -70,7 +70,7 @@ extension SQLiteStore {
             }
             for (update, encoded) in updates {
                 let statement = try db.cachedStatement(sql: encoded.sql)
-                statement.setUncheckedArguments(StatementArguments(encoded.arguments))
+                try bind(encoded.arguments, to: statement)
                 try execute(
                     statement, layout: encoded.layout, primaryKey: update.primaryKey, values: update.values,
                     toOne: update.toOne.compactMapValues { $0 })
@@ -86,11 +86,19 @@ extension SQLiteStore {
                     current = (insert.layoutName, try db.cachedStatement(sql: layout.insertSQL), layout)
                 }
                 guard let (_, statement, layout) = current else { continue }
-                statement.setUncheckedArguments(StatementArguments(insert.arguments))
+                try bind(insert.arguments, to: statement)
                 try execute(
                     statement, layout: layout, primaryKey: insert.row.primaryKey, values: insert.row.values,
                     toOne: insert.row.toOne)
             }
+        }
+    }
+
+    private func bind(_ values: [DatabaseValue], to statement: Statement) throws {
+        if let (index, code) = statement.bindDirectly(values) {
+            throw StoreError.sqlite(
+                path: displayPath, configuration: configurationName, sql: statement.sql, code: code,
+                message: "cannot bind parameter \(index)")
         }
     }
 
