@@ -211,6 +211,39 @@ struct SQLiteFixtureTests {
         #expect(try store.count(StoreFetchRequest(entityName: "GeographicRegion")) == 5)
     }
 
+    // MARK: - Models from their XML
+
+    /// The fixtures opened with the models ModelLoader reads from their `.xcdatamodel(d)`: the same rows as with
+    /// the models built in code.
+    @Test(arguments: [
+        (v1, "alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld"),
+        (v2, "alemar11__CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld/SampleModel2.xcdatamodel"),
+        (moody, "objcio__core-data/Migrations/Migrations/Moody.xcdatamodeld"),
+    ])
+    func loadedModelsOpenTheirStores(fixture: Fixture, model: String) throws {
+        let loaded = try ModelLoader.load(at: Fixtures.url(model))
+        let store = try SQLiteStore(url: fixture.url, model: loaded, configuration: "Default", options: .readOnly)
+        let reference = try Self.open(fixture)
+        for entity in reference.entities {
+            let request = StoreFetchRequest(entityName: entity.name, includesSubentities: false)
+            #expect(try store.fetch(request) == (try reference.fetch(request)), "entity \(entity.name)")
+        }
+    }
+
+    @Test func theFirstKilobyteOfARealStoreIsNotAStore() throws {
+        let dir = TemporaryDirectory()
+        let truncated = dir.file("truncated.sqlite")
+        try Data(try Data(contentsOf: Self.v2.url).prefix(1000)).write(to: truncated)
+        for options in [StoreOptions.default, .readOnly] {
+            #expect {
+                try SQLiteStore(url: truncated, model: try Self.v2.model(), configuration: "Default", options: options)
+            } throws: { error in
+                guard case StoreError.notAStore(let path, .sqlite, let reason)? = error as? StoreError else { return false }
+                return path == truncated.path && reason.contains("SQLITE_CORRUPT")
+            }
+        }
+    }
+
     // MARK: - Writing to copies
 
     @Test func aCopyOfMoodyContinuesAboveZMax() throws {
