@@ -28,7 +28,24 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
 
     /// A fresh temporary ID for a newly inserted object.
     static func temporary(entityName: String) -> ObjectID {
-        ObjectID(entityName: entityName, storage: .temporary(UUID()))
+        ObjectID(entityName: entityName, storage: .temporary(nextTemporaryUUID()))
+    }
+
+    /// Temporary IDs are a random per-process UUID with a counter in its last 8 bytes: unique like `UUID()`
+    /// within the process, without a system call per inserted object.
+    private static let temporaryCounter = Locked<(base: uuid_t, next: UInt64)>((UUID().uuid, 0))
+
+    private static func nextTemporaryUUID() -> UUID {
+        temporaryCounter.withLock { state in
+            state.next &+= 1
+            var raw = state.base
+            withUnsafeMutableBytes(of: &raw) { bytes in
+                withUnsafeBytes(of: state.next.bigEndian) { counter in
+                    for i in 0..<8 { bytes[8 + i] = counter[i] }
+                }
+            }
+            return UUID(uuid: raw)
+        }
     }
 
     private init(entityName: String, storage: Storage) {

@@ -77,14 +77,19 @@ public struct EntityDescription: Sendable, Hashable {
 
     // MARK: Lookup
 
+    /// Positions in `allAttributes` / `allRelationships` by name, filled by `ObjectModel`, so lookups on
+    /// the per-object hot path (every get/set) are hashed, not linear.
+    var attributeIndex: [String: Int] = [:]
+    var relationshipIndex: [String: Int] = [:]
+
     /// The attribute (own or inherited) with this name.
     public func attribute(named name: String) -> AttributeDescription? {
-        allAttributes.first { $0.name == name }
+        attributeIndex[name].map { allAttributes[$0] }
     }
 
     /// The relationship (own or inherited) with this name.
     public func relationship(named name: String) -> RelationshipDescription? {
-        allRelationships.first { $0.name == name }
+        relationshipIndex[name].map { allRelationships[$0] }
     }
 
     /// The fetched property (own or inherited) with this name.
@@ -93,14 +98,10 @@ public struct EntityDescription: Sendable, Hashable {
     }
 
     /// Persistent (non-transient) attributes, own and inherited: the ones a store holds.
-    public var persistentAttributes: [AttributeDescription] {
-        allAttributes.filter { !$0.isTransient }
-    }
+    public internal(set) var persistentAttributes: [AttributeDescription] = []
 
     /// Persistent to-one relationships: the ones stored as a foreign key in this entity's row.
-    public var persistentToOneRelationships: [RelationshipDescription] {
-        allRelationships.filter { !$0.isTransient && !$0.isToMany }
-    }
+    public internal(set) var persistentToOneRelationships: [RelationshipDescription] = []
 
     /// True when this is the root of its inheritance tree.
     public var isRoot: Bool { parentName == nil }

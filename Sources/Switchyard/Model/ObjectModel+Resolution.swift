@@ -45,6 +45,10 @@ extension ObjectModel {
             entity.allRelationships = (inherited?.allRelationships ?? []) + entity.relationships
             entity.allFetchedProperties = (inherited?.allFetchedProperties ?? []) + entity.fetchedProperties
             entity.allUniquenessConstraints = (inherited?.allUniquenessConstraints ?? []) + entity.uniquenessConstraints
+            entity.persistentAttributes = entity.allAttributes.filter { !$0.isTransient }
+            entity.persistentToOneRelationships = entity.allRelationships.filter { !$0.isTransient && !$0.isToMany }
+            entity.attributeIndex = Dictionary(entity.allAttributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+            entity.relationshipIndex = Dictionary(entity.allRelationships.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
             var seen = Set<String>()
             let names = entity.allAttributes.map(\.name) + entity.allRelationships.map(\.name)
                 + entity.allFetchedProperties.map(\.name)
