@@ -117,6 +117,12 @@ import Testing
         var outOfRange = book(1, "x")
         outOfRange.values["edition"] = .integer(40_000)   // Integer 16
         #expect(throws: StoreError.self) { try store.save(StoreChangeSet(inserts: [outOfRange])) }
+        var unknown = book(1, "x")
+        unknown.values["nosuch"] = 1
+        #expect(throws: StoreError.unknownProperty(path: store.displayPath, entity: "Book", property: "nosuch")) {
+            try store.save(StoreChangeSet(inserts: [unknown]))
+        }
+        #expect(throws: StoreError.self) { _ = try store.allocatePrimaryKeys(for: "Book", count: 0) }
         #expect(try store.count(StoreFetchRequest(entityName: "Book")) == 0)
     }
 

@@ -19,6 +19,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case readOnly(path: String, operation: String)
     /// The entity is not part of this store's configuration.
     case entityNotInStore(path: String, configuration: String, entity: String)
+    /// A property name the entity does not have (or a transient one, which no store holds).
+    case unknownProperty(path: String, entity: String, property: String)
     /// A value that the attribute's type cannot hold.
     case invalidValue(path: String, entity: String, attribute: String, value: String, expected: String)
     /// The store's tables do not match the model (a column or table is missing).
@@ -47,6 +49,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path): store is read-only; cannot \(operation)"
         case let .entityNotInStore(path, configuration, entity):
             return "\(path): entity \(entity) is not in configuration \(configuration) of this store"
+        case let .unknownProperty(path, entity, property):
+            return "\(path): entity \(entity) has no persistent property '\(property)'"
         case let .invalidValue(path, entity, attribute, value, expected):
             return "\(path): \(entity).\(attribute): value \(value) is not a valid \(expected)"
         case let .schemaMismatch(path, configuration, reason):

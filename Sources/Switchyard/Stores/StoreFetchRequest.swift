@@ -28,7 +28,8 @@ public struct StoreFetchRequest: Sendable, Hashable {
 
 /// Everything one save writes to one store, committed in one transaction or not at all.
 public struct StoreChangeSet: Sendable, Hashable {
-    /// New rows; primary keys come from `allocatePrimaryKeys`, versions are 1.
+    /// New rows; primary keys come from `allocatePrimaryKeys`. Stores keep each row's `version` as given:
+    /// 1 for a new object, the source's `Z_OPT` when a split copies rows.
     public var inserts: [StoreRow]
     public var updates: [RowUpdate]
     public var deletes: [RowDeletion]

@@ -8,7 +8,6 @@ extension InMemoryStore {
         for insert in changes.inserts {
             let entity = try entityInStore(insert.entityName)
             var row = insert
-            row.version = 1
             row.values = try normalizedValues(insert.values, entity: entity)
             if contents.tables[entity.rootName]?[row.primaryKey] != nil {
                 throw StoreError.uniquenessViolation(
@@ -31,7 +30,7 @@ extension InMemoryStore {
             }
             for (key, target) in update.toOne {
                 guard entity.relationship(named: key) != nil else {
-                    throw QueryError.unknownKeyPath(entity: entity.name, keyPath: key)
+                    throw StoreError.unknownProperty(path: displayPath, entity: entity.name, property: key)
                 }
                 row.toOne[key] = target
             }
@@ -61,7 +60,7 @@ extension InMemoryStore {
         var result: [String: AttributeValue] = [:]
         for (key, value) in values {
             guard let attribute = entity.attribute(named: key), !attribute.isTransient else {
-                throw QueryError.unknownKeyPath(entity: entity.name, keyPath: key)
+                throw StoreError.unknownProperty(path: displayPath, entity: entity.name, property: key)
             }
             result[key] = try value.normalized(for: attribute, entity: entity.name, path: displayPath)
         }

@@ -107,8 +107,12 @@ public final class InMemoryStore: PersistentStore {
     // MARK: - Keys
 
     public func allocatePrimaryKeys(for entityName: String, count: Int) throws -> ClosedRange<Int64> {
-        precondition(count > 0, "allocate at least one key")
         let root = try entityInStore(entityName).rootName
+        guard count > 0 else {
+            throw StoreError.invalidValue(
+                path: displayPath, entity: entityName, attribute: "primary key count", value: String(count),
+                expected: "a positive number of keys")
+        }
         return try write { contents in
             let first = (contents.maxKeys[root] ?? 0) + 1
             let last = first + Int64(count) - 1

@@ -242,8 +242,6 @@ extension SQLiteStore {
     }
 
     private func unknownProperty(_ name: String, layout: SQLiteEntityLayout) -> StoreError {
-        StoreError.invalidValue(
-            path: displayPath, entity: layout.name, attribute: name, value: "(any)",
-            expected: "a persistent property of \(layout.name)")
+        StoreError.unknownProperty(path: displayPath, entity: layout.name, property: name)
     }
 }
