@@ -23,7 +23,13 @@ extension ObjectContext {
         let changed = changedObjects.values.filter(\.hasChanges).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
 
         // Route and validate everything before writing anything.
-        for object in inserts { object.store = try route(object) }
+        var routes: [String: any PersistentStore] = [:]
+        for object in inserts {
+            if object.store == nil, let known = routes[object.entity.name] { object.store = known; continue }
+            let store = try route(object)
+            if object.store == nil { routes[object.entity.name] = store }
+            object.store = store
+        }
         for object in inserts + changed where !object.isDeleted { try validate(object) }
         var batches: [ObjectIdentifier: StoreBatch] = [:]
         var order: [ObjectIdentifier] = []
