@@ -39,6 +39,16 @@ public struct KeyedArchive: Sendable {
 
     /// Nesting of collections inside collections beyond this is treated as hostile input.
     static let maxDepth = 200
+    /// One call decodes at most this many values: collections that share members can describe exponentially
+    /// many values in a few bytes, so the expansion is bounded, not the input alone.
+    static let maxValuesPerCall = 100_000
+
+    /// What one decoding call tracks: the collections being expanded (to catch one that contains itself) and
+    /// how many more values it may produce.
+    private struct DecodeState {
+        var visiting = Set<Int>()
+        var budget = KeyedArchive.maxValuesPerCall
+    }
 
     /// Parses `data`; throws `KeyedArchiveError` for a malformed property list or a property list that is not
     /// a keyed archive.
@@ -67,21 +77,21 @@ public struct KeyedArchive: Sendable {
         guard let index = top[key] else {
             throw malformed("$top has no entry '\(key)' (it has: \(topKeys.joined(separator: ", ")))")
         }
-        var visiting = Set<Int>()
-        return try decode(plistIndex: index, depth: 0, visiting: &visiting)
+        var state = DecodeState()
+        return try decode(plistIndex: index, depth: 0, state: &state)
     }
 
     /// The object with this UID: its class and its fields, decoded (collections expanded, other objects as
     /// references).
     public func object(_ uid: Int) throws(KeyedArchiveError) -> ArchivedObject {
-        var visiting = Set<Int>()
-        return try object(uid, depth: 0, visiting: &visiting)
+        var state = DecodeState()
+        return try object(uid, depth: 0, state: &state)
     }
 
     /// The value stored under `uid` (UID 0 is nil).
     public func value(uid: Int) throws(KeyedArchiveError) -> ArchiveValue {
-        var visiting = Set<Int>()
-        return try decode(uid: uid, depth: 0, visiting: &visiting)
+        var state = DecodeState()
+        return try decode(uid: uid, depth: 0, state: &state)
     }
 
     // MARK: - Decoding
@@ -92,8 +102,12 @@ public struct KeyedArchive: Sendable {
 
     /// Decodes a value as it appears inside an object or collection: a UID is followed, plist containers are
     /// decoded element by element.
-    private func decode(plistIndex: Int, depth: Int, visiting: inout Set<Int>) throws(KeyedArchiveError) -> ArchiveValue {
+    private func decode(plistIndex: Int, depth: Int, state: inout DecodeState) throws(KeyedArchiveError) -> ArchiveValue {
         guard depth < Self.maxDepth else { throw malformed("values nest deeper than \(Self.maxDepth) levels") }
+        state.budget -= 1
+        guard state.budget >= 0 else {
+            throw malformed("the archive expands to more than \(Self.maxValuesPerCall) values in one object")
+        }
         switch plist.objects[plistIndex] {
         case .null: return .null
         case .bool(let b): return .bool(b)
@@ -104,49 +118,51 @@ public struct KeyedArchive: Sendable {
         case .string(let s): return .string(s)
         case .uid(let uid):
             guard uid < UInt64(table.count) else { throw malformed("UID \(uid) points past the \(table.count) objects") }
-            return try decode(uid: Int(uid), depth: depth + 1, visiting: &visiting)
+            return try decode(uid: Int(uid), depth: depth + 1, state: &state)
         case .array(let items):
             var result: [ArchiveValue] = []
-            for item in items { result.append(try decode(plistIndex: item, depth: depth + 1, visiting: &visiting)) }
+            for item in items { result.append(try decode(plistIndex: item, depth: depth + 1, state: &state)) }
             return .array(result)
         case .set(let items):
             var result: [ArchiveValue] = []
-            for item in items { result.append(try decode(plistIndex: item, depth: depth + 1, visiting: &visiting)) }
+            for item in items { result.append(try decode(plistIndex: item, depth: depth + 1, state: &state)) }
             return .set(result)
         case .dictionary(let keys, let values):
             var entries: [ArchiveValue.DictionaryEntry] = []
             for (k, v) in zip(keys, values) {
                 entries.append(
                     .init(
-                        key: try decode(plistIndex: k, depth: depth + 1, visiting: &visiting),
-                        value: try decode(plistIndex: v, depth: depth + 1, visiting: &visiting)))
+                        key: try decode(plistIndex: k, depth: depth + 1, state: &state),
+                        value: try decode(plistIndex: v, depth: depth + 1, state: &state)))
             }
             return .dictionary(entries)
         }
     }
 
     /// Decodes the object with this UID: Foundation value classes become values, everything else a reference.
-    private func decode(uid: Int, depth: Int, visiting: inout Set<Int>) throws(KeyedArchiveError) -> ArchiveValue {
+    private func decode(uid: Int, depth: Int, state: inout DecodeState) throws(KeyedArchiveError) -> ArchiveValue {
         // NSKeyedArchiver always writes "$null" at UID 0 and encodes nil as a reference to it.
         if uid == 0 { return .null }
         guard uid < table.count else { throw malformed("UID \(uid) points past the \(table.count) objects") }
         let index = table[uid]
         guard case .dictionary = plist.objects[index] else {
             // Strings and numbers are stored as themselves.
-            return try decode(plistIndex: index, depth: depth, visiting: &visiting)
+            return try decode(plistIndex: index, depth: depth, state: &state)
         }
         let fields = try rawFields(uid)
         guard fields["$class"] != nil else {
-            return try decode(plistIndex: index, depth: depth, visiting: &visiting)
+            return try decode(plistIndex: index, depth: depth, state: &state)
         }
         let (className, hierarchy) = try classInfo(of: uid, fields: fields)
         guard let kind = hierarchy.lazy.compactMap({ ValueClass(rawValue: $0) }).first else {
             return .object(uid: uid, className: className)
         }
         // A collection that (through UIDs) contains itself would expand forever.
-        guard visiting.insert(uid).inserted else { throw malformed("the \(className) with UID \(uid) contains itself") }
-        defer { visiting.remove(uid) }
-        return try decodeValue(kind, uid: uid, className: className, fields: fields, depth: depth, visiting: &visiting)
+        guard state.visiting.insert(uid).inserted else {
+            throw malformed("the \(className) with UID \(uid) contains itself")
+        }
+        defer { state.visiting.remove(uid) }
+        return try decodeValue(kind, uid: uid, className: className, fields: fields, depth: depth, state: &state)
     }
 
     /// The Foundation classes decoded into values, by the name in `$classes`.
@@ -164,11 +180,11 @@ public struct KeyedArchive: Sendable {
     }
 
     private func decodeValue(
-        _ kind: ValueClass, uid: Int, className: String, fields: [String: Int], depth: Int, visiting: inout Set<Int>
+        _ kind: ValueClass, uid: Int, className: String, fields: [String: Int], depth: Int, state: inout DecodeState
     ) throws(KeyedArchiveError) -> ArchiveValue {
         func field(_ key: String) throws(KeyedArchiveError) -> ArchiveValue {
             guard let index = fields[key] else { throw malformed("the \(className) with UID \(uid) has no \(key)") }
-            return try decode(plistIndex: index, depth: depth + 1, visiting: &visiting)
+            return try decode(plistIndex: index, depth: depth + 1, state: &state)
         }
         func list(_ key: String) throws(KeyedArchiveError) -> [ArchiveValue] {
             // An empty collection may leave the key out.
@@ -183,12 +199,12 @@ public struct KeyedArchive: Sendable {
             // Core Data's NSKnownKeysDictionary1 shares its keys: they live in the `searchMapping` object
             // (an NSKnownKeysMappingStrategy1 with a `keys` array); `values` holds the values in the same order.
             guard let mappingIndex = fields["searchMapping"] else {
-                return try decodeValue(.dictionary, uid: uid, className: className, fields: fields, depth: depth, visiting: &visiting)
+                return try decodeValue(.dictionary, uid: uid, className: className, fields: fields, depth: depth, state: &state)
             }
-            guard case .object(let mappingUID, _) = try decode(plistIndex: mappingIndex, depth: depth + 1, visiting: &visiting) else {
+            guard case .object(let mappingUID, _) = try decode(plistIndex: mappingIndex, depth: depth + 1, state: &state) else {
                 throw malformed("the \(className) with UID \(uid) has a searchMapping that is not an object")
             }
-            let mapping = try object(mappingUID, depth: depth + 1, visiting: &visiting)
+            let mapping = try object(mappingUID, depth: depth + 1, state: &state)
             guard let keys = mapping["keys"]?.elements else {
                 throw malformed("the search mapping (UID \(mappingUID)) of the \(className) with UID \(uid) has no keys array")
             }
@@ -243,12 +259,12 @@ public struct KeyedArchive: Sendable {
     // MARK: - Object records
 
     /// `object(_:)` inside a decode already under way, so nesting and self-containment stay bounded.
-    private func object(_ uid: Int, depth: Int, visiting: inout Set<Int>) throws(KeyedArchiveError) -> ArchivedObject {
+    private func object(_ uid: Int, depth: Int, state: inout DecodeState) throws(KeyedArchiveError) -> ArchivedObject {
         let fields = try rawFields(uid)
         let (className, hierarchy) = try classInfo(of: uid, fields: fields)
         var decoded: [String: ArchiveValue] = [:]
         for (key, index) in fields where key != "$class" {
-            decoded[key] = try decode(plistIndex: index, depth: depth + 1, visiting: &visiting)
+            decoded[key] = try decode(plistIndex: index, depth: depth + 1, state: &state)
         }
         return ArchivedObject(uid: uid, className: className, classHierarchy: hierarchy, fields: decoded)
     }
