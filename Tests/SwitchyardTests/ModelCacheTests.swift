@@ -264,6 +264,47 @@ struct CachedModelFixture: Sendable, CustomTestStringConvertible {
         #expect(ArchivedModelReader.attributeTypes.count == AttributeType.allCases.count)
     }
 
+    /// Default values of classes that are objects in an archive: NSDecimalNumber (as Apple writes it) and NSURL.
+    @Test func objectDefaultValues() throws {
+        var a = KeyedArchiveBuilder()
+        func decimal(_ words: [UInt16], exponent: Int64, negative: Bool, byteOrder: Int64 = 1) -> UInt64 {
+            var bytes = Data(count: 16)
+            for (i, word) in words.enumerated() {
+                let (low, high) = (UInt8(word & 0xFF), UInt8(word >> 8))
+                bytes[2 * i] = byteOrder == 1 ? low : high
+                bytes[2 * i + 1] = byteOrder == 1 ? high : low
+            }
+            return a.object("NSDecimalNumberPlaceholder", ["NSDecimalNumber", "NSNumber", "NSValue", "NSObject"], [
+                ("NS.exponent", .int(exponent)), ("NS.length", .int(Int64(words.count))), ("NS.negative", .bool(negative)),
+                ("NS.compact", .bool(true)), ("NS.mantissa.bo", .int(byteOrder)), ("NS.mantissa", .ref(a.data(bytes))),
+            ])
+        }
+        let base = a.object("NSURL", ["NSObject"], [("NS.base", .ref(0)), ("NS.relative", .ref(a.string("https://example.com/a/")))])
+        let items = [
+            decimal([12345], exponent: -3, negative: true),
+            decimal([5, 2], exponent: 2, negative: false),  // (2 * 65536 + 5) * 100
+            decimal([5, 2], exponent: 2, negative: false, byteOrder: 2),
+            decimal([1], exponent: 0, negative: false, byteOrder: 7),  // unknown byte order: no default
+            a.object("NSURL", ["NSObject"], [("NS.base", .ref(0)), ("NS.relative", .ref(a.string("https://example.com/x?q=1")))]),
+            a.object("NSURL", ["NSObject"], [("NS.base", .ref(base)), ("NS.relative", .ref(a.string("c/d")))]),
+        ]
+        let root = a.array(items)
+        let archive = try KeyedArchive(a.build(root: root), source: "defaults")
+        let values = try #require(try archive.topValue().elements)
+        let reader = ArchivedModelReader(archive: archive, source: "defaults")
+        #expect(reader.defaultValue(values[0], type: .decimal) == .decimal(Decimal(string: "-12.345")!))
+        #expect(reader.defaultValue(values[1], type: .decimal) == .decimal(13_107_700))
+        #expect(reader.defaultValue(values[2], type: .decimal) == .decimal(13_107_700))
+        #expect(reader.defaultValue(values[3], type: .decimal) == nil)
+        #expect(reader.defaultValue(values[4], type: .uri) == .uri(URL(string: "https://example.com/x?q=1")!))
+        #expect(reader.defaultValue(values[5], type: .uri) == .uri(URL(string: "https://example.com/a/c/d")!))
+        // A value of the wrong kind for the type is no default, not an error.
+        #expect(reader.defaultValue(values[4], type: .decimal) == nil)
+        #expect(reader.defaultValue(.string("x"), type: .integer64) == nil)
+        #expect(reader.defaultValue(.integer(1), type: .boolean) == .bool(true))
+        #expect(reader.defaultValue(.real(3), type: .integer16) == .integer(3))
+    }
+
     @Test func unconvertiblePredicateKeepsBestEffortText() throws {
         let model = try ModelCache.decode(Deflate.compress(SyntheticModel.archive(predicate: .matches)), source: "synthetic")
         let fetched = try #require(model.entity(named: "Node")?.fetchedProperty(named: "related"))

@@ -36,6 +36,7 @@ public struct CompressionError: Error, Sendable, Equatable, CustomStringConverti
         }
     }
 
+    /// The message for a person: the source, what failed and why.
     public var description: String {
         "\(operation) failed (\(codeName)): \(message)"
     }

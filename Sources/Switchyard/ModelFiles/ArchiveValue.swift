@@ -11,12 +11,19 @@ import Foundation
 public indirect enum ArchiveValue: Sendable, Hashable {
     /// `nil` (UID 0, `$null`) or `NSNull`.
     case null
+    /// A plist boolean (an archived `BOOL` or boolean NSNumber).
     case bool(Bool)
+    /// A plist integer (an archived integer or integral NSNumber).
     case integer(Int64)
+    /// A plist real (an archived `double` or floating-point NSNumber).
     case real(Double)
+    /// A plist string, NSString or NSMutableString.
     case string(String)
+    /// Plist data, NSData or NSMutableData.
     case data(Data)
+    /// A plist date or NSDate.
     case date(Date)
+    /// An NSUUID.
     case uuid(UUID)
     /// NSArray, NSMutableArray, NSOrderedSet.
     case array([ArchiveValue])

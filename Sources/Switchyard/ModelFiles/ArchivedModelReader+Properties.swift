@@ -107,19 +107,24 @@ extension ArchivedModelReader {
         }
     }
 
-    /// An archived NSDecimalNumber: `NS.mantissa` (little-endian 16-bit words, `NS.length` of them),
-    /// `NS.exponent`, `NS.negative`.
+    /// An archived NSDecimalNumber (Apple writes the class as `NSDecimalNumberPlaceholder`): `NS.mantissa`,
+    /// 16 bytes of 16-bit words least significant first, `NS.length` of them in use, in the byte order
+    /// `NS.mantissa.bo` names (1 little-endian, the only one Apple writes; 2 big-endian), `NS.exponent` (a
+    /// signed byte) and `NS.negative`.
     private func decimal(_ uid: Int) -> Decimal? {
-        guard let object = try? archive.object(uid), object.isKind(of: "NSDecimalNumber"),
+        guard let object = try? archive.object(uid),
+            object.isKind(of: "NSDecimalNumber") || object.isKind(of: "NSDecimalNumberPlaceholder"),
             case .data(let mantissa)? = object["NS.mantissa"], let exponent = object["NS.exponent"]?.integerValue,
             let length = object["NS.length"]?.integerValue, (0...8).contains(length), mantissa.count >= Int(length) * 2,
             (-128...127).contains(exponent)
         else { return nil }
-        if object["NS.mantissa.bo"]?.integerValue == 0 { return nil }  // big-endian words: never written on any platform we read
+        let byteOrder = object["NS.mantissa.bo"]?.integerValue ?? 1
+        guard byteOrder == 1 || byteOrder == 2 else { return nil }
         let bytes = [UInt8](mantissa)
         var significand = Decimal(0)
         for word in (0..<Int(length)).reversed() {
-            significand = significand * 65536 + Decimal(Int(bytes[2 * word]) | Int(bytes[2 * word + 1]) << 8)
+            let (first, second) = (Int(bytes[2 * word]), Int(bytes[2 * word + 1]))
+            significand = significand * 65536 + Decimal(byteOrder == 1 ? first | second << 8 : first << 8 | second)
         }
         let negative = object["NS.negative"]?.boolValue ?? false
         return Decimal(sign: negative ? .minus : .plus, exponent: Int(exponent), significand: significand)

@@ -9,6 +9,7 @@ public enum KeyedArchiveError: Error, Sendable, Equatable, CustomStringConvertib
     /// (a dangling reference, a class record without a name, a collection that contains itself).
     case malformedArchive(source: String, reason: String)
 
+    /// The message for a person: the source, what failed and why.
     public var description: String {
         switch self {
         case let .malformedPropertyList(source, offset, reason):

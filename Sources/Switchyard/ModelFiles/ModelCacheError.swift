@@ -12,6 +12,7 @@ public enum ModelCacheError: Error, Sendable, Equatable, CustomStringConvertible
     /// The archive reads, but it is not an NSManagedObjectModel this library can rebuild.
     case invalidModel(source: String, reason: String)
 
+    /// The message for a person: the source, what failed and why.
     public var description: String {
         switch self {
         case let .compression(source, error):
