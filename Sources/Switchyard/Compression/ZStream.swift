@@ -49,6 +49,8 @@ final class ZStream {
     }
 
     deinit {
+        // The end call's code is not checked: deinit cannot throw, and its only failure (Z_DATA_ERROR, "freed
+        // before the end of the stream") follows an error that was already thrown to the caller.
         if initCode == Z_OK {
             switch mode {
             case .deflate: _ = deflateEnd(stream)

@@ -51,7 +51,8 @@ public enum ModelCache {
     }
 
     /// The cache blob for `model`: its `contents` XML, deflated. Throws `ModelCacheError.compression` only if
-    /// zlib fails (out of memory).
+    /// zlib fails (out of memory). The XML holds one version identifier, so a merged model with several
+    /// decodes with the first only.
     public static func encode(_ model: ObjectModel) throws -> Data {
         do {
             return try Deflate.compress(Data(ModelWriter.xml(for: model).utf8), level: 9)
