@@ -45,7 +45,8 @@ struct SQLiteStoreTests {
             "2|Note|0|0", "3|Owner|0|0", "4|Tag|0|0", "5|Vehicle|0|0", "6|Car|5|0", "7|Truck|5|0",
         ])
         #expect(try SQLite3.query(path, "PRAGMA journal_mode") == "wal")
-        #expect(try SQLite3.query(path, "SELECT count(*) FROM Z_MODELCACHE") == "0")
+        // One model-cache row: the model, raw-DEFLATE compressed (it does not start with a zlib header 0x78).
+        #expect(try SQLite3.query(path, "SELECT count(*), substr(hex(Z_CONTENT), 1, 2) != '78' FROM Z_MODELCACHE") == "1|1")
         #expect(try SQLite3.query(path, "SELECT Z_VERSION, Z_UUID FROM Z_METADATA") == "1|\(store.identifier.uuidString)")
     }
 

@@ -54,6 +54,15 @@ import Testing
         #expect(read.uuid == metadata.uuid)
     }
 
+    @Test(arguments: Backend.allCases)
+    func newStoreRecordsItsModel(backend: Backend) throws {
+        let store = try backend.open(model, configuration: "Main", in: dir)
+        let stored = try #require(try store.storedModel())
+        #expect(stored.entities.map(\.name) == model.entities.map(\.name))
+        #expect(stored.versionHashes == model.versionHashes)
+        #expect(stored.configurations.map(\.name) == model.configurations.map(\.name))
+    }
+
     // MARK: - Keys
 
     @Test(arguments: Backend.allCases)

@@ -9,6 +9,8 @@ import Foundation
 ///   readers see a consistent committed snapshot and never a half-applied save.
 /// - **Metadata.** `metadata()` returns what was last written (a new store starts with its type, a fresh UUID
 ///   and the model's version hashes); `setMetadata` replaces it, keeping app keys the caller passes.
+/// - **Model cache.** A new store records the whole model that created it; `storedModel()` returns it
+///   (for a real Core Data store, the model recovered from its keyed-archive `Z_MODELCACHE`).
 /// - **Fetch.** Rows of the requested entity (and its subentities unless `includesSubentities` is false) that
 ///   match the predicate, ordered by the sort descriptors with `AttributeValue.order` semantics (NULL first,
 ///   ties broken by primary key ascending), then offset, then limit. Predicates must be fully substituted;
@@ -38,6 +40,8 @@ public protocol PersistentStore: AnyObject, Sendable {
 
     func metadata() throws -> StoreMetadata
     func setMetadata(_ metadata: StoreMetadata) throws
+    /// The model that last wrote the store, from its model cache; nil when the store has none.
+    func storedModel() throws -> ObjectModel?
 
     func fetch(_ request: StoreFetchRequest) throws -> [StoreRow]
     func count(_ request: StoreFetchRequest) throws -> Int

@@ -49,6 +49,11 @@ public final class InMemoryStore: PersistentStore {
         try write { $0.metadata = metadata }
     }
 
+    /// A memory store is always written by the model it was created with.
+    public func storedModel() throws -> ObjectModel? {
+        try read { _ in model }
+    }
+
     // MARK: - Fetch
 
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {

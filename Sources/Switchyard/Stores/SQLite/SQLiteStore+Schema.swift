@@ -164,6 +164,9 @@ extension SQLiteStore {
         try db.execute(sql: "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
         try db.execute(sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
         try db.execute(sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+        // The model that wrote the store, so a later open can tell what changed (Switchyard's own cache
+        // format: the model's XML, raw-DEFLATE compressed like Core Data's archive).
+        try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [try ModelCache.encode(model)])
         for layout in schema.entities.values.sorted(by: { $0.number < $1.number }) {
             let parent = model.entity(named: layout.name)?.parentName.flatMap { schema.entities[$0]?.number } ?? 0
             try db.execute(

@@ -62,6 +62,17 @@ public final class SQLiteStore: PersistentStore {
         try read { db in try Self.readMetadata(db, path: displayPath) }
     }
 
+    /// The model recovered from `Z_MODELCACHE` (Core Data's keyed archive or Switchyard's XML);
+    /// nil when the store has no model cache (stores written by very old framework versions).
+    public func storedModel() throws -> ObjectModel? {
+        let blob: Data? = try read { db in
+            guard try db.tableExists("Z_MODELCACHE") else { return nil }
+            return try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE WHERE Z_CONTENT IS NOT NULL LIMIT 1")
+        }
+        guard let blob, !blob.isEmpty else { return nil }
+        return try ModelCache.decode(blob, source: "\(displayPath) model cache")
+    }
+
     /// Replaces `Z_METADATA`'s property list (the caller passes the app keys it wants kept).
     public func setMetadata(_ metadata: StoreMetadata) throws {
         let plist: Data
