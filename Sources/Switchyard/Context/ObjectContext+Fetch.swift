@@ -114,23 +114,6 @@ extension ObjectContext {
             return changed === object
         }
     }
-
-    /// Runs a fetched property's predicate with `$FETCH_SOURCE` bound to `object`, across every store that
-    /// holds the destination entity.
-    func resolve(_ property: FetchedPropertyDescription, for object: ManagedObject) throws -> [ManagedObject] {
-        let parsed = try FetchPredicate(format: property.predicateFormat)
-        let predicate = try parsed.substituting { name, keyPath in
-            switch name {
-            case "FETCH_SOURCE":
-                return try object.singleValue(at: keyPath)
-            case "FETCHED_PROPERTY":
-                return .string(property.name)
-            default:
-                throw QueryError.unboundVariable(name: name)
-            }
-        }
-        return try fetch(FetchRequest(entityName: property.destinationEntityName, predicate: predicate))
-    }
 }
 
 // MARK: - ManagedObject as predicate subject

@@ -18,6 +18,7 @@ extension StoreCoordinator {
     /// request's sort, then offset and limit applied across all of them.
     public func fetchRows(_ request: FetchRequest) throws -> [FetchedRow] {
         let targets = try targetStores(for: request)
+        storeFetchCount.withLock { $0 += targets.count }
         if targets.count == 1 {
             return try targets[0].fetch(storeRequest(request)).map { FetchedRow(store: targets[0], row: $0) }
         }

@@ -15,6 +15,8 @@ public final class StoreCoordinator: Sendable {
     /// The merged model every store is opened with.
     public let model: ObjectModel
     let registry = Locked<[any PersistentStore]>([])
+    /// Store fetches issued so far (one per store per `fetchRows`); tests use it to prove batching.
+    let storeFetchCount = Locked<Int>(0)
     let logger = Logger(label: "switchyard.coordinator")
 
     /// Creates a coordinator with no stores.
