@@ -1,0 +1,188 @@
+import Foundation
+
+// MARK: - LMDBRowCoding
+
+/// The `rows` database value: a compact, versioned, self-describing encoding of one `StoreRow`.
+///
+/// ```
+/// format version (1 byte, currently 1)
+/// concrete entity number            unsigned LEB128
+/// Z_OPT                             zigzag LEB128
+/// attributes:  (position + 1, type tag, payload)*  then 0     position in LMDBEntityLayout.attributes
+/// to-ones:     (position + 1, entity number, primary key)* then 0
+/// ```
+/// Only non-null attributes and set relationships are written. Each value carries its own type tag, so a
+/// row decodes to the same `AttributeValue` it was saved as without consulting the attribute's type.
+enum LMDBRowCoding {
+    static let formatVersion: UInt8 = 1
+
+    /// A value's type tag.
+    enum Tag: UInt8 {
+        case integer = 1, double, decimal, string, boolFalse, boolTrue, date, binary, uuid, uri
+    }
+
+    /// A row that cannot be decoded (damaged, or written by a newer format).
+    struct DecodingError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    // MARK: - Encoding
+
+    /// Appends the encoding of `row` (whose entity is `layout`'s, with values already normalized and every
+    /// key known to the layout) to `writer`.
+    static func encode(_ row: StoreRow, layout: LMDBEntityLayout, schema: LMDBSchema, into writer: inout LMDBByteWriter) {
+        writer.byte(formatVersion)
+        writer.unsigned(UInt64(layout.number))
+        writer.signed(row.version)
+        if !row.values.isEmpty {
+            for (position, attribute) in layout.attributes.enumerated() {
+                guard let value = row.values[attribute.name], !value.isNull else { continue }
+                writer.unsigned(UInt64(position + 1))
+                encode(value, into: &writer)
+            }
+        }
+        writer.byte(0)
+        if !row.toOne.isEmpty {
+            for (position, relationship) in layout.toOnes.enumerated() {
+                guard let target = row.toOne[relationship.name], let number = schema.numbers[target.entityName] else { continue }
+                writer.unsigned(UInt64(position + 1))
+                writer.unsigned(UInt64(number))
+                writer.signed(target.primaryKey)
+            }
+        }
+        writer.byte(0)
+    }
+
+    /// One tagged value.
+    static func encode(_ value: AttributeValue, into w: inout LMDBByteWriter) {
+        switch value {
+        case .null:
+            break   // never written: absent means null
+        case .integer(let i):
+            w.byte(Tag.integer.rawValue)
+            w.signed(i)
+        case .double(let d):
+            w.byte(Tag.double.rawValue)
+            w.double(d)
+        case .decimal(let d):
+            w.byte(Tag.decimal.rawValue)
+            encode(decimal: d, into: &w)
+        case .string(let s):
+            w.byte(Tag.string.rawValue)
+            w.lengthPrefixed(s.utf8)
+        case .bool(let b):
+            w.byte(b ? Tag.boolTrue.rawValue : Tag.boolFalse.rawValue)
+        case .date(let date):
+            w.byte(Tag.date.rawValue)
+            w.double(date.timeIntervalSinceReferenceDate)
+        case .binary(let data):
+            w.byte(Tag.binary.rawValue)
+            w.lengthPrefixed(data)
+        case .uuid(let uuid):
+            w.byte(Tag.uuid.rawValue)
+            withUnsafeBytes(of: uuid.uuid) { w.bytes.append(contentsOf: $0) }
+        case .uri(let url):
+            w.byte(Tag.uri.rawValue)
+            w.lengthPrefixed(url.absoluteString.utf8)
+        }
+    }
+
+    /// A decimal as flags (bit 0 negative, bit 1 NaN), the exponent, and the significand's decimal digits:
+    /// exact for all 38 digits and every exponent, using only Foundation's public API.
+    private static func encode(decimal d: Decimal, into w: inout LMDBByteWriter) {
+        if d.isNaN {
+            w.byte(2)
+            return
+        }
+        w.byte(d.sign == .minus && !d.isZero ? 1 : 0)
+        w.signed(Int64(d.exponent))
+        w.lengthPrefixed(d.significand.magnitude.description.utf8)
+    }
+
+    // MARK: - Decoding
+
+    /// The concrete entity number of an encoded row, read without decoding the rest.
+    static func entityNumber(of bytes: UnsafeRawBufferPointer) throws -> Int {
+        var r = LMDBByteReader(bytes)
+        try checkVersion(&r)
+        return Int(try r.unsigned())
+    }
+
+    /// Decodes a whole row. `primaryKey` comes from the row's key.
+    static func decode(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema) throws -> StoreRow {
+        var r = LMDBByteReader(bytes)
+        do {
+            try checkVersion(&r)
+            let number = Int(try r.unsigned())
+            guard let layout = schema.layout(number: number) else {
+                throw DecodingError(description: "row p\(primaryKey) has unknown entity number \(number)")
+            }
+            let version = try r.signed()
+            var values: [String: AttributeValue] = [:]
+            values.reserveCapacity(layout.attributes.count)
+            while true {
+                let tagged = Int(truncatingIfNeeded: try r.unsigned())
+                if tagged == 0 { break }
+                guard tagged <= layout.attributes.count else {
+                    throw DecodingError(description: "\(layout.name)/p\(primaryKey) names attribute \(tagged - 1) of \(layout.attributes.count)")
+                }
+                values[layout.attributes[tagged - 1].name] = try decodeValue(&r)
+            }
+            var toOne: [String: RowReference] = [:]
+            while true {
+                let tagged = Int(truncatingIfNeeded: try r.unsigned())
+                if tagged == 0 { break }
+                let targetNumber = Int(truncatingIfNeeded: try r.unsigned())
+                let targetKey = try r.signed()
+                guard tagged <= layout.toOnes.count, let target = schema.layout(number: targetNumber) else {
+                    throw DecodingError(description: "\(layout.name)/p\(primaryKey) has an unknown to-one \(tagged - 1) -> entity \(targetNumber)")
+                }
+                toOne[layout.toOnes[tagged - 1].name] = RowReference(entityName: target.name, primaryKey: targetKey)
+            }
+            return StoreRow(entityName: layout.name, primaryKey: primaryKey, version: version, values: values, toOne: toOne)
+        } catch is LMDBByteReader.Overrun {
+            throw DecodingError(description: "row p\(primaryKey) ends early (\(bytes.count) bytes)")
+        }
+    }
+
+    /// One tagged value.
+    static func decodeValue(_ r: inout LMDBByteReader) throws -> AttributeValue {
+        let raw = try r.byte()
+        guard let tag = Tag(rawValue: raw) else { throw DecodingError(description: "unknown value tag \(raw)") }
+        switch tag {
+        case .integer: return .integer(try r.signed())
+        case .double: return .double(try r.double())
+        case .decimal: return .decimal(try decodeDecimal(&r))
+        case .string: return .string(String(decoding: try r.lengthPrefixed(), as: UTF8.self))
+        case .boolFalse: return .bool(false)
+        case .boolTrue: return .bool(true)
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: try r.double()))
+        case .binary: return .binary(Data(try r.lengthPrefixed()))
+        case .uuid:
+            guard let uuid = UUID(bytes: Data(try r.bytes(16))) else { throw DecodingError(description: "bad UUID") }
+            return .uuid(uuid)
+        case .uri:
+            let text = String(decoding: try r.lengthPrefixed(), as: UTF8.self)
+            guard let url = URL(string: text) else { throw DecodingError(description: "bad URI \(text)") }
+            return .uri(url)
+        }
+    }
+
+    private static func decodeDecimal(_ r: inout LMDBByteReader) throws -> Decimal {
+        let flags = try r.byte()
+        if flags & 2 != 0 { return .nan }
+        let exponent = try r.signed()
+        let digits = String(decoding: try r.lengthPrefixed(), as: UTF8.self)
+        guard let significand = Decimal(string: digits), abs(exponent) <= 1024 else {
+            throw DecodingError(description: "bad decimal \(digits)e\(exponent)")
+        }
+        return Decimal(sign: flags & 1 != 0 ? .minus : .plus, exponent: Int(exponent), significand: significand)
+    }
+
+    private static func checkVersion(_ r: inout LMDBByteReader) throws {
+        let version = try r.byte()
+        guard version == formatVersion else {
+            throw DecodingError(description: "row format \(version) is not \(formatVersion) (written by a newer Switchyard?)")
+        }
+    }
+}
