@@ -1,0 +1,177 @@
+import Foundation
+
+// MARK: - LMDBReader
+
+/// Reads rows inside one transaction (a snapshot for fetches, the write transaction during a save): single
+/// rows by key, a table in key order, or an index's candidates. Counts the rows it decodes for a fetch.
+final class LMDBReader {
+    let store: LMDBStore
+    let transaction: LMDBTransaction
+    /// Rows decoded as fetch candidates (not rows read to follow relationships).
+    private(set) var rowsVisited = 0
+
+    init(store: LMDBStore, transaction: LMDBTransaction) {
+        self.store = store
+        self.transaction = transaction
+    }
+
+    var schema: LMDBSchema { store.schema }
+
+    // MARK: - Rows
+
+    /// The row with this primary key in the table of root number `root`, or `nil`.
+    func row(root: Int, primaryKey: Int64) throws -> StoreRow? {
+        let key = LMDBRowKey.make(root: root, primaryKey: primaryKey)
+        guard let bytes = try key.withUnsafeBytes({ try transaction.get(store.databases.rows, $0) }) else { return nil }
+        return try LMDBIndexing.decode(bytes, primaryKey: primaryKey, schema: schema, path: store.displayPath)
+    }
+
+    /// `true` at the entity numbers of `layout` (and its subentities when `includesSubentities`).
+    func family(of layout: LMDBEntityLayout, includesSubentities: Bool) -> [Bool] {
+        var mask = [Bool](repeating: false, count: (schema.numbers.values.max() ?? 0) + 1)
+        let names = includesSubentities ? layout.entity.selfAndDescendantNames : [layout.name]
+        for name in names { if let number = schema.numbers[name] { mask[number] = true } }
+        return mask
+    }
+
+    /// Feeds `body` the rows of table `root` whose entity is in `family`, in primary-key order, either all of
+    /// them (a cursor walk) or those `lookup` names; `body` returns `false` to stop early.
+    func candidates(
+        root: Int, family: [Bool], lookup: LMDBQueryPlanner.IndexLookup?, _ body: (StoreRow) throws -> Bool
+    ) throws {
+        if let lookup {
+            guard let database = store.databases.indexes[lookup.definition] else { return }
+            var keys = Set<Int64>()
+            for value in lookup.values {
+                keys.formUnion(try LMDBIndexing.primaryKeys(withPrefix: LMDBIndexKey.prefix([value]), in: database, txn: transaction))
+            }
+            for key in keys.sorted() {
+                let rowKey = LMDBRowKey.make(root: root, primaryKey: key)
+                guard let bytes = try rowKey.withUnsafeBytes({ try transaction.get(store.databases.rows, $0) }) else { continue }
+                guard try isInFamily(bytes, family, key) else { continue }
+                rowsVisited += 1
+                if !(try body(try LMDBIndexing.decode(bytes, primaryKey: key, schema: schema, path: store.displayPath))) { return }
+            }
+            return
+        }
+        try scan(root: root) { key, bytes in
+            guard try isInFamily(bytes, family, key) else { return true }
+            rowsVisited += 1
+            return try body(try LMDBIndexing.decode(bytes, primaryKey: key, schema: schema, path: store.displayPath))
+        }
+    }
+
+    /// Counts the rows of table `root` whose entity is in `family`, reading only each row's entity number.
+    func count(root: Int, family: [Bool]) throws -> Int {
+        var total = 0
+        try scan(root: root) { key, bytes in
+            if try isInFamily(bytes, family, key) { total += 1 }
+            return true
+        }
+        return total
+    }
+
+    /// Walks every row of table `root` in key order; `body` gets the primary key and encoded row.
+    func scan(root: Int, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let cursor = try LMDBCursor(store.databases.rows, in: transaction)
+        defer { cursor.close() }
+        var entry = try cursor.seek(atLeast: LMDBRowKey.prefix(root: root))
+        while let current = entry, LMDBRowKey.root(of: current.key) == root {
+            if !(try body(LMDBRowKey.primaryKey(of: current.key), current.value)) { return }
+            entry = try cursor.next()
+        }
+    }
+
+    private func isInFamily(_ bytes: UnsafeRawBufferPointer, _ family: [Bool], _ key: Int64) throws -> Bool {
+        let number: Int
+        do {
+            number = try LMDBRowCoding.entityNumber(of: bytes)
+        } catch {
+            throw StoreError.notAStore(path: store.displayPath, expected: .lmdb, reason: "damaged row p\(key): \(error)")
+        }
+        return number < family.count && family[number]
+    }
+
+    // MARK: - Relationships
+
+    /// The rows a relationship of `item` reaches, as `MemoryRowSubject` finds them: a to-one by its target's
+    /// key, a to-many through the inverse to-one's index (members in primary-key order).
+    func related(_ item: StoreRow, _ relationship: RelationshipDescription, in entity: EntityDescription) throws -> [StoreRow] {
+        let model = store.model
+        guard let destination = model.entity(named: relationship.destinationEntityName),
+            let root = schema.numbers[destination.rootName]
+        else { return [] }
+        if !relationship.isToMany {
+            guard let target = item.toOne[relationship.name] else { return [] }
+            return try row(root: root, primaryKey: target.primaryKey).map { [$0] } ?? []
+        }
+        guard let inverse = relationship.inverseName, destination.relationship(named: inverse)?.isToMany == false else {
+            throw StoreError.unsupportedPredicate(
+                path: store.displayPath, reason: "to-many \(entity.name).\(relationship.name) has no to-one inverse to search by")
+        }
+        let family = Set(destination.selfAndDescendantNames)
+        func isMember(_ row: StoreRow) -> Bool {
+            family.contains(row.entityName) && row.toOne[inverse]?.primaryKey == item.primaryKey
+        }
+        var members: [StoreRow] = []
+        if let definition = schema.index(root: destination.rootName, firstProperty: inverse),
+            let database = store.databases.indexes[definition]
+        {
+            let prefix = LMDBIndexKey.prefix([.integer(item.primaryKey)])
+            for key in try LMDBIndexing.primaryKeys(withPrefix: prefix, in: database, txn: transaction) {
+                if let member = try row(root: root, primaryKey: key), isMember(member) { members.append(member) }
+            }
+        } else {
+            // No index (a read-only store written before the index existed): scan the table.
+            try scan(root: root) { key, bytes in
+                let member = try LMDBIndexing.decode(bytes, primaryKey: key, schema: schema, path: store.displayPath)
+                if isMember(member) { members.append(member) }
+                return true
+            }
+        }
+        return members.sorted { $0.primaryKey < $1.primaryKey }
+    }
+}
+
+@available(*, unavailable, message: "a reader lives inside one transaction")
+extension LMDBReader: Sendable {}
+
+// MARK: - LMDBRowSubject
+
+/// An LMDB row seen by the predicate evaluator: follows to-one references and finds to-many members through
+/// the inverse to-one, inside the reader's transaction. Mirrors `MemoryRowSubject` rule for rule.
+struct LMDBRowSubject: PredicateSubject {
+    let row: StoreRow
+    let reader: LMDBReader
+
+    func predicateValues(at keyPath: [String]) throws -> PredicateValue {
+        let model = reader.store.model
+        var current: [StoreRow] = [row]
+        var isMany = false
+        for (index, key) in keyPath.enumerated() {
+            let isLast = index == keyPath.count - 1
+            var next: [StoreRow] = []
+            var values: [AttributeValue] = []
+            for item in current {
+                guard let entity = model.entity(named: item.entityName) else { continue }
+                if let attribute = entity.attribute(named: key), !attribute.isTransient, isLast {
+                    values.append(item[key])
+                } else if let relationship = entity.relationship(named: key) {
+                    let targets = try reader.related(item, relationship, in: entity)
+                    if relationship.isToMany { isMany = true }
+                    if isLast {
+                        if relationship.isToMany { values += targets.map { .integer($0.primaryKey) } }
+                        else { values.append(targets.first.map { .integer($0.primaryKey) } ?? .null) }
+                    } else {
+                        next += targets
+                    }
+                } else {
+                    throw QueryError.unknownKeyPath(entity: entity.name, keyPath: keyPath.joined(separator: "."))
+                }
+            }
+            if isLast { return isMany ? .many(values) : .single(values.first ?? .null) }
+            current = next
+        }
+        return .single(.integer(row.primaryKey))
+    }
+}
