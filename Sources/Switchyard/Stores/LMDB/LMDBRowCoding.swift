@@ -105,7 +105,7 @@ enum LMDBRowCoding {
     static func entityNumber(of bytes: UnsafeRawBufferPointer) throws -> Int {
         var r = LMDBByteReader(bytes)
         try checkVersion(&r)
-        return Int(try r.unsigned())
+        return Int(truncatingIfNeeded: try r.unsigned())
     }
 
     /// Decodes a whole row. `primaryKey` comes from the row's key.
@@ -113,7 +113,7 @@ enum LMDBRowCoding {
         var r = LMDBByteReader(bytes)
         do {
             try checkVersion(&r)
-            let number = Int(try r.unsigned())
+            let number = Int(truncatingIfNeeded: try r.unsigned())
             guard let layout = schema.layout(number: number) else {
                 throw DecodingError(description: "row p\(primaryKey) has unknown entity number \(number)")
             }
@@ -173,7 +173,9 @@ enum LMDBRowCoding {
         if flags & 2 != 0 { return .nan }
         let exponent = try r.signed()
         let digits = String(decoding: try r.lengthPrefixed(), as: UTF8.self)
-        guard let significand = Decimal(string: digits), abs(exponent) <= 1024 else {
+        guard digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let significand = Decimal(string: digits),
+            (-1024...1024).contains(exponent)
+        else {
             throw DecodingError(description: "bad decimal \(digits)e\(exponent)")
         }
         return Decimal(sign: flags & 1 != 0 ? .minus : .plus, exponent: Int(exponent), significand: significand)
