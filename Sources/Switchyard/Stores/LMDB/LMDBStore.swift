@@ -86,16 +86,15 @@ public final class LMDBStore: PersistentStore {
             return
         }
         let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        if !contents.contains("data.mdb") {
-            if readOnly {
-                throw StoreError.openFailed(path: path, configuration: configuration, reason: "the directory has no data.mdb")
-            }
-            let others = contents.filter { $0 != "lock.mdb" }
-            if !others.isEmpty {
-                throw StoreError.notAStore(
-                    path: path, expected: .lmdb,
-                    reason: "the directory holds other files (\(others.sorted().prefix(3).joined(separator: ", "))) and no data.mdb")
-            }
+        guard !contents.contains("data.mdb") else { return }
+        let others = contents.filter { $0 != "lock.mdb" }
+        if !others.isEmpty {
+            throw StoreError.notAStore(
+                path: path, expected: .lmdb,
+                reason: "the directory holds other files (\(others.sorted().prefix(3).joined(separator: ", "))) and no data.mdb")
+        }
+        if readOnly {
+            throw StoreError.openFailed(path: path, configuration: configuration, reason: "the directory has no data.mdb")
         }
     }
 
