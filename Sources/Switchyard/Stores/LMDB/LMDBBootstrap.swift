@@ -69,19 +69,23 @@ struct LMDBBootstrap {
         }
         let schema = LMDBSchema(model: model, served: served, numbers: numbers)
 
-        var indexes: [LMDBIndexDefinition: LMDBDatabase] = [:]
+        var indexes: [String: [LMDBDatabase?]] = [:]
         for root in schema.servedRoots {
-            var missing: [LMDBIndexDefinition] = []
-            for definition in schema.indexes[root] ?? [] {
+            var databases: [LMDBDatabase?] = []
+            var missing: [Int] = []
+            for (position, definition) in (schema.indexes[root] ?? []).enumerated() {
                 if let database = try LMDBDatabase.open(definition.databaseName, in: txn) {
-                    indexes[definition] = database
+                    databases.append(database)
                 } else if writable {
-                    indexes[definition] = try required(definition.databaseName, txn, create: true)
-                    missing.append(definition)
+                    databases.append(try required(definition.databaseName, txn, create: true))
+                    missing.append(position)
+                } else {
+                    databases.append(nil)
                 }
             }
+            indexes[root] = databases
             if !missing.isEmpty, !isNew {
-                try backfill(missing, root: root, schema: schema, rows: rows, indexes: indexes, txn: txn)
+                try backfill(missing, root: root, schema: schema, rows: rows, databases: databases, txn: txn)
             }
         }
         let databases = LMDBStoreDatabases(rows: rows, meta: meta, modelCache: modelCache, indexes: indexes)
@@ -91,20 +95,19 @@ struct LMDBBootstrap {
     /// Builds new indexes from the table's existing rows (a model that gained an index, or a store written
     /// before one existed).
     private func backfill(
-        _ definitions: [LMDBIndexDefinition], root: String, schema: LMDBSchema, rows: LMDBDatabase,
-        indexes: [LMDBIndexDefinition: LMDBDatabase], txn: LMDBTransaction
+        _ positions: [Int], root: String, schema: LMDBSchema, rows: LMDBDatabase, databases: [LMDBDatabase?],
+        txn: LMDBTransaction
     ) throws {
         guard let rootNumber = schema.numbers[root] else { return }
-        let prefix = LMDBRowKey.prefix(root: rootNumber)
         let cursor = try LMDBCursor(rows, in: txn)
         defer { cursor.close() }
-        var entry = try cursor.seek(atLeast: prefix)
+        var entry = try cursor.seek(atLeast: LMDBRowKey.prefix(root: rootNumber))
         while let current = entry, LMDBRowKey.root(of: current.key) == rootNumber {
             let key = LMDBRowKey.primaryKey(of: current.key)
-            let row = try LMDBIndexing.decode(current.value, primaryKey: key, schema: schema, path: path)
-            for definition in definitions {
-                guard let database = indexes[definition] else { continue }
-                try LMDBIndexing.add(row, definition: definition, database: database, txn: txn)
+            let image = try LMDBIndexing.decodeImage(current.value, primaryKey: key, schema: schema, path: path)
+            for position in positions {
+                guard let database = databases[position], let indexKey = LMDBIndexing.entry(of: image, index: position) else { continue }
+                try txn.put(database, indexKey, [])
             }
             entry = try cursor.next()
         }

@@ -122,6 +122,13 @@ enum LMDBRowKey {
         return w.bytes
     }
 
+    /// Overwrites a 12-byte key in place (saves reuse one buffer for every row).
+    static func set(_ key: inout [UInt8], root: Int, primaryKey: Int64) {
+        let r = UInt32(truncatingIfNeeded: root), p = UInt64(bitPattern: primaryKey)
+        for i in 0..<4 { key[i] = UInt8(truncatingIfNeeded: r >> (24 - 8 * i)) }
+        for i in 0..<8 { key[4 + i] = UInt8(truncatingIfNeeded: p >> (56 - 8 * i)) }
+    }
+
     /// The first 4 bytes shared by every row of a table.
     static func prefix(root: Int) -> [UInt8] {
         var w = LMDBByteWriter(capacity: 4)

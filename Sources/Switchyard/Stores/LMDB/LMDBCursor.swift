@@ -45,7 +45,7 @@ final class LMDBCursor {
     /// The first entry whose key is greater than or equal to `key` (`MDB_SET_RANGE`).
     func seek(atLeast key: UnsafeRawBufferPointer) throws -> Entry? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        return try move(MDB_SET_RANGE, &k, "MDB_SET_RANGE")
+        return try move(MDB_SET_RANGE, &k)
     }
 
     /// `seek(atLeast:)` for a byte array.
@@ -56,23 +56,23 @@ final class LMDBCursor {
     /// The first entry of the database (`MDB_FIRST`).
     func first() throws -> Entry? {
         var k = MDB_val()
-        return try move(MDB_FIRST, &k, "MDB_FIRST")
+        return try move(MDB_FIRST, &k)
     }
 
     /// The entry after the current one (`MDB_NEXT`).
     func next() throws -> Entry? {
         var k = MDB_val()
-        return try move(MDB_NEXT, &k, "MDB_NEXT")
+        return try move(MDB_NEXT, &k)
     }
 
-    private func move(_ op: MDB_cursor_op, _ key: inout MDB_val, _ name: String) throws -> Entry? {
+    private func move(_ op: MDB_cursor_op, _ key: inout MDB_val) throws -> Entry? {
         guard let handle else {
-            throw StoreError.lmdb(path: transaction.path, call: "mdb_cursor_get(\(name))", code: EINVAL, message: "the cursor is closed")
+            throw StoreError.lmdb(path: transaction.path, call: database.cursorCall, code: EINVAL, message: "the cursor is closed")
         }
         var value = MDB_val()
         let rc = mdb_cursor_get(handle, &key, &value, op)
         if rc == MDB_NOTFOUND { return nil }
-        try LMDB.check(rc, operation: "mdb_cursor_get(\(database.name ?? "main"), \(name))", path: transaction.path)
+        try LMDB.check(rc, operation: database.cursorCall, path: transaction.path)
         return Entry(
             key: UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size),
             value: UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))

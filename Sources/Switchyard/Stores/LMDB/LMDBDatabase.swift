@@ -19,6 +19,19 @@ struct LMDBDatabase: Sendable, Hashable {
     let name: String?
     /// The `MDB_dbi` handle.
     let handle: MDB_dbi
+    /// The calls as errors name them, spelled once here: gets and puts run by the hundred thousand, and
+    /// building "mdb_put(rows)" for each would cost more than the put.
+    let getCall: String, putCall: String, deleteCall: String, cursorCall: String
+
+    init(name: String?, handle: MDB_dbi) {
+        self.name = name
+        self.handle = handle
+        let label = name ?? "main"
+        getCall = "mdb_get(\(label))"
+        putCall = "mdb_put(\(label))"
+        deleteCall = "mdb_del(\(label))"
+        cursorCall = "mdb_cursor_get(\(label))"
+    }
 
     /// Opens the named database in `transaction`, or returns `nil` when it does not exist and `.create` is not
     /// among `flags`. LMDB forbids opening databases from concurrent transactions, so callers do this inside

@@ -28,10 +28,15 @@ enum LMDBIndexKey {
     static func entry(_ values: [AttributeValue], primaryKey: Int64) -> [UInt8] {
         var w = LMDBByteWriter(capacity: 32)
         for value in values { append(value, to: &w) }
-        // Only a many-property index of long values gets here; the cut entry is still unique by its key.
+        finish(&w, primaryKey: primaryKey)
+        return w.bytes
+    }
+
+    /// Completes an entry whose values `w` holds: cut to `valuesLimit` (only a many-property index of long
+    /// values gets there; the entry stays unique by its primary key), then the primary key.
+    static func finish(_ w: inout LMDBByteWriter, primaryKey: Int64) {
         if w.bytes.count > valuesLimit { w.bytes.removeLast(w.bytes.count - valuesLimit) }
         w.bigEndian(UInt64(bitPattern: primaryKey))
-        return w.bytes
     }
 
     /// The prefix shared by every entry whose leading values are `values`.
@@ -56,12 +61,18 @@ enum LMDBIndexKey {
         case .integer, .double, .decimal, .bool, .date:
             w.byte(0x10)
             w.bigEndian(orderedBits(value.numericValue ?? 0))
-        case .string, .uri:
+        case .string(let s):
             w.byte(0x20)
-            escape(Array((value.stringValue ?? "").utf8), into: &w)
-        case .binary, .uuid:
+            escape(s.utf8, into: &w)
+        case .uri(let url):
+            w.byte(0x20)
+            escape(url.absoluteString.utf8, into: &w)
+        case .binary(let data):
             w.byte(0x30)
-            escape(Array(value.bytesValue ?? Data()), into: &w)
+            escape(data, into: &w)
+        case .uuid(let uuid):
+            w.byte(0x30)
+            escape(uuid.bytes, into: &w)
         }
     }
 
@@ -74,7 +85,7 @@ enum LMDBIndexKey {
 
     /// The bytes with 00 escaped as 00 FF (at most `elementLimit` of them), then the 00 00 terminator: no
     /// element is a prefix of another, and byte order is preserved.
-    private static func escape(_ bytes: [UInt8], into w: inout LMDBByteWriter) {
+    private static func escape<C: Sequence>(_ bytes: C, into w: inout LMDBByteWriter) where C.Element == UInt8 {
         var written = 0
         for b in bytes {
             written += b == 0 ? 2 : 1

@@ -5,54 +5,50 @@ import Foundation
 /// Keeping the `index:` databases in step with `rows`, and reading them. An entry exists for every row of the
 /// table whose first indexed property is not null (lookups never search for null: `x == nil` is a scan).
 enum LMDBIndexing {
-    /// The value an index (and a uniqueness constraint) sees for `property`: the attribute, or a to-one's
-    /// primary key, as the predicate evaluator reads them.
-    static func value(of property: String, in row: StoreRow) -> AttributeValue {
-        if let value = row.values[property] { return value }
-        if let target = row.toOne[property] { return .integer(target.primaryKey) }
-        return .null
+    /// The entry key of `image` in the table's index at `position`, or `nil` when its first property is null.
+    static func entry(of image: LMDBRowImage, index position: Int) -> [UInt8]? {
+        var w = LMDBByteWriter(capacity: 48)
+        return entry(of: image, index: position, into: &w) ? w.bytes : nil
     }
 
-    /// The entry key of `row` in `definition`, or `nil` when its first property is null.
-    static func entry(of row: StoreRow, in definition: LMDBIndexDefinition) -> [UInt8]? {
-        let values = definition.properties.map { value(of: $0, in: row) }
-        guard let first = values.first, !first.isNull else { return nil }
-        return LMDBIndexKey.entry(values, primaryKey: row.primaryKey)
+    /// Writes the entry key into `w` (replacing its contents); `false` when the first property is null.
+    static func entry(of image: LMDBRowImage, index position: Int, into w: inout LMDBByteWriter) -> Bool {
+        let slots = image.layout.indexSlots[position]
+        guard let first = slots.first, !image.value(first).isNull else { return false }
+        w.bytes.removeAll(keepingCapacity: true)
+        for slot in slots { LMDBIndexKey.append(image.value(slot), to: &w) }
+        LMDBIndexKey.finish(&w, primaryKey: image.primaryKey)
+        return true
     }
 
     // MARK: - Writing
 
-    /// Adds `row`'s entry to one index.
-    static func add(_ row: StoreRow, definition: LMDBIndexDefinition, database: LMDBDatabase, txn: LMDBTransaction) throws {
-        guard let key = entry(of: row, in: definition) else { return }
-        try txn.put(database, key, [])
-    }
-
-    /// Adds `row` to every index of its table.
-    static func add(_ row: StoreRow, root: String, schema: LMDBSchema, databases: LMDBStoreDatabases, txn: LMDBTransaction) throws {
-        for definition in schema.indexes[root] ?? [] {
-            guard let database = databases.indexes[definition] else { continue }
-            try add(row, definition: definition, database: database, txn: txn)
+    /// Adds `image` to every index of its table; `scratch` is reused for the keys.
+    static func add(
+        _ image: LMDBRowImage, databases: [LMDBDatabase?], txn: LMDBTransaction, scratch: inout LMDBByteWriter
+    ) throws {
+        for (position, database) in databases.enumerated() {
+            guard let database, entry(of: image, index: position, into: &scratch) else { continue }
+            try scratch.bytes.withUnsafeBytes { key in
+                _ = try txn.put(database, key, UnsafeRawBufferPointer(start: nil, count: 0))
+            }
         }
     }
 
-    /// Removes `row` from every index of its table.
-    static func remove(_ row: StoreRow, root: String, schema: LMDBSchema, databases: LMDBStoreDatabases, txn: LMDBTransaction) throws {
-        for definition in schema.indexes[root] ?? [] {
-            guard let database = databases.indexes[definition], let key = entry(of: row, in: definition) else { continue }
+    /// Removes `image` from every index of its table.
+    static func remove(_ image: LMDBRowImage, databases: [LMDBDatabase?], txn: LMDBTransaction) throws {
+        for (position, database) in databases.enumerated() {
+            guard let database, let key = entry(of: image, index: position) else { continue }
             try txn.delete(database, key)
         }
     }
 
-    /// Moves the entries of a row whose indexed values changed from `old` to `new`.
-    static func update(
-        from old: StoreRow, to new: StoreRow, root: String, schema: LMDBSchema, databases: LMDBStoreDatabases,
-        txn: LMDBTransaction
-    ) throws {
-        for definition in schema.indexes[root] ?? [] {
-            guard let database = databases.indexes[definition] else { continue }
-            let before = entry(of: old, in: definition)
-            let after = entry(of: new, in: definition)
+    /// Moves the entries of a row whose indexed values changed from `old` to `new` (same entity and key).
+    static func update(from old: LMDBRowImage, to new: LMDBRowImage, databases: [LMDBDatabase?], txn: LMDBTransaction) throws {
+        for (position, database) in databases.enumerated() {
+            guard let database else { continue }
+            let before = entry(of: old, index: position)
+            let after = entry(of: new, index: position)
             if before == after { continue }
             if let before { try txn.delete(database, before) }
             if let after { try txn.put(database, after, []) }
@@ -83,6 +79,15 @@ enum LMDBIndexing {
             throw StoreError.notAStore(path: path, expected: .lmdb, reason: "damaged row: \(error)")
         }
     }
+
+    /// Decodes a row by position, reporting damage as `StoreError.notAStore` naming the store.
+    static func decodeImage(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema, path: String) throws -> LMDBRowImage {
+        do {
+            return try LMDBRowCoding.decodeImage(bytes, primaryKey: primaryKey, schema: schema)
+        } catch let error as LMDBRowCoding.DecodingError {
+            throw StoreError.notAStore(path: path, expected: .lmdb, reason: "damaged row: \(error)")
+        }
+    }
 }
 
 // MARK: - LMDBQueryPlanner
@@ -93,13 +98,15 @@ enum LMDBIndexing {
 enum LMDBQueryPlanner {
     /// Rows to read through an index: the entries for any of `values` (duplicates removed).
     struct IndexLookup {
-        let definition: LMDBIndexDefinition
+        /// Position of the index in `LMDBSchema.indexes[root]`.
+        let index: Int
         let values: [AttributeValue]
     }
 
-    /// An index lookup for `predicate` over `root`'s table, or `nil` for a scan.
+    /// An index lookup for `predicate` over `root`'s table, or `nil` for a scan. `available` are the table's
+    /// index databases (`nil` where a read-only store lacks one).
     static func lookup(
-        for predicate: FetchPredicate?, root: String, schema: LMDBSchema, available: [LMDBIndexDefinition: LMDBDatabase]
+        for predicate: FetchPredicate?, root: String, schema: LMDBSchema, available: [LMDBDatabase?]
     ) -> IndexLookup? {
         guard let predicate else { return nil }
         switch predicate {
@@ -116,7 +123,7 @@ enum LMDBQueryPlanner {
     }
 
     private static func lookup(
-        for comparison: Comparison, root: String, schema: LMDBSchema, available: [LMDBIndexDefinition: LMDBDatabase]
+        for comparison: Comparison, root: String, schema: LMDBSchema, available: [LMDBDatabase?]
     ) -> IndexLookup? {
         // String options compare through folding, which the byte-exact index cannot answer.
         guard comparison.modifier == .direct, comparison.options.isEmpty else { return nil }
@@ -144,9 +151,11 @@ enum LMDBQueryPlanner {
         }
         // A null never matches through IN (membership with null is unknown at best).
         values.removeAll { $0.isNull }
-        guard let definition = schema.index(root: root, firstProperty: key), available[definition] != nil else { return nil }
+        guard let index = schema.index(root: root, firstProperty: key), index < available.count, available[index] != nil else {
+            return nil
+        }
         var unique: [AttributeValue] = []
         for value in values where !unique.contains(where: { AttributeValue.storeEqual($0, value) }) { unique.append(value) }
-        return IndexLookup(definition: definition, values: unique)
+        return IndexLookup(index: index, values: unique)
     }
 }

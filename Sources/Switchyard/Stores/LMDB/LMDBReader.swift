@@ -21,17 +21,24 @@ final class LMDBReader {
 
     /// The row with this primary key in the table of root number `root`, or `nil`.
     func row(root: Int, primaryKey: Int64) throws -> StoreRow? {
+        guard let bytes = try encodedRow(root: root, primaryKey: primaryKey) else { return nil }
+        return try LMDBIndexing.decode(bytes, primaryKey: primaryKey, schema: schema, path: store.path)
+    }
+
+    /// The row by position (for saves), or `nil`.
+    func image(root: Int, primaryKey: Int64) throws -> LMDBRowImage? {
+        guard let bytes = try encodedRow(root: root, primaryKey: primaryKey) else { return nil }
+        return try LMDBIndexing.decodeImage(bytes, primaryKey: primaryKey, schema: schema, path: store.path)
+    }
+
+    private func encodedRow(root: Int, primaryKey: Int64) throws -> UnsafeRawBufferPointer? {
         let key = LMDBRowKey.make(root: root, primaryKey: primaryKey)
-        guard let bytes = try key.withUnsafeBytes({ try transaction.get(store.databases.rows, $0) }) else { return nil }
-        return try LMDBIndexing.decode(bytes, primaryKey: primaryKey, schema: schema, path: store.displayPath)
+        return try key.withUnsafeBytes { try transaction.get(store.databases.rows, $0) }
     }
 
     /// `true` at the entity numbers of `layout` (and its subentities when `includesSubentities`).
     func family(of layout: LMDBEntityLayout, includesSubentities: Bool) -> [Bool] {
-        var mask = [Bool](repeating: false, count: (schema.numbers.values.max() ?? 0) + 1)
-        let names = includesSubentities ? layout.entity.selfAndDescendantNames : [layout.name]
-        for name in names { if let number = schema.numbers[name] { mask[number] = true } }
-        return mask
+        includesSubentities ? layout.withSubentities : layout.alone
     }
 
     /// Feeds `body` the rows of table `root` whose entity is in `family`, in primary-key order, either all of
@@ -40,24 +47,27 @@ final class LMDBReader {
         root: Int, family: [Bool], lookup: LMDBQueryPlanner.IndexLookup?, _ body: (StoreRow) throws -> Bool
     ) throws {
         if let lookup {
-            guard let database = store.databases.indexes[lookup.definition] else { return }
-            var keys = Set<Int64>()
+            guard let rootName = schema.layout(number: root)?.name,
+                let database = store.databases.indexes[rootName]?[lookup.index]
+            else { return }
+            var keys: [Int64] = []
             for value in lookup.values {
-                keys.formUnion(try LMDBIndexing.primaryKeys(withPrefix: LMDBIndexKey.prefix([value]), in: database, txn: transaction))
+                keys += try LMDBIndexing.primaryKeys(withPrefix: LMDBIndexKey.prefix([value]), in: database, txn: transaction)
             }
-            for key in keys.sorted() {
+            if lookup.values.count > 1 { keys = Array(Set(keys)).sorted() }
+            for key in keys {
                 let rowKey = LMDBRowKey.make(root: root, primaryKey: key)
                 guard let bytes = try rowKey.withUnsafeBytes({ try transaction.get(store.databases.rows, $0) }) else { continue }
                 guard try isInFamily(bytes, family, key) else { continue }
                 rowsVisited += 1
-                if !(try body(try LMDBIndexing.decode(bytes, primaryKey: key, schema: schema, path: store.displayPath))) { return }
+                if !(try body(try LMDBIndexing.decode(bytes, primaryKey: key, schema: schema, path: store.path))) { return }
             }
             return
         }
         try scan(root: root) { key, bytes in
             guard try isInFamily(bytes, family, key) else { return true }
             rowsVisited += 1
-            return try body(try LMDBIndexing.decode(bytes, primaryKey: key, schema: schema, path: store.displayPath))
+            return try body(try LMDBIndexing.decode(bytes, primaryKey: key, schema: schema, path: store.path))
         }
     }
 
@@ -87,7 +97,7 @@ final class LMDBReader {
         do {
             number = try LMDBRowCoding.entityNumber(of: bytes)
         } catch {
-            throw StoreError.notAStore(path: store.displayPath, expected: .lmdb, reason: "damaged row p\(key): \(error)")
+            throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
         }
         return number < family.count && family[number]
     }
@@ -107,15 +117,15 @@ final class LMDBReader {
         }
         guard let inverse = relationship.inverseName, destination.relationship(named: inverse)?.isToMany == false else {
             throw StoreError.unsupportedPredicate(
-                path: store.displayPath, reason: "to-many \(entity.name).\(relationship.name) has no to-one inverse to search by")
+                path: store.path, reason: "to-many \(entity.name).\(relationship.name) has no to-one inverse to search by")
         }
         let family = Set(destination.selfAndDescendantNames)
         func isMember(_ row: StoreRow) -> Bool {
             family.contains(row.entityName) && row.toOne[inverse]?.primaryKey == item.primaryKey
         }
         var members: [StoreRow] = []
-        if let definition = schema.index(root: destination.rootName, firstProperty: inverse),
-            let database = store.databases.indexes[definition]
+        if let index = schema.index(root: destination.rootName, firstProperty: inverse),
+            let database = store.databases.indexes[destination.rootName]?[index]
         {
             let prefix = LMDBIndexKey.prefix([.integer(item.primaryKey)])
             for key in try LMDBIndexing.primaryKeys(withPrefix: prefix, in: database, txn: transaction) {
@@ -124,7 +134,7 @@ final class LMDBReader {
         } else {
             // No index (a read-only store written before the index existed): scan the table.
             try scan(root: root) { key, bytes in
-                let member = try LMDBIndexing.decode(bytes, primaryKey: key, schema: schema, path: store.displayPath)
+                let member = try LMDBIndexing.decode(bytes, primaryKey: key, schema: schema, path: store.path)
                 if isMember(member) { members.append(member) }
                 return true
             }

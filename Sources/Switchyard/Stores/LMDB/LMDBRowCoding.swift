@@ -28,29 +28,42 @@ enum LMDBRowCoding {
 
     // MARK: - Encoding
 
-    /// Appends the encoding of `row` (whose entity is `layout`'s, with values already normalized and every
-    /// key known to the layout) to `writer`.
-    static func encode(_ row: StoreRow, layout: LMDBEntityLayout, schema: LMDBSchema, into writer: inout LMDBByteWriter) {
+    /// Appends the encoding of `image` (values already normalized) to `writer`.
+    static func encode(_ image: LMDBRowImage, into writer: inout LMDBByteWriter) {
         writer.byte(formatVersion)
-        writer.unsigned(UInt64(layout.number))
-        writer.signed(row.version)
-        if !row.values.isEmpty {
-            for (position, attribute) in layout.attributes.enumerated() {
-                guard let value = row.values[attribute.name], !value.isNull else { continue }
-                writer.unsigned(UInt64(position + 1))
-                encode(value, into: &writer)
-            }
+        writer.unsigned(UInt64(image.layout.number))
+        writer.signed(image.version)
+        for (position, value) in image.attributes.enumerated() where !value.isNull {
+            writer.unsigned(UInt64(position + 1))
+            encode(value, into: &writer)
         }
         writer.byte(0)
-        if !row.toOne.isEmpty {
-            for (position, relationship) in layout.toOnes.enumerated() {
-                guard let target = row.toOne[relationship.name], let number = schema.numbers[target.entityName] else { continue }
-                writer.unsigned(UInt64(position + 1))
-                writer.unsigned(UInt64(number))
-                writer.signed(target.primaryKey)
-            }
+        for (position, target) in image.toOnes.enumerated() {
+            guard let target else { continue }
+            writer.unsigned(UInt64(position + 1))
+            writer.unsigned(UInt64(target.number))
+            writer.signed(target.primaryKey)
         }
         writer.byte(0)
+    }
+
+    /// Appends the encoding of `row`, whose entity is `layout`'s (keys the layout does not know are skipped).
+    static func encode(_ row: StoreRow, layout: LMDBEntityLayout, schema: LMDBSchema, into writer: inout LMDBByteWriter) {
+        encode(image(of: row, layout: layout, schema: schema), into: &writer)
+    }
+
+    /// `row` by position.
+    static func image(of row: StoreRow, layout: LMDBEntityLayout, schema: LMDBSchema) -> LMDBRowImage {
+        var image = LMDBRowImage(layout: layout, primaryKey: row.primaryKey, version: row.version)
+        for (name, value) in row.values {
+            if let i = layout.attributeIndex[name] { image.attributes[i] = value }
+        }
+        for (name, target) in row.toOne {
+            if let i = layout.toOneIndex[name], let number = schema.numbers[target.entityName] {
+                image.toOnes[i] = LMDBRowImage.Target(number: number, primaryKey: target.primaryKey)
+            }
+        }
+        return image
     }
 
     /// One tagged value.
@@ -108,8 +121,40 @@ enum LMDBRowCoding {
         return Int(truncatingIfNeeded: try r.unsigned())
     }
 
-    /// Decodes a whole row. `primaryKey` comes from the row's key.
+    /// Decodes a whole row straight into a `StoreRow` (what fetches return). `primaryKey` comes from the key.
     static func decode(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema) throws -> StoreRow {
+        var values: [String: AttributeValue] = [:]
+        var toOne: [String: RowReference] = [:]
+        let (layout, version) = try parse(bytes, primaryKey: primaryKey, schema: schema) { layout, _ in
+            values = Dictionary(minimumCapacity: layout.attributeNames.count)
+        } attribute: { layout, position, value in
+            values[layout.attributeNames[position]] = value
+        } target: { layout, position, target, key in
+            toOne[layout.toOneNames[position]] = RowReference(entityName: target.name, primaryKey: key)
+        }
+        return StoreRow(entityName: layout.name, primaryKey: primaryKey, version: version, values: values, toOne: toOne)
+    }
+
+    /// Decodes a whole row by position (what saves work on).
+    static func decodeImage(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema) throws -> LMDBRowImage {
+        var image: LMDBRowImage?
+        _ = try parse(bytes, primaryKey: primaryKey, schema: schema) { layout, version in
+            image = LMDBRowImage(layout: layout, primaryKey: primaryKey, version: version)
+        } attribute: { _, position, value in
+            image?.attributes[position] = value
+        } target: { _, position, target, key in
+            image?.toOnes[position] = LMDBRowImage.Target(number: target.number, primaryKey: key)
+        }
+        guard let image else { throw DecodingError(description: "row p\(primaryKey) has no header") }
+        return image
+    }
+
+    /// Walks an encoded row, handing each attribute and to-one to the callbacks; returns its layout and Z_OPT.
+    private static func parse(
+        _ bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema, begin: (LMDBEntityLayout, Int64) -> Void,
+        attribute: (LMDBEntityLayout, Int, AttributeValue) -> Void,
+        target: (LMDBEntityLayout, Int, LMDBEntityLayout, Int64) -> Void
+    ) throws -> (LMDBEntityLayout, Int64) {
         var r = LMDBByteReader(bytes)
         do {
             try checkVersion(&r)
@@ -118,28 +163,26 @@ enum LMDBRowCoding {
                 throw DecodingError(description: "row p\(primaryKey) has unknown entity number \(number)")
             }
             let version = try r.signed()
-            var values: [String: AttributeValue] = [:]
-            values.reserveCapacity(layout.attributes.count)
+            begin(layout, version)
             while true {
                 let tagged = Int(truncatingIfNeeded: try r.unsigned())
                 if tagged == 0 { break }
-                guard tagged <= layout.attributes.count else {
-                    throw DecodingError(description: "\(layout.name)/p\(primaryKey) names attribute \(tagged - 1) of \(layout.attributes.count)")
+                guard tagged > 0, tagged <= layout.attributeNames.count else {
+                    throw DecodingError(description: "\(layout.name)/p\(primaryKey) names attribute \(tagged - 1) of \(layout.attributeNames.count)")
                 }
-                values[layout.attributes[tagged - 1].name] = try decodeValue(&r)
+                attribute(layout, tagged - 1, try decodeValue(&r))
             }
-            var toOne: [String: RowReference] = [:]
             while true {
                 let tagged = Int(truncatingIfNeeded: try r.unsigned())
                 if tagged == 0 { break }
                 let targetNumber = Int(truncatingIfNeeded: try r.unsigned())
                 let targetKey = try r.signed()
-                guard tagged <= layout.toOnes.count, let target = schema.layout(number: targetNumber) else {
+                guard tagged > 0, tagged <= layout.toOneNames.count, let targetLayout = schema.layout(number: targetNumber) else {
                     throw DecodingError(description: "\(layout.name)/p\(primaryKey) has an unknown to-one \(tagged - 1) -> entity \(targetNumber)")
                 }
-                toOne[layout.toOnes[tagged - 1].name] = RowReference(entityName: target.name, primaryKey: targetKey)
+                target(layout, tagged - 1, targetLayout, targetKey)
             }
-            return StoreRow(entityName: layout.name, primaryKey: primaryKey, version: version, values: values, toOne: toOne)
+            return (layout, version)
         } catch is LMDBByteReader.Overrun {
             throw DecodingError(description: "row p\(primaryKey) ends early (\(bytes.count) bytes)")
         }

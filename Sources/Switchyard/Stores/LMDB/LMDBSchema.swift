@@ -2,32 +2,150 @@ import Foundation
 
 // MARK: - LMDBEntityLayout
 
-/// How one entity's rows are encoded: its persistent attributes and to-one relationships by position. A
-/// subentity lists its parent's properties first, so an inherited property has the same position in every
-/// entity of the tree.
-struct LMDBEntityLayout: Sendable {
+/// How one entity's rows are encoded and indexed: its persistent attributes and to-one relationships by
+/// position (a subentity lists its parent's properties first, so an inherited property has the same position in
+/// every entity of the tree), and where each index of its table finds its values. A class: rows are decoded
+/// and encoded by the hundred thousand, and each one refers to its layout without copying it.
+final class LMDBEntityLayout: Sendable {
+    /// Where a property's value lives in an `LMDBRowImage`.
+    enum Slot: Sendable, Hashable {
+        case attribute(Int)
+        case toOne(Int)
+        /// A property this entity does not have (a sibling's): always null.
+        case absent
+    }
+
+    /// A uniqueness constraint of this entity, with the table index that enforces it.
+    struct Constraint: Sendable {
+        let properties: [String]
+        /// Position of the constraint's index in `LMDBSchema.indexes[rootName]`.
+        let index: Int
+        let slots: [Slot]
+    }
+
     let entity: EntityDescription
+    let name: String
+    let rootName: String
     /// The entity's number in this store (see `LMDBSchema.numbers`).
     let number: Int
     let rootNumber: Int
     /// Persistent attributes, own and inherited, in the model's order.
-    let attributes: [AttributeDescription]
+    let attributeNames: [String]
+    let attributeTypes: [AttributeType]
     let attributeIndex: [String: Int]
     /// Persistent to-one relationships, own and inherited.
-    let toOnes: [RelationshipDescription]
+    let toOneNames: [String]
+    let toOneDestinations: [String]
     let toOneIndex: [String: Int]
+    /// For each index of the table (aligned with `LMDBSchema.indexes[rootName]`), the slots of its properties.
+    let indexSlots: [[Slot]]
+    let constraints: [Constraint]
+    /// Whether this store holds the entity's table.
+    let isServed: Bool
+    /// `true` at the entity numbers of this entity and its subentities (`withSubentities`), or of this entity
+    /// alone: what a fetch filters a table's rows by.
+    let withSubentities: [Bool], alone: [Bool]
 
-    var name: String { entity.name }
-    var rootName: String { entity.rootName }
-
-    init(entity: EntityDescription, number: Int, rootNumber: Int) {
+    init(entity: EntityDescription, number: Int, rootNumber: Int, tableIndexes: [LMDBIndexDefinition]?, numbers: [String: Int]) {
         self.entity = entity
+        name = entity.name
+        rootName = entity.rootName
         self.number = number
         self.rootNumber = rootNumber
-        attributes = entity.persistentAttributes
-        attributeIndex = Dictionary(attributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
-        toOnes = entity.persistentToOneRelationships
-        toOneIndex = Dictionary(toOnes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let attributes = entity.persistentAttributes
+        attributeNames = attributes.map(\.name)
+        attributeTypes = attributes.map(\.type)
+        attributeIndex = Dictionary(attributeNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        let toOnes = entity.persistentToOneRelationships
+        toOneNames = toOnes.map(\.name)
+        toOneDestinations = toOnes.map(\.destinationEntityName)
+        toOneIndex = Dictionary(toOneNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        isServed = tableIndexes != nil
+        let size = (numbers.values.max() ?? 0) + 1
+        var family = [Bool](repeating: false, count: size)
+        for name in entity.selfAndDescendantNames { if let n = numbers[name] { family[n] = true } }
+        var own = [Bool](repeating: false, count: size)
+        own[number] = true
+        withSubentities = family
+        alone = own
+        let indexes = tableIndexes ?? []
+        let attributeIndex = self.attributeIndex, toOneIndex = self.toOneIndex
+        func slot(_ property: String) -> Slot {
+            if let i = attributeIndex[property] { return .attribute(i) }
+            if let i = toOneIndex[property] { return .toOne(i) }
+            return .absent
+        }
+        indexSlots = indexes.map { $0.properties.map(slot) }
+        constraints = entity.allUniquenessConstraints.compactMap { properties in
+            // A constraint over a property no row stores (transient, to-many) is always null: it never binds.
+            guard let index = indexes.firstIndex(where: { $0.properties == properties }) else { return nil }
+            return Constraint(properties: properties, index: index, slots: properties.map(slot))
+        }
+    }
+
+    /// The slot of a property name.
+    func slot(named property: String) -> Slot {
+        if let i = attributeIndex[property] { return .attribute(i) }
+        if let i = toOneIndex[property] { return .toOne(i) }
+        return .absent
+    }
+}
+
+// MARK: - LMDBRowImage
+
+/// A row as the encoding holds it: values by attribute position (`.null` where unset) and to-one targets by
+/// relationship position. Saving works on images; `StoreRow`s are built only for what a fetch returns.
+struct LMDBRowImage {
+    /// A to-one target: its entity number and primary key.
+    struct Target: Hashable {
+        var number: Int
+        var primaryKey: Int64
+    }
+
+    let layout: LMDBEntityLayout
+    var primaryKey: Int64
+    var version: Int64
+    var attributes: [AttributeValue]
+    var toOnes: [Target?]
+
+    /// An image with every value null.
+    init(layout: LMDBEntityLayout, primaryKey: Int64, version: Int64) {
+        self.layout = layout
+        self.primaryKey = primaryKey
+        self.version = version
+        attributes = Array(repeating: .null, count: layout.attributeNames.count)
+        toOnes = Array(repeating: nil, count: layout.toOneNames.count)
+    }
+
+    /// Clears every value for reuse by the next row of the same entity (saves reuse one image per entity
+    /// rather than allocate two arrays per row).
+    mutating func reset(primaryKey: Int64, version: Int64) {
+        self.primaryKey = primaryKey
+        self.version = version
+        for i in attributes.indices { attributes[i] = .null }
+        for i in toOnes.indices { toOnes[i] = nil }
+    }
+
+    /// The value an index or constraint sees at `slot`: the attribute, or a to-one's primary key.
+    func value(_ slot: LMDBEntityLayout.Slot) -> AttributeValue {
+        switch slot {
+        case .attribute(let i): return attributes[i]
+        case .toOne(let i): return toOnes[i].map { .integer($0.primaryKey) } ?? .null
+        case .absent: return .null
+        }
+    }
+
+    /// The row as stores return it.
+    func storeRow(schema: LMDBSchema) -> StoreRow {
+        var values: [String: AttributeValue] = [:]
+        for (i, value) in attributes.enumerated() where !value.isNull { values[layout.attributeNames[i]] = value }
+        var toOne: [String: RowReference] = [:]
+        for (i, target) in toOnes.enumerated() {
+            if let target, let entity = schema.layout(number: target.number) {
+                toOne[layout.toOneNames[i]] = RowReference(entityName: entity.name, primaryKey: target.primaryKey)
+            }
+        }
+        return StoreRow(entityName: layout.name, primaryKey: primaryKey, version: version, values: values, toOne: toOne)
     }
 }
 
@@ -62,15 +180,6 @@ struct LMDBSchema: Sendable {
 
     init(model: ObjectModel, served: [EntityDescription], numbers: [String: Int]) {
         self.numbers = numbers
-        var byName: [String: LMDBEntityLayout] = [:]
-        for entity in model.entities {
-            guard let number = numbers[entity.name], let root = numbers[entity.rootName] else { continue }
-            byName[entity.name] = LMDBEntityLayout(entity: entity, number: number, rootNumber: root)
-        }
-        var byNumber = [LMDBEntityLayout?](repeating: nil, count: (numbers.values.max() ?? 0) + 1)
-        for layout in byName.values { byNumber[layout.number] = layout }
-        self.byName = byName
-        self.byNumber = byNumber
         var roots: [String] = []
         for entity in served where !roots.contains(entity.rootName) { roots.append(entity.rootName) }
         servedRoots = roots
@@ -80,6 +189,16 @@ struct LMDBSchema: Sendable {
             indexes[root] = Self.indexDefinitions(root: rootEntity, model: model)
         }
         self.indexes = indexes
+        var byName: [String: LMDBEntityLayout] = [:]
+        for entity in model.entities {
+            guard let number = numbers[entity.name], let root = numbers[entity.rootName] else { continue }
+            byName[entity.name] = LMDBEntityLayout(
+                entity: entity, number: number, rootNumber: root, tableIndexes: indexes[entity.rootName], numbers: numbers)
+        }
+        var byNumber = [LMDBEntityLayout?](repeating: nil, count: (numbers.values.max() ?? 0) + 1)
+        for layout in byName.values { byNumber[layout.number] = layout }
+        self.byName = byName
+        self.byNumber = byNumber
     }
 
     func layout(named name: String) -> LMDBEntityLayout? { byName[name] }
@@ -88,14 +207,11 @@ struct LMDBSchema: Sendable {
         number > 0 && number < byNumber.count ? byNumber[number] : nil
     }
 
-    /// An index of `root` whose first property is `property` (the shortest such index, for the densest keys).
-    func index(root: String, firstProperty property: String) -> LMDBIndexDefinition? {
-        indexes[root]?.filter { $0.properties.first == property }.min { $0.properties.count < $1.properties.count }
-    }
-
-    /// The index of `root` over exactly `properties`.
-    func index(root: String, properties: [String]) -> LMDBIndexDefinition? {
-        indexes[root]?.first { $0.properties == properties }
+    /// The position (in `indexes[root]`) of an index whose first property is `property`; the shortest such
+    /// index, for the densest keys.
+    func index(root: String, firstProperty property: String) -> Int? {
+        guard let list = indexes[root] else { return nil }
+        return list.indices.filter { list[$0].properties.first == property }.min { list[$0].properties.count < list[$1].properties.count }
     }
 
     /// Every index a table needs, from every entity of its tree: fetch indexes, legacy `isIndexed` attributes,

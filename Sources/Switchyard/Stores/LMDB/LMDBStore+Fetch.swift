@@ -16,6 +16,7 @@ extension LMDBStore {
             if !request.sortKeys.isEmpty { rows = try sort(rows, by: request.sortKeys, reader: reader) }
             let start = min(max(request.fetchOffset, 0), rows.count)
             let end = request.fetchLimit.map { min(start + max($0, 0), rows.count) } ?? rows.count
+            if start == 0, end == rows.count { return (rows, reader.rowsVisited) }
             return (Array(rows[start..<end]), reader.rowsVisited)
         }
         state.withLock { $0.lastFetchRowsVisited = visited }
@@ -46,7 +47,7 @@ extension LMDBStore {
             let reader = LMDBReader(store: self, transaction: txn)
             var rows: [StoreRow] = []
             for reference in references {
-                guard let layout = schema.layout(named: reference.entityName), schema.indexes[layout.rootName] != nil,
+                guard let layout = schema.layout(named: reference.entityName), layout.isServed,
                     let row = try reader.row(root: layout.rootNumber, primaryKey: reference.primaryKey),
                     row.entityName == reference.entityName
                 else { continue }
@@ -64,7 +65,7 @@ extension LMDBStore {
         if let enough, enough <= 0 { return [] }
         let family = reader.family(of: layout, includesSubentities: request.includesSubentities)
         let lookup = LMDBQueryPlanner.lookup(
-            for: request.predicate, root: layout.rootName, schema: schema, available: databases.indexes)
+            for: request.predicate, root: layout.rootName, schema: schema, available: databases.indexes[layout.rootName] ?? [])
         var rows: [StoreRow] = []
         try reader.candidates(root: layout.rootNumber, family: family, lookup: lookup) { row in
             if let predicate = request.predicate {

@@ -32,6 +32,8 @@ public final class LMDBStore: PersistentStore {
     public let isReadOnly: Bool
 
     let location: URL
+    /// `location.path`, computed once: every error names it, and `URL.path` is not free.
+    let path: String
     let environment: LMDBEnvironment
     let schema: LMDBSchema
     let databases: LMDBStoreDatabases
@@ -55,6 +57,7 @@ public final class LMDBStore: PersistentStore {
             readOnly: options.readOnly)
         let opened = try LMDBBootstrap(model: model, served: entities, path: path).run(in: environment)
         self.location = url
+        self.path = path
         self.configurationName = configuration
         self.model = model
         self.entities = entities
@@ -105,9 +108,9 @@ public final class LMDBStore: PersistentStore {
         try checkOpen()
         return try environment.read { txn in
             guard let bytes = try txn.get(databases.meta, Array(LMDBStoreDatabases.metadataKey.utf8)) else {
-                throw StoreError.notAStore(path: displayPath, expected: .lmdb, reason: "meta has no metadata entry")
+                throw StoreError.notAStore(path: path, expected: .lmdb, reason: "meta has no metadata entry")
             }
-            return try LMDBBootstrap.decodeMetadata(Data(bytes), path: displayPath)
+            return try LMDBBootstrap.decodeMetadata(Data(bytes), path: path)
         }
     }
 
@@ -119,7 +122,7 @@ public final class LMDBStore: PersistentStore {
             plist = try metadata.binaryPropertyList()
         } catch {
             throw StoreError.invalidValue(
-                path: displayPath, entity: "meta", attribute: LMDBStoreDatabases.metadataKey,
+                path: path, entity: "meta", attribute: LMDBStoreDatabases.metadataKey,
                 value: "\(metadata.additional.keys.sorted())", expected: "property-list values (\(error))")
         }
         try environment.write { txn in
@@ -139,7 +142,7 @@ public final class LMDBStore: PersistentStore {
             try FileManager.default.removeItem(at: location)
         } catch {
             throw StoreError.openFailed(
-                path: displayPath, configuration: configurationName, reason: "cannot delete the store directory: \(error)")
+                path: path, configuration: configurationName, reason: "cannot delete the store directory: \(error)")
         }
     }
 
@@ -156,19 +159,19 @@ public final class LMDBStore: PersistentStore {
     /// The layout of an entity whose table this store holds (any entity of a served inheritance tree, as the
     /// memory store accepts), or `StoreError.entityNotInStore`.
     func servedLayout(_ entityName: String) throws -> LMDBEntityLayout {
-        guard let layout = schema.layout(named: entityName), schema.indexes[layout.rootName] != nil else {
-            throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: entityName)
+        guard let layout = schema.layout(named: entityName), layout.isServed else {
+            throw StoreError.entityNotInStore(path: path, configuration: configurationName, entity: entityName)
         }
         return layout
     }
 
     func checkOpen() throws {
-        if state.withLock({ $0.isClosed }) { throw StoreError.closed(path: displayPath) }
+        if state.withLock({ $0.isClosed }) { throw StoreError.closed(path: path) }
     }
 
     func checkWritable(_ operation: String) throws {
         try checkOpen()
-        if isReadOnly { throw StoreError.readOnly(path: displayPath, operation: operation) }
+        if isReadOnly { throw StoreError.readOnly(path: path, operation: operation) }
     }
 }
 
@@ -191,8 +194,9 @@ struct LMDBStoreDatabases: Sendable {
     let rows: LMDBDatabase
     let meta: LMDBDatabase
     let modelCache: LMDBDatabase
-    /// Open index databases; an index missing from a store opened read-only is absent here (and scanned).
-    let indexes: [LMDBIndexDefinition: LMDBDatabase]
+    /// Index databases per root entity name, aligned with `LMDBSchema.indexes`; `nil` where a store opened
+    /// read-only lacks an index (its lookups scan instead).
+    let indexes: [String: [LMDBDatabase?]]
 
     /// The `meta` key of a table's `Z_MAX`.
     static func maxKey(root: String) -> [UInt8] { Array("max:\(root)".utf8) }

@@ -33,11 +33,12 @@ final class LMDBTransaction {
     let handle: OpaquePointer
     private(set) var state: State = .active
     /// Cursors still open in this transaction (unretained: each cursor removes itself when it closes). A write
-    /// transaction frees its cursors when it ends, so they are closed here first, never twice.
-    private var cursors: [ObjectIdentifier: Unmanaged<LMDBCursor>] = [:]
+    /// transaction frees its cursors when it ends, so they are closed here first, never twice. Rarely more than
+    /// one or two, so a plain array.
+    private var cursors: [Unmanaged<LMDBCursor>] = []
 
-    /// The store directory, for errors.
-    var path: String { environment.path }
+    /// The store directory, for errors (copied: reading it through the unowned environment costs a retain).
+    let path: String
 
     /// Begins a transaction. The environment calls this only while it is open and inside its transaction gate.
     init(environment: LMDBEnvironment, environmentHandle: OpaquePointer, readOnly: Bool) throws {
@@ -50,6 +51,7 @@ final class LMDBTransaction {
             throw StoreError.lmdb(path: environment.path, call: "mdb_txn_begin", code: 0, message: "no transaction returned")
         }
         self.environment = environment
+        self.path = environment.path
         self.isReadOnly = readOnly
         self.handle = txn
     }
@@ -111,7 +113,7 @@ final class LMDBTransaction {
         var v = MDB_val()
         let rc = mdb_get(handle, database.handle, &k, &v)
         if rc == MDB_NOTFOUND { return nil }
-        try LMDB.check(rc, operation: "mdb_get(\(database.name ?? "main"))", path: path)
+        try LMDB.check(rc, operation: database.getCall, path: path)
         return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
     }
 
@@ -130,7 +132,7 @@ final class LMDBTransaction {
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = mdb_put(handle, database.handle, &k, &v, flags.rawValue)
         if rc == MDB_KEYEXIST, flags.contains(.noOverwrite) { return false }
-        try LMDB.check(rc, operation: "mdb_put(\(database.name ?? "main"))", path: path)
+        try LMDB.check(rc, operation: database.putCall, path: path)
         return true
     }
 
@@ -147,7 +149,7 @@ final class LMDBTransaction {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         let rc = mdb_del(handle, database.handle, &k, nil)
         if rc == MDB_NOTFOUND { return false }
-        try LMDB.check(rc, operation: "mdb_del(\(database.name ?? "main"))", path: path)
+        try LMDB.check(rc, operation: database.deleteCall, path: path)
         return true
     }
 
@@ -169,17 +171,20 @@ final class LMDBTransaction {
 
     /// Called by `LMDBCursor.init`.
     func register(_ cursor: LMDBCursor) {
-        cursors[ObjectIdentifier(cursor)] = Unmanaged.passUnretained(cursor)
+        cursors.append(Unmanaged.passUnretained(cursor))
     }
 
     /// Called by `LMDBCursor.close()`.
     func unregister(_ cursor: LMDBCursor) {
-        cursors[ObjectIdentifier(cursor)] = nil
+        if let i = cursors.lastIndex(where: { $0.toOpaque() == Unmanaged.passUnretained(cursor).toOpaque() }) {
+            cursors.remove(at: i)
+        }
     }
 
     private func closeCursors() {
-        let open = cursors.values
-        cursors = [:]
+        guard !cursors.isEmpty else { return }
+        let open = cursors
+        cursors = []
         for cursor in open { cursor.takeUnretainedValue().close() }
     }
 
