@@ -92,6 +92,37 @@ import Testing
         // A miss reads nothing.
         #expect(try fetch(try predicate("text == 'absent'")).isEmpty)
         #expect(store.lastFetchRowsVisited == 0)
+        // Values longer than an index key holds share a cut entry: the rows it names are checked.
+        let long = String(repeating: "x", count: 500)
+        try insert([StoreRow(entityName: "Note", primaryKey: 0, values: ["text": .string(long + "a")]),
+                    StoreRow(entityName: "Note", primaryKey: 0, values: ["text": .string(long + "b")]),
+                    StoreRow(entityName: "Note", primaryKey: 0, values: ["text": .string("nul\u{0}byte")])], into: store)
+        #expect(try fetch(try predicate("text == %@", .string(long + "b"))).map { $0["text"] } == [.string(long + "b")])
+        #expect(store.lastFetchRowsVisited == 2)
+        #expect(try fetch(try predicate("text == %@", .string("nul\u{0}byte"))).count == 1)
+        #expect(try fetch(try predicate("text == %@", .string("nul"))).isEmpty)
+    }
+
+    @Test func equalityOnAToOneFollowsTheEvaluatorEvenWhenTheTargetIsGone() throws {
+        let store = try open()
+        let owner = try insert([StoreRow(entityName: "Owner", primaryKey: 0, values: ["name": "Ann"])], into: store)[0]
+        try insert([StoreRow(entityName: "Car", primaryKey: 0, values: ["plate": "C"], toOne: ["owner": owner.reference])], into: store)
+        let byOwner = StoreFetchRequest(entityName: "Vehicle", predicate: try predicate("owner == %@", .integer(owner.primaryKey)))
+        #expect(try store.count(byOwner) == 1)
+        // The owner goes, the reference stays (no delete rule at this level): like the memory store, the key
+        // path now reads nil, though the relationship index still names the car.
+        try store.save(StoreChangeSet(deletes: [RowDeletion(entityName: "Owner", primaryKey: owner.primaryKey, expectedVersion: 1)]))
+        #expect(try store.count(byOwner) == 0)
+        #expect(store.lastFetchRowsVisited == 1)
+        let memory = try InMemoryStore(model: model, configuration: "Garage")
+        let ownerKey = try memory.allocatePrimaryKeys(for: "Owner", count: 1).lowerBound
+        let carKey = try memory.allocatePrimaryKeys(for: "Car", count: 1).lowerBound
+        try memory.save(StoreChangeSet(inserts: [
+            StoreRow(entityName: "Owner", primaryKey: ownerKey),
+            StoreRow(entityName: "Car", primaryKey: carKey, toOne: ["owner": RowReference(entityName: "Owner", primaryKey: ownerKey)]),
+        ]))
+        try memory.save(StoreChangeSet(deletes: [RowDeletion(entityName: "Owner", primaryKey: ownerKey, expectedVersion: 1)]))
+        #expect(try memory.count(StoreFetchRequest(entityName: "Vehicle", predicate: try predicate("owner == %@", .integer(ownerKey)))) == 0)
     }
 
     @Test func indexFollowsUpdatesDeletesAndRelationshipKeys() throws {

@@ -12,10 +12,14 @@ final class LMDBCursor {
         let value: UnsafeRawBufferPointer
     }
 
-    /// The transaction, kept alive while the cursor exists.
-    private let transaction: LMDBTransaction
-    private let database: LMDBDatabase
+    /// The transaction, kept alive while the cursor exists. Unowned for idle cursors a transaction keeps
+    /// (see `LMDBTransaction.withCursor`), which would otherwise keep the transaction alive in a cycle.
+    private unowned let transaction: LMDBTransaction
+    /// The database the cursor walks.
+    let database: LMDBDatabase
     private var handle: OpaquePointer?
+    /// Set when the transaction was reset: the cursor must be renewed before it moves again.
+    private var isStale = false
 
     /// Opens a cursor on `database` in `transaction`.
     init(_ database: LMDBDatabase, in transaction: LMDBTransaction) throws {
@@ -38,6 +42,26 @@ final class LMDBCursor {
         self.handle = nil
         transaction.unregister(self)
         mdb_cursor_close(handle)
+    }
+
+    /// Closes the handle for a transaction that is ending (which forgets the cursor itself).
+    func closeHandle() {
+        guard let handle else { return }
+        self.handle = nil
+        mdb_cursor_close(handle)
+    }
+
+    /// Whether the cursor is still open.
+    var isOpen: Bool { handle != nil }
+
+    /// Called when the transaction is reset.
+    func markStale() { isStale = true }
+
+    /// Binds a cursor kept across a reset to the renewed transaction (`mdb_cursor_renew`).
+    func renewIfNeeded() throws {
+        guard isStale, let handle else { return }
+        try LMDB.check(mdb_cursor_renew(transaction.handle, handle), operation: "mdb_cursor_renew", path: transaction.path)
+        isStale = false
     }
 
     // MARK: - Moving

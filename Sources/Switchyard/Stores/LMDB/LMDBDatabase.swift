@@ -20,18 +20,34 @@ struct LMDBDatabase: Sendable, Hashable {
     /// The `MDB_dbi` handle.
     let handle: MDB_dbi
     /// The calls as errors name them, spelled once here: gets and puts run by the hundred thousand, and
-    /// building "mdb_put(rows)" for each would cost more than the put.
-    let getCall: String, putCall: String, deleteCall: String, cursorCall: String
+    /// building "mdb_put(rows)" for each would cost more than the put. Boxed, so copying a database is one
+    /// retain rather than five.
+    private let calls: Calls
+
+    var getCall: String { calls.get }
+    var putCall: String { calls.put }
+    var deleteCall: String { calls.delete }
+    var cursorCall: String { calls.cursor }
 
     init(name: String?, handle: MDB_dbi) {
         self.name = name
         self.handle = handle
-        let label = name ?? "main"
-        getCall = "mdb_get(\(label))"
-        putCall = "mdb_put(\(label))"
-        deleteCall = "mdb_del(\(label))"
-        cursorCall = "mdb_cursor_get(\(label))"
+        self.calls = Calls(name ?? "main")
     }
+
+    /// The call names of one database.
+    private final class Calls: Sendable {
+        let get: String, put: String, delete: String, cursor: String
+        init(_ label: String) {
+            get = "mdb_get(\(label))"
+            put = "mdb_put(\(label))"
+            delete = "mdb_del(\(label))"
+            cursor = "mdb_cursor_get(\(label))"
+        }
+    }
+
+    static func == (a: LMDBDatabase, b: LMDBDatabase) -> Bool { a.handle == b.handle && a.name == b.name }
+    func hash(into hasher: inout Hasher) { hasher.combine(handle) }
 
     /// Opens the named database in `transaction`, or returns `nil` when it does not exist and `.create` is not
     /// among `flags`. LMDB forbids opening databases from concurrent transactions, so callers do this inside

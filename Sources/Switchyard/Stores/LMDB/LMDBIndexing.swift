@@ -60,23 +60,14 @@ enum LMDBIndexing {
     /// The primary keys of the entries whose leading values encode as `prefix`, in index order (for one
     /// value, ascending primary key).
     static func primaryKeys(withPrefix prefix: [UInt8], in database: LMDBDatabase, txn: LMDBTransaction) throws -> [Int64] {
-        let cursor = try LMDBCursor(database, in: txn)
-        defer { cursor.close() }
-        var keys: [Int64] = []
-        var entry = try cursor.seek(atLeast: prefix)
-        while let current = entry, current.key.starts(with: prefix) {
-            if let key = LMDBIndexKey.primaryKey(of: current.key) { keys.append(key) }
-            entry = try cursor.next()
-        }
-        return keys
-    }
-
-    /// Decodes a row, reporting damage as `StoreError.notAStore` naming the store.
-    static func decode(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema, path: String) throws -> StoreRow {
-        do {
-            return try LMDBRowCoding.decode(bytes, primaryKey: primaryKey, schema: schema)
-        } catch let error as LMDBRowCoding.DecodingError {
-            throw StoreError.notAStore(path: path, expected: .lmdb, reason: "damaged row: \(error)")
+        try txn.withCursor(database) { cursor in
+            var keys: [Int64] = []
+            var entry = try cursor.seek(atLeast: prefix)
+            while let current = entry, current.key.starts(with: prefix) {
+                if let key = LMDBIndexKey.primaryKey(of: current.key) { keys.append(key) }
+                entry = try cursor.next()
+            }
+            return keys
         }
     }
 
@@ -101,20 +92,25 @@ enum LMDBQueryPlanner {
         /// Position of the index in `LMDBSchema.indexes[root]`.
         let index: Int
         let values: [AttributeValue]
+        /// The predicate is this one comparison and the index answers it exactly (see `isExact`), so the rows
+        /// it names need no evaluation.
+        var covers = false
     }
 
     /// An index lookup for `predicate` over `root`'s table, or `nil` for a scan. `available` are the table's
     /// index databases (`nil` where a read-only store lacks one).
     static func lookup(
-        for predicate: FetchPredicate?, root: String, schema: LMDBSchema, available: [LMDBDatabase?]
+        for predicate: FetchPredicate?, root: LMDBEntityLayout, available: [LMDBDatabase?]
     ) -> IndexLookup? {
         guard let predicate else { return nil }
         switch predicate {
         case .comparison(let comparison):
-            return lookup(for: comparison, root: root, schema: schema, available: available)
+            guard var found = lookup(for: comparison, root: root, available: available) else { return nil }
+            found.covers = found.values.allSatisfy(isExact) && storesAttribute(comparison, root: root)
+            return found
         case .and(let parts):
             for part in parts {
-                if let found = lookup(for: part, root: root, schema: schema, available: available) { return found }
+                if let found = lookup(for: part, root: root, available: available) { return found }
             }
             return nil
         case .or, .not, .constant:
@@ -122,8 +118,35 @@ enum LMDBQueryPlanner {
         }
     }
 
+    /// Whether equal index elements mean `storeEqual` values: text and bytes short enough not to be cut, and
+    /// numbers whose Double is exact and shared with no other integer (below 2^53).
+    static func isExact(_ value: AttributeValue) -> Bool {
+        func fits<C: Collection>(_ bytes: C) -> Bool where C.Element == UInt8 {
+            bytes.count + bytes.lazy.filter { $0 == 0 }.count <= LMDBIndexKey.elementLimit
+        }
+        switch value {
+        case .null: return false
+        case .string(let s): return fits(s.utf8)
+        case .uri(let u): return fits(u.absoluteString.utf8)
+        case .binary(let d): return fits(d)
+        case .uuid: return true
+        case .integer, .double, .decimal, .bool, .date:
+            guard let d = value.numericValue, d.isFinite else { return false }
+            return abs(d) < 9_007_199_254_740_992
+        }
+    }
+
+    /// Whether the compared key is a stored attribute in every entity of the table that has it. A to-one's
+    /// index holds the referenced key even when that row is gone, where the evaluator reads null, so
+    /// relationships are always evaluated.
+    private static func storesAttribute(_ comparison: Comparison, root: LMDBEntityLayout) -> Bool {
+        let operand = comparison.op == .in || comparison.left.isKeyPath ? comparison.left : comparison.right
+        guard case .keyPath(let path) = operand, path.count == 1 else { return false }
+        return !root.tableToOneNames.contains(path[0])
+    }
+
     private static func lookup(
-        for comparison: Comparison, root: String, schema: LMDBSchema, available: [LMDBDatabase?]
+        for comparison: Comparison, root: LMDBEntityLayout, available: [LMDBDatabase?]
     ) -> IndexLookup? {
         // String options compare through folding, which the byte-exact index cannot answer.
         guard comparison.modifier == .direct, comparison.options.isEmpty else { return nil }
@@ -149,13 +172,23 @@ enum LMDBQueryPlanner {
         default:
             return nil
         }
-        // A null never matches through IN (membership with null is unknown at best).
-        values.removeAll { $0.isNull }
-        guard let index = schema.index(root: root, firstProperty: key), index < available.count, available[index] != nil else {
+        guard let index = root.indexByFirstProperty[key], index < available.count, available[index] != nil else {
             return nil
         }
+        if values.count == 1 { return values[0].isNull ? IndexLookup(index: index, values: []) : IndexLookup(index: index, values: values) }
+        // A null never matches through IN (membership with null is unknown at best).
         var unique: [AttributeValue] = []
-        for value in values where !unique.contains(where: { AttributeValue.storeEqual($0, value) }) { unique.append(value) }
+        for value in values where !value.isNull && !unique.contains(where: { AttributeValue.storeEqual($0, value) }) {
+            unique.append(value)
+        }
         return IndexLookup(index: index, values: unique)
+    }
+}
+
+extension PredicateOperand {
+    /// True for a key path operand.
+    fileprivate var isKeyPath: Bool {
+        if case .keyPath = self { return true }
+        return false
     }
 }

@@ -9,10 +9,17 @@ final class LMDBReader {
     let transaction: LMDBTransaction
     /// Rows decoded as fetch candidates (not rows read to follow relationships).
     private(set) var rowsVisited = 0
+    private let builder: LMDBRowBuilder
 
     init(store: LMDBStore, transaction: LMDBTransaction) {
         self.store = store
         self.transaction = transaction
+        self.builder = store.idleBuilders.withLock { $0.popLast() } ?? LMDBRowBuilder(schema: store.schema, path: store.path)
+    }
+
+    deinit {
+        let builder = builder
+        store.idleBuilders.withLock { if $0.count < 8 { $0.append(builder) } }
     }
 
     var schema: LMDBSchema { store.schema }
@@ -22,7 +29,7 @@ final class LMDBReader {
     /// The row with this primary key in the table of root number `root`, or `nil`.
     func row(root: Int, primaryKey: Int64) throws -> StoreRow? {
         guard let bytes = try encodedRow(root: root, primaryKey: primaryKey) else { return nil }
-        return try LMDBIndexing.decode(bytes, primaryKey: primaryKey, schema: schema, path: store.path)
+        return try builder.row(bytes, primaryKey: primaryKey)
     }
 
     /// The row by position (for saves), or `nil`.
@@ -60,14 +67,14 @@ final class LMDBReader {
                 guard let bytes = try rowKey.withUnsafeBytes({ try transaction.get(store.databases.rows, $0) }) else { continue }
                 guard try isInFamily(bytes, family, key) else { continue }
                 rowsVisited += 1
-                if !(try body(try LMDBIndexing.decode(bytes, primaryKey: key, schema: schema, path: store.path))) { return }
+                if !(try body(try builder.row(bytes, primaryKey: key))) { return }
             }
             return
         }
         try scan(root: root) { key, bytes in
             guard try isInFamily(bytes, family, key) else { return true }
             rowsVisited += 1
-            return try body(try LMDBIndexing.decode(bytes, primaryKey: key, schema: schema, path: store.path))
+            return try body(try builder.row(bytes, primaryKey: key))
         }
     }
 
@@ -83,12 +90,12 @@ final class LMDBReader {
 
     /// Walks every row of table `root` in key order; `body` gets the primary key and encoded row.
     func scan(root: Int, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        let cursor = try LMDBCursor(store.databases.rows, in: transaction)
-        defer { cursor.close() }
-        var entry = try cursor.seek(atLeast: LMDBRowKey.prefix(root: root))
-        while let current = entry, LMDBRowKey.root(of: current.key) == root {
-            if !(try body(LMDBRowKey.primaryKey(of: current.key), current.value)) { return }
-            entry = try cursor.next()
+        try transaction.withCursor(store.databases.rows) { cursor in
+            var entry = try cursor.seek(atLeast: LMDBRowKey.prefix(root: root))
+            while let current = entry, LMDBRowKey.root(of: current.key) == root {
+                if !(try body(LMDBRowKey.primaryKey(of: current.key), current.value)) { return }
+                entry = try cursor.next()
+            }
         }
     }
 
@@ -106,22 +113,21 @@ final class LMDBReader {
 
     /// The rows a relationship of `item` reaches, as `MemoryRowSubject` finds them: a to-one by its target's
     /// key, a to-many through the inverse to-one's index (members in primary-key order).
-    func related(_ item: StoreRow, _ relationship: RelationshipDescription, in entity: EntityDescription) throws -> [StoreRow] {
-        let model = store.model
-        guard let destination = model.entity(named: relationship.destinationEntityName),
-            let root = schema.numbers[destination.rootName]
-        else { return [] }
+    func related(_ item: StoreRow, _ relationship: RelationshipDescription, from entityName: String) throws -> [StoreRow] {
+        guard let destination = schema.layout(named: relationship.destinationEntityName) else { return [] }
+        let root = destination.rootNumber
         if !relationship.isToMany {
             guard let target = item.toOne[relationship.name] else { return [] }
             return try row(root: root, primaryKey: target.primaryKey).map { [$0] } ?? []
         }
-        guard let inverse = relationship.inverseName, destination.relationship(named: inverse)?.isToMany == false else {
+        guard let inverse = relationship.inverseName, destination.relationships[inverse]?.isToMany == false else {
             throw StoreError.unsupportedPredicate(
-                path: store.path, reason: "to-many \(entity.name).\(relationship.name) has no to-one inverse to search by")
+                path: store.path, reason: "to-many \(entityName).\(relationship.name) has no to-one inverse to search by")
         }
-        let family = Set(destination.selfAndDescendantNames)
+        let family = destination.withSubentities
         func isMember(_ row: StoreRow) -> Bool {
-            family.contains(row.entityName) && row.toOne[inverse]?.primaryKey == item.primaryKey
+            guard let number = schema.numbers[row.entityName], number < family.count, family[number] else { return false }
+            return row.toOne[inverse]?.primaryKey == item.primaryKey
         }
         var members: [StoreRow] = []
         if let index = schema.index(root: destination.rootName, firstProperty: inverse),
@@ -134,7 +140,7 @@ final class LMDBReader {
         } else {
             // No index (a read-only store written before the index existed): scan the table.
             try scan(root: root) { key, bytes in
-                let member = try LMDBIndexing.decode(bytes, primaryKey: key, schema: schema, path: store.path)
+                let member = try builder.row(bytes, primaryKey: key)
                 if isMember(member) { members.append(member) }
                 return true
             }
@@ -155,7 +161,11 @@ struct LMDBRowSubject: PredicateSubject {
     let reader: LMDBReader
 
     func predicateValues(at keyPath: [String]) throws -> PredicateValue {
-        let model = reader.store.model
+        let schema = reader.schema
+        // The common case, an attribute of the row itself, without building the general walk.
+        if keyPath.count == 1, let layout = schema.layout(named: row.entityName), layout.attributeIndex[keyPath[0]] != nil {
+            return .single(row[keyPath[0]])
+        }
         var current: [StoreRow] = [row]
         var isMany = false
         for (index, key) in keyPath.enumerated() {
@@ -163,11 +173,12 @@ struct LMDBRowSubject: PredicateSubject {
             var next: [StoreRow] = []
             var values: [AttributeValue] = []
             for item in current {
-                guard let entity = model.entity(named: item.entityName) else { continue }
-                if let attribute = entity.attribute(named: key), !attribute.isTransient, isLast {
+                guard let layout = schema.layout(named: item.entityName) else { continue }
+                // `attributeIndex` holds the persistent attributes: a transient one falls through, as in memory.
+                if layout.attributeIndex[key] != nil, isLast {
                     values.append(item[key])
-                } else if let relationship = entity.relationship(named: key) {
-                    let targets = try reader.related(item, relationship, in: entity)
+                } else if let relationship = layout.relationships[key] {
+                    let targets = try reader.related(item, relationship, from: layout.name)
                     if relationship.isToMany { isMany = true }
                     if isLast {
                         if relationship.isToMany { values += targets.map { .integer($0.primaryKey) } }
@@ -176,7 +187,7 @@ struct LMDBRowSubject: PredicateSubject {
                         next += targets
                     }
                 } else {
-                    throw QueryError.unknownKeyPath(entity: entity.name, keyPath: keyPath.joined(separator: "."))
+                    throw QueryError.unknownKeyPath(entity: layout.name, keyPath: keyPath.joined(separator: "."))
                 }
             }
             if isLast { return isMany ? .many(values) : .single(values.first ?? .null) }

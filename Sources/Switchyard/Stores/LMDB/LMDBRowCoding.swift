@@ -149,6 +149,42 @@ enum LMDBRowCoding {
         return image
     }
 
+    /// Reads the format byte, entity and Z_OPT at the start of a row.
+    static func readHeader(
+        _ r: inout LMDBByteReader, primaryKey: Int64, schema: LMDBSchema
+    ) throws -> (layout: LMDBEntityLayout, version: Int64) {
+        try checkVersion(&r)
+        let number = Int(truncatingIfNeeded: try r.unsigned())
+        guard let layout = schema.layout(number: number) else {
+            throw DecodingError(description: "row p\(primaryKey) has unknown entity number \(number)")
+        }
+        return (layout, try r.signed())
+    }
+
+    /// The next attribute's position, or `nil` at the end of the attributes.
+    static func nextAttribute(_ r: inout LMDBByteReader, layout: LMDBEntityLayout, primaryKey: Int64) throws -> Int? {
+        let tagged = Int(truncatingIfNeeded: try r.unsigned())
+        if tagged == 0 { return nil }
+        guard tagged > 0, tagged <= layout.attributeNames.count else {
+            throw DecodingError(description: "\(layout.name)/p\(primaryKey) names attribute \(tagged - 1) of \(layout.attributeNames.count)")
+        }
+        return tagged - 1
+    }
+
+    /// The next to-one (position, target layout, primary key), or `nil` at the end of the row.
+    static func nextToOne(
+        _ r: inout LMDBByteReader, layout: LMDBEntityLayout, primaryKey: Int64, schema: LMDBSchema
+    ) throws -> (position: Int, target: LMDBEntityLayout, key: Int64)? {
+        let tagged = Int(truncatingIfNeeded: try r.unsigned())
+        if tagged == 0 { return nil }
+        let targetNumber = Int(truncatingIfNeeded: try r.unsigned())
+        let targetKey = try r.signed()
+        guard tagged > 0, tagged <= layout.toOneNames.count, let target = schema.layout(number: targetNumber) else {
+            throw DecodingError(description: "\(layout.name)/p\(primaryKey) has an unknown to-one \(tagged - 1) -> entity \(targetNumber)")
+        }
+        return (tagged - 1, target, targetKey)
+    }
+
     /// Walks an encoded row, handing each attribute and to-one to the callbacks; returns its layout and Z_OPT.
     private static func parse(
         _ bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema, begin: (LMDBEntityLayout, Int64) -> Void,
@@ -157,30 +193,13 @@ enum LMDBRowCoding {
     ) throws -> (LMDBEntityLayout, Int64) {
         var r = LMDBByteReader(bytes)
         do {
-            try checkVersion(&r)
-            let number = Int(truncatingIfNeeded: try r.unsigned())
-            guard let layout = schema.layout(number: number) else {
-                throw DecodingError(description: "row p\(primaryKey) has unknown entity number \(number)")
-            }
-            let version = try r.signed()
+            let (layout, version) = try readHeader(&r, primaryKey: primaryKey, schema: schema)
             begin(layout, version)
-            while true {
-                let tagged = Int(truncatingIfNeeded: try r.unsigned())
-                if tagged == 0 { break }
-                guard tagged > 0, tagged <= layout.attributeNames.count else {
-                    throw DecodingError(description: "\(layout.name)/p\(primaryKey) names attribute \(tagged - 1) of \(layout.attributeNames.count)")
-                }
-                attribute(layout, tagged - 1, try decodeValue(&r))
+            while let position = try nextAttribute(&r, layout: layout, primaryKey: primaryKey) {
+                attribute(layout, position, try decodeValue(&r))
             }
-            while true {
-                let tagged = Int(truncatingIfNeeded: try r.unsigned())
-                if tagged == 0 { break }
-                let targetNumber = Int(truncatingIfNeeded: try r.unsigned())
-                let targetKey = try r.signed()
-                guard tagged > 0, tagged <= layout.toOneNames.count, let targetLayout = schema.layout(number: targetNumber) else {
-                    throw DecodingError(description: "\(layout.name)/p\(primaryKey) has an unknown to-one \(tagged - 1) -> entity \(targetNumber)")
-                }
-                target(layout, tagged - 1, targetLayout, targetKey)
+            while let (position, targetLayout, key) = try nextToOne(&r, layout: layout, primaryKey: primaryKey, schema: schema) {
+                target(layout, position, targetLayout, key)
             }
             return (layout, version)
         } catch is LMDBByteReader.Overrun {

@@ -37,16 +37,27 @@ final class LMDBEntityLayout: Sendable {
     let toOneNames: [String]
     let toOneDestinations: [String]
     let toOneIndex: [String: Int]
+    /// Every relationship by name (to-many and transient too), for following key paths.
+    let relationships: [String: RelationshipDescription]
     /// For each index of the table (aligned with `LMDBSchema.indexes[rootName]`), the slots of its properties.
     let indexSlots: [[Slot]]
     let constraints: [Constraint]
     /// Whether this store holds the entity's table.
     let isServed: Bool
+    /// Dictionary prototypes for decoding (see `LMDBRowBuilder`).
+    let prototypeCache = Locked(PrototypeCache())
     /// `true` at the entity numbers of this entity and its subentities (`withSubentities`), or of this entity
     /// alone: what a fetch filters a table's rows by.
     let withSubentities: [Bool], alone: [Bool]
+    /// For the table: property -> position of the shortest index that starts with it.
+    let indexByFirstProperty: [String: Int]
+    /// For the table: names that are a to-one relationship in some entity of it.
+    let tableToOneNames: Set<String>
 
-    init(entity: EntityDescription, number: Int, rootNumber: Int, tableIndexes: [LMDBIndexDefinition]?, numbers: [String: Int]) {
+    init(
+        entity: EntityDescription, number: Int, rootNumber: Int, tableIndexes: [LMDBIndexDefinition]?, numbers: [String: Int],
+        tableToOneNames: Set<String>
+    ) {
         self.entity = entity
         name = entity.name
         rootName = entity.rootName
@@ -60,6 +71,7 @@ final class LMDBEntityLayout: Sendable {
         toOneNames = toOnes.map(\.name)
         toOneDestinations = toOnes.map(\.destinationEntityName)
         toOneIndex = Dictionary(toOneNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        relationships = Dictionary(entity.allRelationships.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         isServed = tableIndexes != nil
         let size = (numbers.values.max() ?? 0) + 1
         var family = [Bool](repeating: false, count: size)
@@ -69,6 +81,14 @@ final class LMDBEntityLayout: Sendable {
         withSubentities = family
         alone = own
         let indexes = tableIndexes ?? []
+        var byFirst: [String: Int] = [:]
+        for (position, definition) in indexes.enumerated() {
+            guard let first = definition.properties.first else { continue }
+            if let existing = byFirst[first], indexes[existing].properties.count <= definition.properties.count { continue }
+            byFirst[first] = position
+        }
+        indexByFirstProperty = byFirst
+        self.tableToOneNames = tableToOneNames
         let attributeIndex = self.attributeIndex, toOneIndex = self.toOneIndex
         func slot(_ property: String) -> Slot {
             if let i = attributeIndex[property] { return .attribute(i) }
@@ -189,11 +209,16 @@ struct LMDBSchema: Sendable {
             indexes[root] = Self.indexDefinitions(root: rootEntity, model: model)
         }
         self.indexes = indexes
+        var toOnesByRoot: [String: Set<String>] = [:]
+        for entity in model.entities {
+            toOnesByRoot[entity.rootName, default: []].formUnion(entity.persistentToOneRelationships.map(\.name))
+        }
         var byName: [String: LMDBEntityLayout] = [:]
         for entity in model.entities {
             guard let number = numbers[entity.name], let root = numbers[entity.rootName] else { continue }
             byName[entity.name] = LMDBEntityLayout(
-                entity: entity, number: number, rootNumber: root, tableIndexes: indexes[entity.rootName], numbers: numbers)
+                entity: entity, number: number, rootNumber: root, tableIndexes: indexes[entity.rootName], numbers: numbers,
+                tableToOneNames: toOnesByRoot[entity.rootName] ?? [])
         }
         var byNumber = [LMDBEntityLayout?](repeating: nil, count: (numbers.values.max() ?? 0) + 1)
         for layout in byName.values { byNumber[layout.number] = layout }
@@ -210,8 +235,7 @@ struct LMDBSchema: Sendable {
     /// The position (in `indexes[root]`) of an index whose first property is `property`; the shortest such
     /// index, for the densest keys.
     func index(root: String, firstProperty property: String) -> Int? {
-        guard let list = indexes[root] else { return nil }
-        return list.indices.filter { list[$0].properties.first == property }.min { list[$0].properties.count < list[$1].properties.count }
+        byName[root]?.indexByFirstProperty[property]
     }
 
     /// Every index a table needs, from every entity of its tree: fetch indexes, legacy `isIndexed` attributes,

@@ -64,11 +64,13 @@ extension LMDBStore {
     ) throws -> [StoreRow] {
         if let enough, enough <= 0 { return [] }
         let family = reader.family(of: layout, includesSubentities: request.includesSubentities)
-        let lookup = LMDBQueryPlanner.lookup(
-            for: request.predicate, root: layout.rootName, schema: schema, available: databases.indexes[layout.rootName] ?? [])
+        let lookup = schema.layout(number: layout.rootNumber).flatMap { root in
+            LMDBQueryPlanner.lookup(for: request.predicate, root: root, available: databases.indexes[layout.rootName] ?? [])
+        }
         var rows: [StoreRow] = []
+        let evaluate = !(lookup?.covers ?? false)
         try reader.candidates(root: layout.rootNumber, family: family, lookup: lookup) { row in
-            if let predicate = request.predicate {
+            if evaluate, let predicate = request.predicate {
                 guard try PredicateEvaluator.evaluate(predicate, on: LMDBRowSubject(row: row, reader: reader)) else { return true }
             }
             rows.append(row)

@@ -36,6 +36,9 @@ final class LMDBTransaction {
     /// transaction frees its cursors when it ends, so they are closed here first, never twice. Rarely more than
     /// one or two, so a plain array.
     private var cursors: [Unmanaged<LMDBCursor>] = []
+    /// A read-only transaction's idle cursors, one per database, kept across `reset()`/`renew()` and renewed
+    /// on next use (`mdb_cursor_renew`): a lookup then costs no `mdb_cursor_open`.
+    private var idleCursors: [LMDBCursor] = []
 
     /// The store directory, for errors (copied: reading it through the unowned environment costs a retain).
     let path: String
@@ -84,7 +87,7 @@ final class LMDBTransaction {
     /// Releases a read-only snapshot but keeps the handle for `renew()`.
     func reset() {
         guard isReadOnly, state == .active else { return }
-        closeCursors()
+        closeCursors(keepingIdle: true)
         mdb_txn_reset(handle)
         state = .reset
     }
@@ -169,6 +172,23 @@ final class LMDBTransaction {
 
     // MARK: - Cursors
 
+    /// Runs `body` with a cursor on `database`: a read-only transaction's idle one if it has one (a nested use
+    /// gets its own), else a new one, closed afterwards in a write transaction and kept idle in a read-only one.
+    func withCursor<R>(_ database: LMDBDatabase, _ body: (LMDBCursor) throws -> R) throws -> R {
+        try requireActive("mdb_cursor_open")
+        let cursor: LMDBCursor
+        if let i = idleCursors.firstIndex(where: { $0.database.handle == database.handle }) {
+            cursor = idleCursors.remove(at: i)
+            try cursor.renewIfNeeded()
+        } else {
+            cursor = try LMDBCursor(database, in: self)
+        }
+        defer {
+            if isReadOnly, state == .active, cursor.isOpen { idleCursors.append(cursor) } else { cursor.close() }
+        }
+        return try body(cursor)
+    }
+
     /// Called by `LMDBCursor.init`.
     func register(_ cursor: LMDBCursor) {
         cursors.append(Unmanaged.passUnretained(cursor))
@@ -181,11 +201,23 @@ final class LMDBTransaction {
         }
     }
 
-    private func closeCursors() {
-        guard !cursors.isEmpty else { return }
-        let open = cursors
-        cursors = []
-        for cursor in open { cursor.takeUnretainedValue().close() }
+    /// Closes the open cursors before the transaction ends (or, `keepingIdle`, all but the idle ones, which
+    /// are marked for renewal). Handles are closed from here, never by calling back into a cursor that would
+    /// reach this transaction while it is being deinitialized.
+    private func closeCursors(keepingIdle: Bool = false) {
+        if keepingIdle {
+            for cursor in idleCursors { cursor.markStale() }
+            cursors.removeAll { registered in
+                let object = registered.takeUnretainedValue()
+                if idleCursors.contains(where: { $0 === object }) { return false }
+                object.closeHandle()
+                return true
+            }
+        } else {
+            for registered in cursors { registered.takeUnretainedValue().closeHandle() }
+            cursors = []
+            idleCursors = []
+        }
     }
 
     func requireActive(_ operation: String) throws {
