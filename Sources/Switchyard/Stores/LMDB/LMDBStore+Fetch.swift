@@ -12,7 +12,9 @@ extension LMDBStore {
             let reader = LMDBReader(store: self, transaction: txn)
             // Without sorting, rows arrive in primary-key order: stop once offset + limit have matched.
             let enough = request.sortKeys.isEmpty ? request.fetchLimit.map { request.fetchOffset + $0 } : nil
-            var rows = try matchingRows(request, layout: layout, reader: reader, stopAfter: enough)
+            var rows = try matchingRows(
+                request.predicate, layout: layout, includesSubentities: request.includesSubentities, reader: reader,
+                stopAfter: enough)
             if !request.sortKeys.isEmpty { rows = try sort(rows, by: request.sortKeys, reader: reader) }
             let start = min(max(request.fetchOffset, 0), rows.count)
             let end = request.fetchLimit.map { min(start + max($0, 0), rows.count) } ?? rows.count
@@ -34,7 +36,10 @@ extension LMDBStore {
                 let family = reader.family(of: layout, includesSubentities: request.includesSubentities)
                 return (try reader.count(root: layout.rootNumber, family: family), 0)
             }
-            return (try matchingRows(request, layout: layout, reader: reader, stopAfter: nil).count, reader.rowsVisited)
+            let rows = try matchingRows(
+                request.predicate, layout: layout, includesSubentities: request.includesSubentities, reader: reader,
+                stopAfter: nil)
+            return (rows.count, reader.rowsVisited)
         }
         state.withLock { $0.lastFetchRowsVisited = visited }
         return count
@@ -60,17 +65,19 @@ extension LMDBStore {
     /// Rows of the request's entity (and subentities) matching its predicate, in primary-key order: through
     /// an index when `LMDBQueryPlanner` finds one, else by walking the table.
     private func matchingRows(
-        _ request: StoreFetchRequest, layout: LMDBEntityLayout, reader: LMDBReader, stopAfter enough: Int?
+        _ predicate: FetchPredicate?, layout: LMDBEntityLayout, includesSubentities: Bool, reader: LMDBReader,
+        stopAfter enough: Int?
     ) throws -> [StoreRow] {
         if let enough, enough <= 0 { return [] }
-        let family = reader.family(of: layout, includesSubentities: request.includesSubentities)
+        let family = reader.family(of: layout, includesSubentities: includesSubentities)
         let lookup = schema.layout(number: layout.rootNumber).flatMap { root in
-            LMDBQueryPlanner.lookup(for: request.predicate, root: root, available: databases.indexes[layout.rootName] ?? [])
+            LMDBQueryPlanner.lookup(for: predicate, root: root, available: databases.indexes[layout.rootName] ?? [])
         }
         var rows: [StoreRow] = []
-        let evaluate = !(lookup?.covers ?? false)
+        // With no predicate, or one the index answers exactly, every candidate is a match.
+        let evaluated = (lookup?.covers ?? false) ? nil : predicate
         try reader.candidates(root: layout.rootNumber, family: family, lookup: lookup) { row in
-            if evaluate, let predicate = request.predicate {
+            if let predicate = evaluated {
                 guard try PredicateEvaluator.evaluate(predicate, on: LMDBRowSubject(row: row, reader: reader)) else { return true }
             }
             rows.append(row)
