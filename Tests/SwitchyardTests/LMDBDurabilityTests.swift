@@ -80,7 +80,9 @@ import Testing
 
     @Test func readersOnOtherThreadsSeeOnlyWholeSaves() async throws {
         let model = try Self.blobModel()
-        let store = try LMDBStore(url: dir.file("snapshots.lmdb"), model: model, configuration: "Default")
+        // A 1 MiB map that the writer outgrows several times while the readers run: growing waits for them.
+        let store = try LMDBStore(
+            url: dir.file("snapshots.lmdb"), model: model, configuration: "Default", options: StoreOptions(initialMapSize: 1 << 20))
         let coordinator = StoreCoordinator(model: model)
         try coordinator.addStore(store)
         let done = Locked(false)
@@ -89,7 +91,7 @@ import Testing
             for _ in 0..<60 {
                 let keys = try store.allocatePrimaryKeys(for: "Blob", count: 10)
                 try store.save(StoreChangeSet(inserts: keys.map {
-                    StoreRow(entityName: "Blob", primaryKey: $0, values: ["seq": .integer($0), "payload": .binary(Data(count: 512))])
+                    StoreRow(entityName: "Blob", primaryKey: $0, values: ["seq": .integer($0), "payload": .binary(Data(count: 8_192))])
                 }))
             }
         }
@@ -117,6 +119,7 @@ import Testing
             #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 <= $1 }, "counts went backwards")
             #expect(seen.last == 600)
         }
+        #expect(store.mapSize >= 4 << 20)
     }
 
     // MARK: - Crash

@@ -107,6 +107,9 @@ struct LMDBByteReader {
     }
 }
 
+@available(*, unavailable, message: "a reader points into a transaction's memory map")
+extension LMDBByteReader: Sendable {}
+
 // MARK: - LMDBRowKey
 
 /// The `rows` database key: the inheritance root's entity number (4 bytes) and the primary key (8 bytes), both

@@ -105,3 +105,6 @@ final class LMDBCursor {
 
 @available(*, unavailable, message: "a cursor lives inside one transaction")
 extension LMDBCursor: Sendable {}
+
+@available(*, unavailable, message: "an entry points into a transaction's memory map")
+extension LMDBCursor.Entry: Sendable {}
