@@ -53,6 +53,12 @@ let package = Package(
             dependencies: ["Switchyard", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/demo"
         ),
+        // The child process the LMDB crash test kills mid-transaction (a test cannot SIGKILL itself).
+        .executableTarget(
+            name: "lmdb-crash-helper",
+            dependencies: ["Switchyard"],
+            path: "Tests/LMDBCrashHelper"
+        ),
         .testTarget(
             name: "SwitchyardTests",
             dependencies: ["Switchyard"],

@@ -2,8 +2,9 @@ import Foundation
 import Testing
 @testable import Switchyard
 
-/// The same predicates through both paths — compiled to SQL by the SQLite store, evaluated in memory by the
-/// memory store — on the same rows must select the same objects.
+/// The same predicates through every path — compiled to SQL by the SQLite store, evaluated in memory by the
+/// memory store, evaluated over a cursor (or an index) by the LMDB store — on the same rows must select the
+/// same objects.
 @Suite struct PredicateParityTests {
     static let formats: [String] = [
         "TRUEPREDICATE", "FALSEPREDICATE",
@@ -57,31 +58,36 @@ import Testing
         try store.save(StoreChangeSet(inserts: authors + books))
     }
 
-    func stores() throws -> (sqlite: any PersistentStore, memory: any PersistentStore, dir: TemporaryDirectory) {
+    func stores() throws -> (sqlite: any PersistentStore, memory: any PersistentStore, lmdb: any PersistentStore, dir: TemporaryDirectory) {
         let model = try TestModels.library()
         let dir = TemporaryDirectory()
         let sqlite = try Backend.sqlite.open(model, configuration: "Main", in: dir)
         let memory = try Backend.memory.open(model, configuration: "Main", in: dir)
+        let lmdb = try Backend.lmdb.open(model, configuration: "Main", in: dir)
         try Self.populate(sqlite)
         try Self.populate(memory)
-        return (sqlite, memory, dir)
+        try Self.populate(lmdb)
+        return (sqlite, memory, lmdb, dir)
     }
 
     @Test(arguments: formats)
     func bookPredicateAgrees(format: String) throws {
-        let (sqlite, memory, dir) = try stores()
+        let (sqlite, memory, lmdb, dir) = try stores()
         _ = dir
         let predicate = try FetchPredicate(format: format)
         let request = StoreFetchRequest(entityName: "Book", predicate: predicate, sortKeys: [SortKey("title")])
         let fromSQL = try sqlite.fetch(request).map(\.primaryKey)
         let inMemory = try memory.fetch(request).map(\.primaryKey)
+        let fromLMDB = try lmdb.fetch(request).map(\.primaryKey)
         #expect(fromSQL == inMemory, "\(format): SQL \(fromSQL) vs memory \(inMemory)")
+        #expect(fromLMDB == fromSQL, "\(format): LMDB \(fromLMDB) vs SQL \(fromSQL)")
         #expect(try sqlite.count(request) == fromSQL.count)
+        #expect(try lmdb.count(request) == fromLMDB.count)
     }
 
     @Test(arguments: authorFormats)
     func authorPredicateAgrees(format: String) throws {
-        let (sqlite, memory, dir) = try stores()
+        let (sqlite, memory, lmdb, dir) = try stores()
         _ = dir
         let arguments: [PredicateArgument] = format.hasPrefix("authorID") ? [.uuid(Self.uuid)]
             : format.hasPrefix("born") ? [.date(Self.born.addingTimeInterval(1))] : []
@@ -89,11 +95,14 @@ import Testing
         let request = StoreFetchRequest(entityName: "Author", predicate: predicate, sortKeys: [SortKey("name")])
         let fromSQL = try sqlite.fetch(request).map(\.primaryKey)
         let inMemory = try memory.fetch(request).map(\.primaryKey)
+        let fromLMDB = try lmdb.fetch(request).map(\.primaryKey)
         #expect(fromSQL == inMemory, "\(format): SQL \(fromSQL) vs memory \(inMemory)")
+        #expect(fromLMDB == fromSQL, "\(format): LMDB \(fromLMDB) vs SQL \(fromSQL)")
+        #expect(try lmdb.count(request) == fromLMDB.count)
     }
 
     @Test func expectedSelectionsSpotCheck() throws {
-        let (sqlite, _, dir) = try stores()
+        let (sqlite, _, _, dir) = try stores()
         _ = dir
         func titles(_ format: String) throws -> [String] {
             try sqlite.fetch(StoreFetchRequest(entityName: "Book", predicate: try FetchPredicate(format: format), sortKeys: [SortKey("title")]))

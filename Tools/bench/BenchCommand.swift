@@ -7,7 +7,7 @@ import Switchyard
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Benchmark Switchyard against raw SQLite / GRDB (and raw LMDB) in the same run.",
+        abstract: "Benchmark Switchyard's stores against raw SQLite / GRDB and raw LMDB in the same run.",
         discussion: "Build in release mode: swift run -c release bench --objects 100000",
         version: SwitchyardInfo.version)
 
@@ -23,6 +23,12 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "The Messenger model (.xcdatamodeld).")
     var model = "Schemas/Messenger.xcdatamodeld"
 
+    @Option(help: "Source objects for the cross-store fetched-property measurement (0 skips it).")
+    var fetchedSources = 10_000
+
+    @Option(help: "Backends to measure, comma-separated: sqlite, lmdb.")
+    var backends = "sqlite,lmdb"
+
     @Option(help: "Working directory for the benchmark's files (default: a fresh temporary directory).")
     var workdir: String?
 
@@ -33,6 +39,21 @@ struct BenchCommand: ParsableCommand {
         guard objects > 0 else { throw ValidationError("--objects must be positive") }
         guard lookups > 0, lookups <= objects else { throw ValidationError("--lookups must be between 1 and --objects") }
         guard repeats > 0 else { throw ValidationError("--repeats must be positive") }
+        guard fetchedSources == 0 || fetchedSources >= 2 else { throw ValidationError("--fetched-sources must be 0 or at least 2") }
+        _ = try selectedBackends()
+    }
+
+    /// The `--backends` list, in the order given, without repeats.
+    func selectedBackends() throws -> [String] {
+        var selected: [String] = []
+        for name in backends.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
+            guard ["sqlite", "lmdb"].contains(name) else {
+                throw ValidationError("--backends: unknown backend '\(name)' (use sqlite, lmdb)")
+            }
+            if !selected.contains(name) { selected.append(name) }
+        }
+        guard !selected.isEmpty else { throw ValidationError("--backends needs at least one of sqlite, lmdb") }
+        return selected
     }
 
     func run() throws {
@@ -47,8 +68,15 @@ struct BenchCommand: ParsableCommand {
         }
         let data = BenchData(count: objects, lookups: lookups)
         var results: [BenchResult] = []
-        let sqlite = SQLiteBench(data: data, model: objectModel, dir: dir, repeats: repeats)
-        results += try sqlite.run(log: log)
+        for backend in try selectedBackends() {
+            switch backend {
+            case "sqlite": results += try SQLiteBench(data: data, model: objectModel, dir: dir, repeats: repeats).run(log: log)
+            default: results += try LMDBBench(data: data, model: objectModel, dir: dir, repeats: repeats).run(log: log)
+            }
+        }
+        if fetchedSources > 0 {
+            results += try FetchedPropertyBench(sources: fetchedSources, model: objectModel, dir: dir, repeats: repeats).run(log: log)
+        }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

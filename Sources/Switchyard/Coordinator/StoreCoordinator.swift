@@ -136,7 +136,8 @@ public final class StoreCoordinator: Sendable {
             guard let url = d.url else { throw CoordinatorError.missingURL(type: d.type, configuration: d.configuration) }
             return try SQLiteStore(url: url, model: model, configuration: d.configuration, options: d.options)
         case .lmdb:
-            throw CoordinatorError.unsupportedStoreType(.lmdb, reason: "the LMDB backend is not built yet (issue #3)")
+            guard let url = d.url else { throw CoordinatorError.missingURL(type: d.type, configuration: d.configuration) }
+            return try LMDBStore(url: url, model: model, configuration: d.configuration, options: d.options)
         }
     }
 

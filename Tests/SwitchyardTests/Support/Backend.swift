@@ -5,6 +5,7 @@ import Testing
 /// Every store backend; behaviour tests are parameterized over `Backend.allCases`.
 enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite
+    case lmdb
     case memory
 
     var testDescription: String { rawValue }
@@ -12,6 +13,7 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var storeType: StoreType {
         switch self {
         case .sqlite: return .sqlite
+        case .lmdb: return .lmdb
         case .memory: return .memory
         }
     }
@@ -20,6 +22,7 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     func url(in dir: TemporaryDirectory, name: String) -> URL? {
         switch self {
         case .sqlite: return dir.file("\(name).sqlite")
+        case .lmdb: return dir.file("\(name).lmdb")
         case .memory: return nil
         }
     }
@@ -29,6 +32,7 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let name = name ?? configuration
         switch self {
         case .sqlite: return try SQLiteStore(url: dir.file("\(name).sqlite"), model: model, configuration: configuration)
+        case .lmdb: return try LMDBStore(url: dir.file("\(name).lmdb"), model: model, configuration: configuration)
         case .memory: return try InMemoryStore(model: model, configuration: configuration)
         }
     }

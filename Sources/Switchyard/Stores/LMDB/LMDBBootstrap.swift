@@ -1,0 +1,142 @@
+import Foundation
+
+// MARK: - LMDBBootstrap
+
+/// Opening a store's databases: creates them in a new environment, recognizes an existing Switchyard store
+/// (and refuses any other LMDB environment), loads metadata and entity numbers, and builds any index the
+/// model declares that the store does not have yet from the rows already there.
+struct LMDBBootstrap {
+    let model: ObjectModel
+    let served: [EntityDescription]
+    let path: String
+
+    /// What `run` found or created.
+    struct Opened {
+        var metadata: StoreMetadata
+        var schema: LMDBSchema
+        var databases: LMDBStoreDatabases
+    }
+
+    /// Opens everything in one transaction: a write transaction normally (creating what is missing), a
+    /// committed read transaction for a read-only store (which must already be complete).
+    func run(in environment: LMDBEnvironment) throws -> Opened {
+        if environment.isReadOnly {
+            return try environment.readKeepingDatabases { try open($0, writable: false) }
+        }
+        return try environment.write { try open($0, writable: true) }
+    }
+
+    private func open(_ txn: LMDBTransaction, writable: Bool) throws -> Opened {
+        guard let main = try LMDBDatabase.open(nil, in: txn) else {
+            throw notAStore("the environment has no main database")
+        }
+        var isNew = false
+        let meta: LMDBDatabase
+        if let existing = try LMDBDatabase.open("meta", in: txn) {
+            meta = existing
+        } else {
+            // Only a blank environment becomes a store; someone else's LMDB data is left alone.
+            guard try txn.entryCount(main) == 0 else {
+                throw notAStore("an LMDB environment whose databases are not a Switchyard store's (no meta database)")
+            }
+            guard writable else { throw notAStore("the LMDB environment is empty: no Switchyard store was created here") }
+            meta = try required("meta", txn, create: true)
+            isNew = true
+        }
+        let rows = try required("rows", txn, create: writable)
+        let modelCache = try required("modelcache", txn, create: writable)
+
+        let metadata: StoreMetadata
+        if let bytes = try txn.get(meta, Array(LMDBStoreDatabases.metadataKey.utf8)) {
+            metadata = try Self.decodeMetadata(Data(bytes), path: path)
+        } else if isNew {
+            metadata = StoreMetadata(
+                storeType: StoreType.lmdb.rawValue, versionHashes: model.versionHashes,
+                versionIdentifiers: model.versionIdentifiers)
+            try txn.put(meta, Array(LMDBStoreDatabases.metadataKey.utf8), Array(try metadata.binaryPropertyList()))
+            // The model that created the store, so a later open can tell what changed.
+            try txn.put(modelCache, Array(LMDBStoreDatabases.modelCacheKey.utf8), Array(try ModelCache.encode(model)))
+        } else {
+            throw notAStore("meta has no metadata entry")
+        }
+
+        var stored: [String: Int] = [:]
+        if let bytes = try txn.get(meta, Array(LMDBStoreDatabases.entityNumbersKey.utf8)) {
+            guard let numbers = bytes.withUnsafeBytes({ LMDBSchema.decodeNumbers($0) }) else { throw notAStore("meta's entity numbers are damaged") }
+            stored = numbers
+        }
+        let numbers = LMDBSchema.numbers(model: model, stored: stored)
+        if writable, numbers != stored {
+            try txn.put(meta, Array(LMDBStoreDatabases.entityNumbersKey.utf8), LMDBSchema.encodeNumbers(numbers))
+        }
+        let schema = LMDBSchema(model: model, served: served, numbers: numbers)
+
+        var indexes: [String: [LMDBDatabase?]] = [:]
+        for root in schema.servedRoots {
+            var databases: [LMDBDatabase?] = []
+            var missing: [Int] = []
+            for (position, definition) in (schema.indexes[root] ?? []).enumerated() {
+                if let database = try LMDBDatabase.open(definition.databaseName, in: txn) {
+                    databases.append(database)
+                } else if writable {
+                    databases.append(try required(definition.databaseName, txn, create: true))
+                    missing.append(position)
+                } else {
+                    databases.append(nil)
+                }
+            }
+            indexes[root] = databases
+            if !missing.isEmpty, !isNew {
+                try backfill(missing, root: root, schema: schema, rows: rows, databases: databases, txn: txn)
+            }
+        }
+        let databases = LMDBStoreDatabases(rows: rows, meta: meta, modelCache: modelCache, indexes: indexes)
+        return Opened(metadata: metadata, schema: schema, databases: databases)
+    }
+
+    /// Builds new indexes from the table's existing rows (a model that gained an index, or a store written
+    /// before one existed).
+    private func backfill(
+        _ positions: [Int], root: String, schema: LMDBSchema, rows: LMDBDatabase, databases: [LMDBDatabase?],
+        txn: LMDBTransaction
+    ) throws {
+        guard let rootNumber = schema.numbers[root] else { return }
+        let cursor = try LMDBCursor(rows, in: txn)
+        defer { cursor.close() }
+        var entry = try cursor.seek(atLeast: LMDBRowKey.prefix(root: rootNumber))
+        while let current = entry, LMDBRowKey.root(of: current.key) == rootNumber {
+            let key = LMDBRowKey.primaryKey(of: current.key)
+            let image = try LMDBIndexing.decodeImage(current.value, primaryKey: key, schema: schema, path: path)
+            for position in positions {
+                guard let database = databases[position], let indexKey = LMDBIndexing.entry(of: image, index: position) else { continue }
+                try txn.put(database, indexKey, [])
+            }
+            entry = try cursor.next()
+        }
+    }
+
+    private func required(_ name: String, _ txn: LMDBTransaction, create: Bool) throws -> LMDBDatabase {
+        guard let database = try LMDBDatabase.open(name, flags: create ? [.create] : [], in: txn) else {
+            throw notAStore("the \(name) database is missing")
+        }
+        return database
+    }
+
+    /// Decodes the metadata plist, or `StoreError.notAStore` saying what is wrong with it.
+    static func decodeMetadata(_ data: Data, path: String) throws -> StoreMetadata {
+        let decoded: StoreMetadata?
+        do {
+            decoded = try StoreMetadata.decode(data)
+        } catch {
+            throw StoreError.notAStore(path: path, expected: .lmdb, reason: "the metadata is not a property list: \(error)")
+        }
+        guard let metadata = decoded else {
+            throw StoreError.notAStore(path: path, expected: .lmdb, reason: "the metadata lacks NSStoreType or NSStoreUUID")
+        }
+        return metadata
+    }
+
+    private func notAStore(_ reason: String) -> StoreError {
+        StoreError.notAStore(path: path, expected: .lmdb, reason: reason)
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+
+// MARK: - LMDBByteWriter
+
+/// Appends the primitive encodings the LMDB store's keys and values are built from.
+struct LMDBByteWriter {
+    var bytes: [UInt8]
+
+    init(capacity: Int = 64) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    /// LEB128: 7 bits per byte, low bits first; small numbers (indexes, entity numbers, lengths) take one byte.
+    mutating func unsigned(_ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    /// Zigzag then LEB128, so small negative numbers stay short too.
+    mutating func signed(_ value: Int64) {
+        unsigned(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+    }
+
+    /// Fixed 8 bytes, most significant first: byte order equals numeric order for unsigned values.
+    mutating func bigEndian(_ value: UInt64) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func bigEndian(_ value: UInt32) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// A double's IEEE bits, little-endian (values are decoded, never compared as bytes).
+    mutating func double(_ value: Double) {
+        withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Length-prefixed bytes.
+    mutating func lengthPrefixed<C: Collection>(_ content: C) where C.Element == UInt8 {
+        unsigned(UInt64(content.count))
+        bytes.append(contentsOf: content)
+    }
+}
+
+// MARK: - LMDBByteReader
+
+/// Reads what `LMDBByteWriter` wrote, straight from LMDB's memory map; running past the end is a decoding
+/// error, never a crash.
+struct LMDBByteReader {
+    struct Overrun: Error {}
+
+    let buffer: UnsafeRawBufferPointer
+    private(set) var offset = 0
+
+    init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+
+    var isAtEnd: Bool { offset >= buffer.count }
+
+    mutating func byte() throws -> UInt8 {
+        guard offset < buffer.count else { throw Overrun() }
+        defer { offset += 1 }
+        return buffer[offset]
+    }
+
+    mutating func unsigned() throws -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try byte()
+            guard shift < 64 else { throw Overrun() }
+            result |= UInt64(b & 0x7F) << shift
+            if b < 0x80 { return result }
+            shift += 7
+        }
+    }
+
+    mutating func signed() throws -> Int64 {
+        let z = try unsigned()
+        return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
+    }
+
+    mutating func double() throws -> Double {
+        let raw = try bytes(8)
+        var bits: UInt64 = 0
+        for i in 0..<8 { bits |= UInt64(raw[i]) << (8 * UInt64(i)) }
+        return Double(bitPattern: bits)
+    }
+
+    /// The next `count` bytes (still pointing into the map).
+    mutating func bytes(_ count: Int) throws -> UnsafeRawBufferPointer {
+        guard count >= 0, count <= buffer.count - offset else { throw Overrun() }
+        defer { offset += count }
+        return UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)])
+    }
+
+    mutating func lengthPrefixed() throws -> UnsafeRawBufferPointer {
+        let count = try unsigned()
+        guard count <= UInt64(buffer.count - offset) else { throw Overrun() }
+        return try bytes(Int(count))
+    }
+}
+
+@available(*, unavailable, message: "a reader points into a transaction's memory map")
+extension LMDBByteReader: Sendable {}
+
+// MARK: - LMDBRowKey
+
+/// The `rows` database key: the inheritance root's entity number (4 bytes) and the primary key (8 bytes), both
+/// big-endian, so byte order is (table, primary key) order and a cursor walks one table in key order.
+/// Primary keys are non-negative (the store rejects others), which keeps plain big-endian order numeric.
+enum LMDBRowKey {
+    static let length = 12
+
+    static func make(root: Int, primaryKey: Int64) -> [UInt8] {
+        var w = LMDBByteWriter(capacity: length)
+        w.bigEndian(UInt32(truncatingIfNeeded: root))
+        w.bigEndian(UInt64(bitPattern: primaryKey))
+        return w.bytes
+    }
+
+    /// Overwrites a 12-byte key in place (saves reuse one buffer for every row).
+    static func set(_ key: inout [UInt8], root: Int, primaryKey: Int64) {
+        let r = UInt32(truncatingIfNeeded: root), p = UInt64(bitPattern: primaryKey)
+        for i in 0..<4 { key[i] = UInt8(truncatingIfNeeded: r >> (24 - 8 * i)) }
+        for i in 0..<8 { key[4 + i] = UInt8(truncatingIfNeeded: p >> (56 - 8 * i)) }
+    }
+
+    /// The first 4 bytes shared by every row of a table.
+    static func prefix(root: Int) -> [UInt8] {
+        var w = LMDBByteWriter(capacity: 4)
+        w.bigEndian(UInt32(truncatingIfNeeded: root))
+        return w.bytes
+    }
+
+    /// The root number of a key, or `nil` for a key of the wrong length.
+    static func root(of key: UnsafeRawBufferPointer) -> Int? {
+        guard key.count == length else { return nil }
+        return Int(readBigEndian32(key, 0))
+    }
+
+    /// The primary key of a key (its last 8 bytes).
+    static func primaryKey(of key: UnsafeRawBufferPointer) -> Int64 {
+        Int64(bitPattern: readBigEndian64(key, key.count - 8))
+    }
+
+    static func readBigEndian32(_ b: UnsafeRawBufferPointer, _ at: Int) -> UInt32 {
+        var v: UInt32 = 0
+        for i in 0..<4 { v = v << 8 | UInt32(b[at + i]) }
+        return v
+    }
+
+    static func readBigEndian64(_ b: UnsafeRawBufferPointer, _ at: Int) -> UInt64 {
+        var v: UInt64 = 0
+        for i in 0..<8 { v = v << 8 | UInt64(b[at + i]) }
+        return v
+    }
+}

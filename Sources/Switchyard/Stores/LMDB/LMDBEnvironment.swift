@@ -1,0 +1,335 @@
+import Foundation
+internal import CLMDB
+
+// MARK: - LMDBEnvironment
+
+/// One `MDB_env`: a store directory holding `data.mdb` and `lock.mdb`, opened in `init`, closed in `deinit`
+/// (or by `close()` when the store is destroyed).
+///
+/// LMDB forbids opening the same environment twice in one process (closing either copy drops the other's
+/// `fcntl` locks), so stores get their environment from `shared(...)`, which hands out the one open instance
+/// per directory. The environment also owns the rules around its handle:
+/// - every transaction runs inside a *gate*, because `mdb_env_set_mapsize` may only run while this process has
+///   no transaction open: growing the map waits for the gate to empty and holds new transactions back;
+/// - writes are serialized by a lock here (LMDB would block them anyway, but inside its own mutex, where a
+///   waiting writer would hold the gate open and stall a map growth);
+/// - reset read transactions are kept for reuse, saving `mdb_txn_begin`'s allocation and reader-slot search.
+///
+/// `@unchecked Sendable`: LMDB environments are thread-safe; the handle only changes in `close()`, under the
+/// gate, and the rest is behind locks.
+final class LMDBEnvironment: @unchecked Sendable {
+    /// The store directory.
+    let path: String
+    /// Opened with `MDB_RDONLY`.
+    let isReadOnly: Bool
+    /// The directory with symlinks resolved: the registry key.
+    private let canonicalPath: String
+    /// The `MDB_env`; read only inside the gate, cleared by `close()`.
+    private var handle: OpaquePointer?
+    private let gate = TransactionGate()
+    private let writeLock = NSLock()
+    /// Reset read-only transactions waiting to be renewed.
+    private let idleReaders = Locked<[LMDBTransaction]>([])
+
+    /// The map never grows beyond this (1 TiB): a runaway write fails with `MDB_MAP_FULL` instead.
+    static let maximumMapSize = 1 << 40
+    /// How many reset readers are kept for reuse.
+    private static let idleReaderLimit = 8
+    private static let registry = Locked<[String: WeakEnvironment]>([:])
+
+    // MARK: - Opening and closing
+
+    /// The open environment for `path`, or a newly opened one. `data.mdb` is checked before LMDB maps it, so a
+    /// foreign or truncated file is `StoreError.notAStore` rather than a crash.
+    static func shared(path: String, mapSize: Int, maxDatabases: Int, readOnly: Bool) throws -> LMDBEnvironment {
+        let canonical = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        return try registry.withLock { registry in
+            if let open = registry[canonical]?.environment {
+                if open.isReadOnly, !readOnly {
+                    throw StoreError.openFailed(
+                        path: path, configuration: "", reason: "the store is already open read-only in this process")
+                }
+                return open
+            }
+            try LMDBFileCheck.validate(directory: path)
+            let environment = try LMDBEnvironment(
+                path: path, canonicalPath: canonical, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly)
+            registry[canonical] = WeakEnvironment(environment: environment)
+            return environment
+        }
+    }
+
+    private init(path: String, canonicalPath: String, mapSize: Int, maxDatabases: Int, readOnly: Bool) throws {
+        self.path = path
+        self.canonicalPath = canonicalPath
+        self.isReadOnly = readOnly
+        var env: OpaquePointer?
+        try LMDB.check(mdb_env_create(&env), operation: "mdb_env_create", path: path)
+        do {
+            try LMDB.check(mdb_env_set_maxdbs(env, MDB_dbi(maxDatabases)), operation: "mdb_env_set_maxdbs", path: path)
+            try LMDB.check(mdb_env_set_maxreaders(env, 256), operation: "mdb_env_set_maxreaders", path: path)
+            // Smaller than the data already written is fine: LMDB then maps the file's size.
+            try LMDB.check(mdb_env_set_mapsize(env, Self.roundedMapSize(mapSize)), operation: "mdb_env_set_mapsize", path: path)
+            // MDB_NOTLS: a read transaction belongs to its handle, not its thread, so Swift tasks may hop threads
+            // and idle readers can be reused by any thread.
+            let flags = UInt32(MDB_NOTLS) | (readOnly ? UInt32(MDB_RDONLY) : 0)
+            try LMDB.check(mdb_env_open(env, path, flags, 0o644), operation: "mdb_env_open", path: path)
+            // Reader slots left by a process that was killed would pin old pages forever.
+            var dead: Int32 = 0
+            _ = mdb_reader_check(env, &dead)
+        } catch {
+            mdb_env_close(env)
+            throw error
+        }
+        self.handle = env
+    }
+
+    deinit {
+        // No transaction can be open: each one runs inside a call on a live environment.
+        let idle = idleReaders.withLock { readers in
+            defer { readers.removeAll() }
+            return readers
+        }
+        for reader in idle { reader.abort() }
+        let canonical = canonicalPath
+        let env = handle
+        Self.registry.withLock { registry in
+            // Closing under the registry lock: a new open of this directory waits until the old fds are gone.
+            if let env { mdb_env_close(env) }
+            if registry[canonical] != nil, registry[canonical]?.environment == nil { registry[canonical] = nil }
+        }
+    }
+
+    /// Closes the environment now (for `destroy()`): waits for running transactions, then every later call
+    /// throws `StoreError.closed`.
+    func close() {
+        gate.close {
+            let idle = idleReaders.withLock { readers in
+                defer { readers.removeAll() }
+                return readers
+            }
+            for reader in idle { reader.abort() }
+            let canonical = canonicalPath
+            Self.registry.withLock { registry in
+                if let env = handle { mdb_env_close(env) }
+                handle = nil
+                if registry[canonical]?.environment === self { registry[canonical] = nil }
+            }
+        }
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in a read-only snapshot. Keep it short: an open reader pins old pages and holds off map growth.
+    func read<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
+        var resized = 0
+        while true {
+            guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path) }
+            let transaction: LMDBTransaction
+            do {
+                transaction = try checkoutReader(env)
+            } catch let error as StoreError where error.lmdbCode == LMDB.mapResized && resized < 3 {
+                gate.leave()
+                resized += 1
+                try adoptMapSize()
+                continue
+            } catch {
+                gate.leave()
+                throw error
+            }
+            defer {
+                checkin(transaction)
+                gate.leave()
+            }
+            return try body(transaction)
+        }
+    }
+
+    /// Runs `body` in one write transaction and commits it; any error aborts everything. On `MDB_MAP_FULL`
+    /// (from a put or from the commit) the transaction is aborted, the map doubled and `body` run again from
+    /// the start, so `body` must derive everything it writes from its inputs.
+    @discardableResult
+    func write<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
+        if isReadOnly { throw StoreError.readOnly(path: path, operation: "write") }
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        var retries = 0
+        while true {
+            guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path) }
+            let mapped = Self.mapSize(of: env)
+            var transaction: LMDBTransaction?
+            do {
+                let txn = try LMDBTransaction(environment: self, environmentHandle: env, readOnly: false)
+                transaction = txn
+                let result = try body(txn)
+                try txn.commit()
+                gate.leave()
+                return result
+            } catch let error as StoreError where error.lmdbCode == LMDB.mapFull && retries < 48 {
+                transaction?.abort()
+                gate.leave()
+                retries += 1
+                try grow(from: mapped, after: error)
+            } catch let error as StoreError where error.lmdbCode == LMDB.mapResized && retries < 48 {
+                transaction?.abort()
+                gate.leave()
+                retries += 1
+                try adoptMapSize()
+            } catch {
+                transaction?.abort()
+                gate.leave()
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` in a fresh read-only transaction and commits it, so databases it opens stay open (ending a
+    /// read transaction any other way closes them). Serialized with writes: LMDB forbids concurrent
+    /// `mdb_dbi_open` calls.
+    func readKeepingDatabases<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path) }
+        defer { gate.leave() }
+        let transaction = try LMDBTransaction(environment: self, environmentHandle: env, readOnly: true)
+        do {
+            let result = try body(transaction)
+            try transaction.commit()
+            return result
+        } catch {
+            transaction.abort()
+            throw error
+        }
+    }
+
+    // MARK: - Map size
+
+    /// The current size of the memory map in bytes.
+    var mapSize: Int {
+        guard let env = gate.enter({ handle }) else { return 0 }
+        defer { gate.leave() }
+        return Self.mapSize(of: env)
+    }
+
+    /// Doubles the map unless it already grew past `mapped` (another process, or an adopted size).
+    private func grow(from mapped: Int, after error: StoreError) throws {
+        guard mapped < Self.maximumMapSize else { throw error }
+        let grown: Void? = try gate.exclusively({ handle }) { env in
+            guard Self.mapSize(of: env) <= mapped else { return }
+            let next = Self.roundedMapSize(min(mapped * 2, Self.maximumMapSize))
+            try LMDB.check(mdb_env_set_mapsize(env, next), operation: "mdb_env_set_mapsize(\(next))", path: path)
+        }
+        if grown == nil { throw StoreError.closed(path: path) }
+    }
+
+    /// Adopts the map size another process recorded (`mdb_env_set_mapsize(0)` after `MDB_MAP_RESIZED`).
+    private func adoptMapSize() throws {
+        let adopted: Void? = try gate.exclusively({ handle }) { env in
+            try LMDB.check(mdb_env_set_mapsize(env, 0), operation: "mdb_env_set_mapsize(0)", path: path)
+        }
+        if adopted == nil { throw StoreError.closed(path: path) }
+    }
+
+    private static func mapSize(of env: OpaquePointer) -> Int {
+        var info = MDB_envinfo()
+        _ = mdb_env_info(env, &info)
+        return info.me_mapsize
+    }
+
+    /// LMDB wants a multiple of the OS page size; 64 KiB covers every page size in use.
+    private static func roundedMapSize(_ size: Int) -> Int {
+        let unit = 1 << 16
+        return max(unit, (size + unit - 1) / unit * unit)
+    }
+
+    // MARK: - Reader reuse
+
+    private func checkoutReader(_ env: OpaquePointer) throws -> LMDBTransaction {
+        while let idle = idleReaders.withLock({ $0.popLast() }) {
+            do {
+                try idle.renew()
+                return idle
+            } catch let error as StoreError where error.lmdbCode == LMDB.mapResized {
+                throw error
+            } catch {
+                continue   // that handle is gone; try the next or begin a new one
+            }
+        }
+        return try LMDBTransaction(environment: self, environmentHandle: env, readOnly: true)
+    }
+
+    private func checkin(_ transaction: LMDBTransaction) {
+        transaction.reset()
+        guard transaction.state == .reset else { return }
+        idleReaders.withLock { readers in
+            if readers.count < Self.idleReaderLimit { readers.append(transaction) }
+        }
+    }
+}
+
+// MARK: - Registry entry
+
+/// A weak reference, so the registry never keeps an environment open by itself.
+private struct WeakEnvironment {
+    weak var environment: LMDBEnvironment?
+}
+
+// MARK: - TransactionGate
+
+/// Counts the transactions in flight and lets one caller run alone (map growth, close) once they finish.
+/// Writer-preferring: while someone waits to run alone, new transactions wait too, so growth cannot starve.
+private final class TransactionGate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var active = 0
+    private var exclusive = false
+    private var closed = false
+
+    /// Waits for any exclusive section, then counts one more transaction in flight. Returns the environment's
+    /// handle, or `nil` once the environment is closed.
+    func enter(_ handle: () -> OpaquePointer?) -> OpaquePointer? {
+        condition.lock()
+        defer { condition.unlock() }
+        while exclusive { condition.wait() }
+        guard !closed, let env = handle() else { return nil }
+        active += 1
+        return env
+    }
+
+    /// Ends a transaction begun with `enter`.
+    func leave() {
+        condition.lock()
+        active -= 1
+        if active == 0 { condition.broadcast() }
+        condition.unlock()
+    }
+
+    /// Runs `body` while no transaction is in flight in this process; `nil` if the environment is closed.
+    func exclusively<R>(_ handle: () -> OpaquePointer?, _ body: (OpaquePointer) throws -> R) rethrows -> R? {
+        condition.lock()
+        while exclusive { condition.wait() }
+        exclusive = true
+        while active > 0 { condition.wait() }
+        condition.unlock()
+        defer {
+            condition.lock()
+            exclusive = false
+            condition.broadcast()
+            condition.unlock()
+        }
+        guard !closed, let env = handle() else { return nil }
+        return try body(env)
+    }
+
+    /// Waits for every transaction, runs `body` (which closes the handle) and refuses all later entries.
+    func close(_ body: () -> Void) {
+        condition.lock()
+        while exclusive { condition.wait() }
+        exclusive = true
+        while active > 0 { condition.wait() }
+        if !closed { body() }
+        closed = true
+        exclusive = false
+        condition.broadcast()
+        condition.unlock()
+    }
+}

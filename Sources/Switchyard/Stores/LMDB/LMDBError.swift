@@ -1,0 +1,44 @@
+import Foundation
+internal import CLMDB
+
+// MARK: - Checking return codes
+
+/// The one place an LMDB return code becomes a Swift error, so every failure names the store, the call and
+/// LMDB's own explanation (`mdb_strerror`, which also covers `errno` values such as `ENOSPC`).
+enum LMDB {
+    /// Throws `StoreError.lmdb` unless `rc` is `MDB_SUCCESS`.
+    static func check(_ rc: Int32, operation: String, path: String) throws {
+        guard rc != 0 else { return }
+        throw StoreError.lmdb(path: path, call: operation, code: rc, message: message(for: rc))
+    }
+
+    /// LMDB's text for a return code.
+    static func message(for rc: Int32) -> String {
+        guard let text = mdb_strerror(rc) else { return "unknown LMDB error \(rc)" }
+        return String(cString: text)
+    }
+
+    // MARK: - Codes the store reacts to
+
+    /// `MDB_MAP_FULL`: the map is too small; the write is retried after growing it.
+    static let mapFull: Int32 = MDB_MAP_FULL
+    /// `MDB_MAP_RESIZED`: another process grew the map; adopt its size and retry.
+    static let mapResized: Int32 = MDB_MAP_RESIZED
+    /// `MDB_NOTFOUND`: a key or named database that does not exist.
+    static let notFound: Int32 = MDB_NOTFOUND
+
+    /// The version of liblmdb this process runs with, for diagnostics ("LMDB 0.9.24").
+    static var version: String {
+        var major: Int32 = 0, minor: Int32 = 0, patch: Int32 = 0
+        _ = mdb_version(&major, &minor, &patch)
+        return "LMDB \(major).\(minor).\(patch)"
+    }
+}
+
+extension StoreError {
+    /// The LMDB return code when this is an `.lmdb` error.
+    var lmdbCode: Int32? {
+        if case .lmdb(_, _, let code, _) = self { return code }
+        return nil
+    }
+}

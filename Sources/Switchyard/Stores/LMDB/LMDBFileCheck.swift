@@ -1,0 +1,123 @@
+import Foundation
+
+// MARK: - LMDBFileCheck
+
+/// Looks at a store directory before LMDB maps it. LMDB itself rejects a file whose first page is not a meta
+/// page (`MDB_INVALID`), but it trusts the meta page's last page number: a truncated `data.mdb` is mapped
+/// beyond its end and the first read of a missing page kills the process with `SIGBUS`. So the two meta pages
+/// are read here and the file must reach the last page they name; anything else is `StoreError.notAStore`.
+enum LMDBFileCheck {
+    /// LMDB's `MDB_MAGIC`.
+    static let magic: UInt32 = 0xBEEF_C0DE
+    /// LMDB's `MDB_DATA_VERSION` for the 0.9 series.
+    static let dataVersion: UInt32 = 1
+    /// `P_META`, in the page header's flags.
+    static let metaPageFlag: UInt16 = 0x08
+
+    // Offsets in a meta page (64-bit build): a 16-byte page header (pgno 8, pad 2, flags 2, lower/upper 4),
+    // then MDB_meta: magic 4, version 4, address 8, mapsize 8, two MDB_db of 48 bytes (the free list's
+    // md_pad holds the page size; md_root is the last 8 bytes), last_pg 8, txnid 8.
+    private static let flagsOffset = 10
+    private static let magicOffset = 16
+    private static let versionOffset = 20
+    private static let pageSizeOffset = 40
+    private static let freeRootOffset = 80
+    private static let mainRootOffset = 128
+    private static let lastPageOffset = 136
+    private static let metaLength = 152
+    private static let invalidPage = UInt64.max
+
+    /// Throws `StoreError.notAStore` unless `directory` is a directory whose `data.mdb` is absent, empty (LMDB
+    /// initializes it) or a complete LMDB data file.
+    static func validate(directory: String) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw notAStore(directory, "it is a file; an LMDB store is a directory holding data.mdb and lock.mdb")
+        }
+        let dataPath = (directory as NSString).appendingPathComponent("data.mdb")
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: dataPath) else { return }
+        if let type = attributes[.type] as? FileAttributeType, type != .typeRegular {
+            throw notAStore(directory, "data.mdb is not a regular file")
+        }
+        let size = (attributes[.size] as? NSNumber)?.uint64Value ?? 0
+        if size == 0 { return }
+        guard let file = FileHandle(forReadingAtPath: dataPath) else {
+            throw StoreError.openFailed(path: directory, configuration: "", reason: "cannot read \(dataPath)")
+        }
+        defer { try? file.close() }
+        let first = try read(file, at: 0, count: metaLength, directory: directory)
+        let meta0 = try parseMeta(first, page: 0, directory: directory)
+        let pageSize = UInt64(meta0.pageSize)
+        guard size >= 2 * pageSize else {
+            throw notAStore(directory, "data.mdb is truncated: \(size) bytes, shorter than its two \(pageSize)-byte meta pages")
+        }
+        let second = try read(file, at: pageSize, count: metaLength, directory: directory)
+        let meta1 = try parseMeta(second, page: 1, directory: directory)
+        let lastPage = max(meta0.lastPage, meta1.lastPage)
+        let needed = (lastPage + 1).multipliedReportingOverflow(by: pageSize)
+        guard !needed.overflow else { throw notAStore(directory, "data.mdb names an impossible last page \(lastPage)") }
+        guard size >= needed.partialValue else {
+            throw notAStore(
+                directory,
+                "data.mdb is truncated: \(size) bytes, but its meta page needs \(needed.partialValue) (pages 0...\(lastPage) of \(pageSize) bytes)")
+        }
+        for (meta, page) in [(meta0, 0), (meta1, 1)] {
+            for root in [meta.freeRoot, meta.mainRoot] where root != invalidPage && root > meta.lastPage {
+                throw notAStore(directory, "data.mdb meta page \(page) names root page \(root) beyond its last page \(meta.lastPage)")
+            }
+        }
+    }
+
+    // MARK: - Parsing
+
+    private struct Meta {
+        var pageSize: UInt32
+        var freeRoot: UInt64
+        var mainRoot: UInt64
+        var lastPage: UInt64
+    }
+
+    private static func parseMeta(_ bytes: [UInt8], page: Int, directory: String) throws -> Meta {
+        guard bytes.count == metaLength else {
+            throw notAStore(directory, "data.mdb is truncated inside meta page \(page)")
+        }
+        let flags = UInt16(bytes[flagsOffset]) | UInt16(bytes[flagsOffset + 1]) << 8
+        let foundMagic = uint32(bytes, magicOffset)
+        guard flags & metaPageFlag != 0, foundMagic == magic else {
+            throw notAStore(directory, "data.mdb is not an LMDB data file (page \(page) is not an LMDB meta page)")
+        }
+        let version = uint32(bytes, versionOffset)
+        guard version == dataVersion else {
+            throw notAStore(directory, "data.mdb has LMDB data format \(version); this library reads format \(dataVersion)")
+        }
+        let pageSize = uint32(bytes, pageSizeOffset)
+        guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
+            throw notAStore(directory, "data.mdb meta page \(page) has an invalid page size \(pageSize)")
+        }
+        return Meta(
+            pageSize: pageSize, freeRoot: uint64(bytes, freeRootOffset), mainRoot: uint64(bytes, mainRootOffset),
+            lastPage: uint64(bytes, lastPageOffset))
+    }
+
+    private static func read(_ file: FileHandle, at offset: UInt64, count: Int, directory: String) throws -> [UInt8] {
+        do {
+            try file.seek(toOffset: offset)
+            return Array(try file.read(upToCount: count) ?? Data())
+        } catch {
+            throw StoreError.openFailed(path: directory, configuration: "", reason: "cannot read data.mdb: \(error)")
+        }
+    }
+
+    /// LMDB writes its meta page in the machine's byte order; every platform Swift runs on is little-endian.
+    private static func uint32(_ b: [UInt8], _ at: Int) -> UInt32 {
+        (0..<4).reduce(0) { $0 | UInt32(b[at + $1]) << (8 * $1) }
+    }
+
+    private static func uint64(_ b: [UInt8], _ at: Int) -> UInt64 {
+        (0..<8).reduce(0) { $0 | UInt64(b[at + $1]) << (8 * $1) }
+    }
+
+    private static func notAStore(_ directory: String, _ reason: String) -> StoreError {
+        StoreError.notAStore(path: directory, expected: .lmdb, reason: reason)
+    }
+}

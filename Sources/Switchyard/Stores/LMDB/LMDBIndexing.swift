@@ -1,0 +1,194 @@
+import Foundation
+
+// MARK: - LMDBIndexing
+
+/// Keeping the `index:` databases in step with `rows`, and reading them. An entry exists for every row of the
+/// table whose first indexed property is not null (lookups never search for null: `x == nil` is a scan).
+enum LMDBIndexing {
+    /// The entry key of `image` in the table's index at `position`, or `nil` when its first property is null.
+    static func entry(of image: LMDBRowImage, index position: Int) -> [UInt8]? {
+        var w = LMDBByteWriter(capacity: 48)
+        return entry(of: image, index: position, into: &w) ? w.bytes : nil
+    }
+
+    /// Writes the entry key into `w` (replacing its contents); `false` when the first property is null.
+    static func entry(of image: LMDBRowImage, index position: Int, into w: inout LMDBByteWriter) -> Bool {
+        let slots = image.layout.indexSlots[position]
+        guard let first = slots.first, !image.value(first).isNull else { return false }
+        w.bytes.removeAll(keepingCapacity: true)
+        for slot in slots { LMDBIndexKey.append(image.value(slot), to: &w) }
+        LMDBIndexKey.finish(&w, primaryKey: image.primaryKey)
+        return true
+    }
+
+    // MARK: - Writing
+
+    /// Adds `image` to every index of its table; `scratch` is reused for the keys.
+    static func add(
+        _ image: LMDBRowImage, databases: [LMDBDatabase?], txn: LMDBTransaction, scratch: inout LMDBByteWriter
+    ) throws {
+        for (position, database) in databases.enumerated() {
+            guard let database, entry(of: image, index: position, into: &scratch) else { continue }
+            try scratch.bytes.withUnsafeBytes { key in
+                _ = try txn.put(database, key, UnsafeRawBufferPointer(start: nil, count: 0))
+            }
+        }
+    }
+
+    /// Removes `image` from every index of its table.
+    static func remove(_ image: LMDBRowImage, databases: [LMDBDatabase?], txn: LMDBTransaction) throws {
+        for (position, database) in databases.enumerated() {
+            guard let database, let key = entry(of: image, index: position) else { continue }
+            try txn.delete(database, key)
+        }
+    }
+
+    /// Moves the entries of a row whose indexed values changed from `old` to `new` (same entity and key).
+    static func update(from old: LMDBRowImage, to new: LMDBRowImage, databases: [LMDBDatabase?], txn: LMDBTransaction) throws {
+        for (position, database) in databases.enumerated() {
+            guard let database else { continue }
+            let before = entry(of: old, index: position)
+            let after = entry(of: new, index: position)
+            if before == after { continue }
+            if let before { try txn.delete(database, before) }
+            if let after { try txn.put(database, after, []) }
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The primary keys of the entries whose leading values encode as `prefix`, in index order (for one
+    /// value, ascending primary key).
+    static func primaryKeys(withPrefix prefix: [UInt8], in database: LMDBDatabase, txn: LMDBTransaction) throws -> [Int64] {
+        try txn.withCursor(database) { cursor in
+            var keys: [Int64] = []
+            var entry = try cursor.seek(atLeast: prefix)
+            while let current = entry, current.key.starts(with: prefix) {
+                if let key = LMDBIndexKey.primaryKey(of: current.key) { keys.append(key) }
+                entry = try cursor.next()
+            }
+            return keys
+        }
+    }
+
+    /// Decodes a row by position, reporting damage as `StoreError.notAStore` naming the store.
+    static func decodeImage(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema, path: String) throws -> LMDBRowImage {
+        do {
+            return try LMDBRowCoding.decodeImage(bytes, primaryKey: primaryKey, schema: schema)
+        } catch let error as LMDBRowCoding.DecodingError {
+            throw StoreError.notAStore(path: path, expected: .lmdb, reason: "damaged row: \(error)")
+        }
+    }
+}
+
+// MARK: - LMDBQueryPlanner
+
+/// Chooses how a fetch finds its candidate rows: an index lookup when the predicate is (or is an AND
+/// containing) `key == constant` or `key IN {constants}` on an indexed property, otherwise a table scan.
+/// Either way the whole predicate is evaluated on every candidate, so an index only has to return a superset.
+enum LMDBQueryPlanner {
+    /// Rows to read through an index: the entries for any of `values` (duplicates removed).
+    struct IndexLookup {
+        /// Position of the index in `LMDBSchema.indexes[root]`.
+        let index: Int
+        let values: [AttributeValue]
+        /// The predicate is this one comparison and the index answers it exactly (see `isExact`), so the rows
+        /// it names need no evaluation.
+        var covers = false
+    }
+
+    /// An index lookup for `predicate` over `root`'s table, or `nil` for a scan. `available` are the table's
+    /// index databases (`nil` where a read-only store lacks one).
+    static func lookup(
+        for predicate: FetchPredicate?, root: LMDBEntityLayout, available: [LMDBDatabase?]
+    ) -> IndexLookup? {
+        guard let predicate else { return nil }
+        switch predicate {
+        case .comparison(let comparison):
+            guard var found = lookup(for: comparison, root: root, available: available) else { return nil }
+            found.covers = found.values.allSatisfy(isExact) && storesAttribute(comparison, root: root)
+            return found
+        case .and(let parts):
+            for part in parts {
+                if let found = lookup(for: part, root: root, available: available) { return found }
+            }
+            return nil
+        case .or, .not, .constant:
+            return nil
+        }
+    }
+
+    /// Whether equal index elements mean `storeEqual` values: text and bytes short enough not to be cut, and
+    /// numbers whose Double is exact and shared with no other integer (below 2^53).
+    static func isExact(_ value: AttributeValue) -> Bool {
+        func fits<C: Collection>(_ bytes: C) -> Bool where C.Element == UInt8 {
+            bytes.count + bytes.lazy.filter { $0 == 0 }.count <= LMDBIndexKey.elementLimit
+        }
+        switch value {
+        case .null: return false
+        case .string(let s): return fits(s.utf8)
+        case .uri(let u): return fits(u.absoluteString.utf8)
+        case .binary(let d): return fits(d)
+        case .uuid: return true
+        case .integer, .double, .decimal, .bool, .date:
+            guard let d = value.numericValue, d.isFinite else { return false }
+            return abs(d) < 9_007_199_254_740_992
+        }
+    }
+
+    /// Whether the compared key is a stored attribute in every entity of the table that has it. A to-one's
+    /// index holds the referenced key even when that row is gone, where the evaluator reads null, so
+    /// relationships are always evaluated.
+    private static func storesAttribute(_ comparison: Comparison, root: LMDBEntityLayout) -> Bool {
+        let operand = comparison.op == .in || comparison.left.isKeyPath ? comparison.left : comparison.right
+        guard case .keyPath(let path) = operand, path.count == 1 else { return false }
+        return !root.tableToOneNames.contains(path[0])
+    }
+
+    private static func lookup(
+        for comparison: Comparison, root: LMDBEntityLayout, available: [LMDBDatabase?]
+    ) -> IndexLookup? {
+        // String options compare through folding, which the byte-exact index cannot answer.
+        guard comparison.modifier == .direct, comparison.options.isEmpty else { return nil }
+        let key: String
+        var values: [AttributeValue]
+        switch (comparison.op, comparison.left, comparison.right) {
+        case (.equal, .keyPath(let path), .constant(let value)), (.equal, .constant(let value), .keyPath(let path)):
+            guard path.count == 1, !value.isNull else { return nil }   // `x == nil` is IS NULL: not indexed
+            key = path[0]
+            values = [value]
+        case (.in, .keyPath(let path), .constant(let value)):
+            guard path.count == 1 else { return nil }
+            key = path[0]
+            values = [value]
+        case (.in, .keyPath(let path), .list(let elements)):
+            guard path.count == 1 else { return nil }
+            key = path[0]
+            values = []
+            for element in elements {
+                guard case .constant(let value) = element else { return nil }
+                values.append(value)
+            }
+        default:
+            return nil
+        }
+        guard let index = root.indexByFirstProperty[key], index < available.count, available[index] != nil else {
+            return nil
+        }
+        if values.count == 1 { return values[0].isNull ? IndexLookup(index: index, values: []) : IndexLookup(index: index, values: values) }
+        // A null never matches through IN (membership with null is unknown at best).
+        var unique: [AttributeValue] = []
+        for value in values where !value.isNull && !unique.contains(where: { AttributeValue.storeEqual($0, value) }) {
+            unique.append(value)
+        }
+        return IndexLookup(index: index, values: unique)
+    }
+}
+
+extension PredicateOperand {
+    /// True for a key path operand.
+    fileprivate var isKeyPath: Bool {
+        if case .keyPath = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+
+// MARK: - LMDBReader
+
+/// Reads rows inside one transaction (a snapshot for fetches, the write transaction during a save): single
+/// rows by key, a table in key order, or an index's candidates. Counts the rows it decodes for a fetch.
+final class LMDBReader {
+    let store: LMDBStore
+    let transaction: LMDBTransaction
+    /// Rows decoded as fetch candidates (not rows read to follow relationships).
+    private(set) var rowsVisited = 0
+    private let builder: LMDBRowBuilder
+
+    init(store: LMDBStore, transaction: LMDBTransaction) {
+        self.store = store
+        self.transaction = transaction
+        self.builder = store.idleBuilders.withLock { $0.popLast() } ?? LMDBRowBuilder(schema: store.schema, path: store.path)
+    }
+
+    deinit {
+        let builder = builder
+        store.idleBuilders.withLock { if $0.count < 8 { $0.append(builder) } }
+    }
+
+    var schema: LMDBSchema { store.schema }
+
+    // MARK: - Rows
+
+    /// The row with this primary key in the table of root number `root`, or `nil`.
+    func row(root: Int, primaryKey: Int64) throws -> StoreRow? {
+        guard let bytes = try encodedRow(root: root, primaryKey: primaryKey) else { return nil }
+        return try builder.row(bytes, primaryKey: primaryKey)
+    }
+
+    /// The row by position (for saves), or `nil`.
+    func image(root: Int, primaryKey: Int64) throws -> LMDBRowImage? {
+        guard let bytes = try encodedRow(root: root, primaryKey: primaryKey) else { return nil }
+        return try LMDBIndexing.decodeImage(bytes, primaryKey: primaryKey, schema: schema, path: store.path)
+    }
+
+    private func encodedRow(root: Int, primaryKey: Int64) throws -> UnsafeRawBufferPointer? {
+        let key = LMDBRowKey.make(root: root, primaryKey: primaryKey)
+        return try key.withUnsafeBytes { try transaction.get(store.databases.rows, $0) }
+    }
+
+    /// `true` at the entity numbers of `layout` (and its subentities when `includesSubentities`).
+    func family(of layout: LMDBEntityLayout, includesSubentities: Bool) -> [Bool] {
+        includesSubentities ? layout.withSubentities : layout.alone
+    }
+
+    /// Feeds `body` the rows of table `root` whose entity is in `family`, in primary-key order, either all of
+    /// them (a cursor walk) or those `lookup` names; `body` returns `false` to stop early.
+    func candidates(
+        root: Int, family: [Bool], lookup: LMDBQueryPlanner.IndexLookup?, _ body: (StoreRow) throws -> Bool
+    ) throws {
+        if let lookup {
+            guard let rootName = schema.layout(number: root)?.name,
+                let database = store.databases.indexes[rootName]?[lookup.index]
+            else { return }
+            var keys: [Int64] = []
+            for value in lookup.values {
+                keys += try LMDBIndexing.primaryKeys(withPrefix: LMDBIndexKey.prefix([value]), in: database, txn: transaction)
+            }
+            if lookup.values.count > 1 { keys = Array(Set(keys)).sorted() }
+            for key in keys {
+                let rowKey = LMDBRowKey.make(root: root, primaryKey: key)
+                guard let bytes = try rowKey.withUnsafeBytes({ try transaction.get(store.databases.rows, $0) }) else { continue }
+                guard try isInFamily(bytes, family, key) else { continue }
+                rowsVisited += 1
+                if !(try body(try builder.row(bytes, primaryKey: key))) { return }
+            }
+            return
+        }
+        try scan(root: root) { key, bytes in
+            guard try isInFamily(bytes, family, key) else { return true }
+            rowsVisited += 1
+            return try body(try builder.row(bytes, primaryKey: key))
+        }
+    }
+
+    /// Counts the rows of table `root` whose entity is in `family`, reading only each row's entity number.
+    func count(root: Int, family: [Bool]) throws -> Int {
+        var total = 0
+        try scan(root: root) { key, bytes in
+            if try isInFamily(bytes, family, key) { total += 1 }
+            return true
+        }
+        return total
+    }
+
+    /// Walks every row of table `root` in key order; `body` gets the primary key and encoded row.
+    func scan(root: Int, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try transaction.withCursor(store.databases.rows) { cursor in
+            var entry = try cursor.seek(atLeast: LMDBRowKey.prefix(root: root))
+            while let current = entry, LMDBRowKey.root(of: current.key) == root {
+                if !(try body(LMDBRowKey.primaryKey(of: current.key), current.value)) { return }
+                entry = try cursor.next()
+            }
+        }
+    }
+
+    private func isInFamily(_ bytes: UnsafeRawBufferPointer, _ family: [Bool], _ key: Int64) throws -> Bool {
+        let number: Int
+        do {
+            number = try LMDBRowCoding.entityNumber(of: bytes)
+        } catch {
+            throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
+        }
+        return number < family.count && family[number]
+    }
+
+    // MARK: - Relationships
+
+    /// The rows a relationship of `item` reaches, as `MemoryRowSubject` finds them: a to-one by its target's
+    /// key, a to-many through the inverse to-one's index (members in primary-key order).
+    func related(_ item: StoreRow, _ relationship: RelationshipDescription, from entityName: String) throws -> [StoreRow] {
+        guard let destination = schema.layout(named: relationship.destinationEntityName) else { return [] }
+        let root = destination.rootNumber
+        if !relationship.isToMany {
+            guard let target = item.toOne[relationship.name] else { return [] }
+            return try row(root: root, primaryKey: target.primaryKey).map { [$0] } ?? []
+        }
+        guard let inverse = relationship.inverseName, destination.relationships[inverse]?.isToMany == false else {
+            throw StoreError.unsupportedPredicate(
+                path: store.path, reason: "to-many \(entityName).\(relationship.name) has no to-one inverse to search by")
+        }
+        let family = destination.withSubentities
+        func isMember(_ row: StoreRow) -> Bool {
+            guard let number = schema.numbers[row.entityName], number < family.count, family[number] else { return false }
+            return row.toOne[inverse]?.primaryKey == item.primaryKey
+        }
+        var members: [StoreRow] = []
+        if let index = schema.index(root: destination.rootName, firstProperty: inverse),
+            let database = store.databases.indexes[destination.rootName]?[index]
+        {
+            let prefix = LMDBIndexKey.prefix([.integer(item.primaryKey)])
+            for key in try LMDBIndexing.primaryKeys(withPrefix: prefix, in: database, txn: transaction) {
+                if let member = try row(root: root, primaryKey: key), isMember(member) { members.append(member) }
+            }
+        } else {
+            // No index (a read-only store written before the index existed): scan the table.
+            try scan(root: root) { key, bytes in
+                let member = try builder.row(bytes, primaryKey: key)
+                if isMember(member) { members.append(member) }
+                return true
+            }
+        }
+        return members.sorted { $0.primaryKey < $1.primaryKey }
+    }
+}
+
+@available(*, unavailable, message: "a reader lives inside one transaction")
+extension LMDBReader: Sendable {}
+
+// MARK: - LMDBRowSubject
+
+/// An LMDB row seen by the predicate evaluator: follows to-one references and finds to-many members through
+/// the inverse to-one, inside the reader's transaction. Mirrors `MemoryRowSubject` rule for rule.
+struct LMDBRowSubject: PredicateSubject {
+    let row: StoreRow
+    let reader: LMDBReader
+
+    func predicateValues(at keyPath: [String]) throws -> PredicateValue {
+        let schema = reader.schema
+        // The common case, an attribute of the row itself, without building the general walk.
+        if keyPath.count == 1, let layout = schema.layout(named: row.entityName), layout.attributeIndex[keyPath[0]] != nil {
+            return .single(row[keyPath[0]])
+        }
+        var current: [StoreRow] = [row]
+        var isMany = false
+        for (index, key) in keyPath.enumerated() {
+            let isLast = index == keyPath.count - 1
+            var next: [StoreRow] = []
+            var values: [AttributeValue] = []
+            for item in current {
+                guard let layout = schema.layout(named: item.entityName) else { continue }
+                // `attributeIndex` holds the persistent attributes: a transient one falls through, as in memory.
+                if layout.attributeIndex[key] != nil, isLast {
+                    values.append(item[key])
+                } else if let relationship = layout.relationships[key] {
+                    let targets = try reader.related(item, relationship, from: layout.name)
+                    if relationship.isToMany { isMany = true }
+                    if isLast {
+                        if relationship.isToMany { values += targets.map { .integer($0.primaryKey) } }
+                        else { values.append(targets.first.map { .integer($0.primaryKey) } ?? .null) }
+                    } else {
+                        next += targets
+                    }
+                } else {
+                    throw QueryError.unknownKeyPath(entity: layout.name, keyPath: keyPath.joined(separator: "."))
+                }
+            }
+            if isLast { return isMany ? .many(values) : .single(values.first ?? .null) }
+            current = next
+        }
+        return .single(.integer(row.primaryKey))
+    }
+}

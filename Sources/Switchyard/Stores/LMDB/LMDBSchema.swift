@@ -1,0 +1,304 @@
+import Foundation
+
+// MARK: - LMDBEntityLayout
+
+/// How one entity's rows are encoded and indexed: its persistent attributes and to-one relationships by
+/// position (a subentity lists its parent's properties first, so an inherited property has the same position in
+/// every entity of the tree), and where each index of its table finds its values. A class: rows are decoded
+/// and encoded by the hundred thousand, and each one refers to its layout without copying it.
+final class LMDBEntityLayout: Sendable {
+    /// Where a property's value lives in an `LMDBRowImage`.
+    enum Slot: Sendable, Hashable {
+        case attribute(Int)
+        case toOne(Int)
+        /// A property this entity does not have (a sibling's): always null.
+        case absent
+    }
+
+    /// A uniqueness constraint of this entity, with the table index that enforces it.
+    struct Constraint: Sendable {
+        let properties: [String]
+        /// Position of the constraint's index in `LMDBSchema.indexes[rootName]`.
+        let index: Int
+        let slots: [Slot]
+    }
+
+    let entity: EntityDescription
+    let name: String
+    let rootName: String
+    /// The entity's number in this store (see `LMDBSchema.numbers`).
+    let number: Int
+    let rootNumber: Int
+    /// Persistent attributes, own and inherited, in the model's order.
+    let attributeNames: [String]
+    let attributeTypes: [AttributeType]
+    let attributeIndex: [String: Int]
+    /// Persistent to-one relationships, own and inherited.
+    let toOneNames: [String]
+    let toOneDestinations: [String]
+    let toOneIndex: [String: Int]
+    /// Every relationship by name (to-many and transient too), for following key paths.
+    let relationships: [String: RelationshipDescription]
+    /// For each index of the table (aligned with `LMDBSchema.indexes[rootName]`), the slots of its properties.
+    let indexSlots: [[Slot]]
+    let constraints: [Constraint]
+    /// Whether this store holds the entity's table.
+    let isServed: Bool
+    /// Dictionary prototypes for decoding (see `LMDBRowBuilder`).
+    let prototypeCache = Locked(PrototypeCache())
+    /// `true` at the entity numbers of this entity and its subentities (`withSubentities`), or of this entity
+    /// alone: what a fetch filters a table's rows by.
+    let withSubentities: [Bool], alone: [Bool]
+    /// For the table: property -> position of the shortest index that starts with it.
+    let indexByFirstProperty: [String: Int]
+    /// For the table: names that are a to-one relationship in some entity of it.
+    let tableToOneNames: Set<String>
+
+    init(
+        entity: EntityDescription, number: Int, rootNumber: Int, tableIndexes: [LMDBIndexDefinition]?, numbers: [String: Int],
+        tableToOneNames: Set<String>
+    ) {
+        self.entity = entity
+        name = entity.name
+        rootName = entity.rootName
+        self.number = number
+        self.rootNumber = rootNumber
+        let attributes = entity.persistentAttributes
+        attributeNames = attributes.map(\.name)
+        attributeTypes = attributes.map(\.type)
+        attributeIndex = Dictionary(attributeNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        let toOnes = entity.persistentToOneRelationships
+        toOneNames = toOnes.map(\.name)
+        toOneDestinations = toOnes.map(\.destinationEntityName)
+        toOneIndex = Dictionary(toOneNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        relationships = Dictionary(entity.allRelationships.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        isServed = tableIndexes != nil
+        let size = (numbers.values.max() ?? 0) + 1
+        var family = [Bool](repeating: false, count: size)
+        for name in entity.selfAndDescendantNames { if let n = numbers[name] { family[n] = true } }
+        var own = [Bool](repeating: false, count: size)
+        own[number] = true
+        withSubentities = family
+        alone = own
+        let indexes = tableIndexes ?? []
+        var byFirst: [String: Int] = [:]
+        for (position, definition) in indexes.enumerated() {
+            guard let first = definition.properties.first else { continue }
+            if let existing = byFirst[first], indexes[existing].properties.count <= definition.properties.count { continue }
+            byFirst[first] = position
+        }
+        indexByFirstProperty = byFirst
+        self.tableToOneNames = tableToOneNames
+        let attributeIndex = self.attributeIndex, toOneIndex = self.toOneIndex
+        func slot(_ property: String) -> Slot {
+            if let i = attributeIndex[property] { return .attribute(i) }
+            if let i = toOneIndex[property] { return .toOne(i) }
+            return .absent
+        }
+        indexSlots = indexes.map { $0.properties.map(slot) }
+        constraints = entity.allUniquenessConstraints.compactMap { properties in
+            // A constraint over a property no row stores (transient, to-many) is always null: it never binds.
+            guard let index = indexes.firstIndex(where: { $0.properties == properties }) else { return nil }
+            return Constraint(properties: properties, index: index, slots: properties.map(slot))
+        }
+    }
+
+    /// The slot of a property name.
+    func slot(named property: String) -> Slot {
+        if let i = attributeIndex[property] { return .attribute(i) }
+        if let i = toOneIndex[property] { return .toOne(i) }
+        return .absent
+    }
+}
+
+// MARK: - LMDBRowImage
+
+/// A row as the encoding holds it: values by attribute position (`.null` where unset) and to-one targets by
+/// relationship position. Saving works on images; `StoreRow`s are built only for what a fetch returns.
+struct LMDBRowImage {
+    /// A to-one target: its entity number and primary key.
+    struct Target: Hashable {
+        var number: Int
+        var primaryKey: Int64
+    }
+
+    let layout: LMDBEntityLayout
+    var primaryKey: Int64
+    var version: Int64
+    var attributes: [AttributeValue]
+    var toOnes: [Target?]
+
+    /// An image with every value null.
+    init(layout: LMDBEntityLayout, primaryKey: Int64, version: Int64) {
+        self.layout = layout
+        self.primaryKey = primaryKey
+        self.version = version
+        attributes = Array(repeating: .null, count: layout.attributeNames.count)
+        toOnes = Array(repeating: nil, count: layout.toOneNames.count)
+    }
+
+    /// Clears every value for reuse by the next row of the same entity (saves reuse one image per entity
+    /// rather than allocate two arrays per row).
+    mutating func reset(primaryKey: Int64, version: Int64) {
+        self.primaryKey = primaryKey
+        self.version = version
+        for i in attributes.indices { attributes[i] = .null }
+        for i in toOnes.indices { toOnes[i] = nil }
+    }
+
+    /// The value an index or constraint sees at `slot`: the attribute, or a to-one's primary key.
+    func value(_ slot: LMDBEntityLayout.Slot) -> AttributeValue {
+        switch slot {
+        case .attribute(let i): return attributes[i]
+        case .toOne(let i): return toOnes[i].map { .integer($0.primaryKey) } ?? .null
+        case .absent: return .null
+        }
+    }
+
+    /// The row as stores return it.
+    func storeRow(schema: LMDBSchema) -> StoreRow {
+        var values: [String: AttributeValue] = [:]
+        for (i, value) in attributes.enumerated() where !value.isNull { values[layout.attributeNames[i]] = value }
+        var toOne: [String: RowReference] = [:]
+        for (i, target) in toOnes.enumerated() {
+            if let target, let entity = schema.layout(number: target.number) {
+                toOne[layout.toOneNames[i]] = RowReference(entityName: entity.name, primaryKey: target.primaryKey)
+            }
+        }
+        return StoreRow(entityName: layout.name, primaryKey: primaryKey, version: version, values: values, toOne: toOne)
+    }
+}
+
+// MARK: - LMDBIndexDefinition
+
+/// One secondary index of a table (an inheritance tree): a fetch index, an indexed attribute, a uniqueness
+/// constraint or a to-one relationship's key. Each lives in its own named database, `index:<Root>:<p1>,<p2>`,
+/// whose keys are `LMDBIndexKey` entries (the properties' values, then the primary key) with empty values.
+struct LMDBIndexDefinition: Sendable, Hashable {
+    let root: String
+    /// Property names (attributes or to-one relationships); a lookup by the first alone is a prefix search.
+    let properties: [String]
+
+    var databaseName: String { "index:\(root):\(properties.joined(separator: ","))" }
+}
+
+// MARK: - LMDBSchema
+
+/// Everything the store derives from the model once at open: entity numbers, row layouts and indexes.
+struct LMDBSchema: Sendable {
+    /// Entity name -> number. A new store uses the model's numbers (Core Data's `Z_ENT`); an existing store
+    /// keeps the numbers its rows were written with (stored in `meta` under `entities`) and numbers entities
+    /// it has never seen after them, so a model that gains an entity never reinterprets old rows.
+    let numbers: [String: Int]
+    /// Layouts indexed by entity number (position 0 unused).
+    private let byNumber: [LMDBEntityLayout?]
+    private let byName: [String: LMDBEntityLayout]
+    /// Secondary indexes per root entity name, for every table this store serves.
+    let indexes: [String: [LMDBIndexDefinition]]
+    /// Root entity names of the tables this store serves.
+    let servedRoots: [String]
+
+    init(model: ObjectModel, served: [EntityDescription], numbers: [String: Int]) {
+        self.numbers = numbers
+        var roots: [String] = []
+        for entity in served where !roots.contains(entity.rootName) { roots.append(entity.rootName) }
+        servedRoots = roots
+        var indexes: [String: [LMDBIndexDefinition]] = [:]
+        for root in roots {
+            guard let rootEntity = model.entity(named: root) else { continue }
+            indexes[root] = Self.indexDefinitions(root: rootEntity, model: model)
+        }
+        self.indexes = indexes
+        var toOnesByRoot: [String: Set<String>] = [:]
+        for entity in model.entities {
+            toOnesByRoot[entity.rootName, default: []].formUnion(entity.persistentToOneRelationships.map(\.name))
+        }
+        var byName: [String: LMDBEntityLayout] = [:]
+        for entity in model.entities {
+            guard let number = numbers[entity.name], let root = numbers[entity.rootName] else { continue }
+            byName[entity.name] = LMDBEntityLayout(
+                entity: entity, number: number, rootNumber: root, tableIndexes: indexes[entity.rootName], numbers: numbers,
+                tableToOneNames: toOnesByRoot[entity.rootName] ?? [])
+        }
+        var byNumber = [LMDBEntityLayout?](repeating: nil, count: (numbers.values.max() ?? 0) + 1)
+        for layout in byName.values { byNumber[layout.number] = layout }
+        self.byName = byName
+        self.byNumber = byNumber
+    }
+
+    func layout(named name: String) -> LMDBEntityLayout? { byName[name] }
+
+    func layout(number: Int) -> LMDBEntityLayout? {
+        number > 0 && number < byNumber.count ? byNumber[number] : nil
+    }
+
+    /// The position (in `indexes[root]`) of an index whose first property is `property`; the shortest such
+    /// index, for the densest keys.
+    func index(root: String, firstProperty property: String) -> Int? {
+        byName[root]?.indexByFirstProperty[property]
+    }
+
+    /// Every index a table needs, from every entity of its tree: fetch indexes, legacy `isIndexed` attributes,
+    /// uniqueness constraints (enforced through their index) and each to-one relationship (so to-many members
+    /// are found through the inverse's index, not by scanning). Duplicates collapse; properties that no store
+    /// holds (transient, to-many) drop the definition.
+    static func indexDefinitions(root: EntityDescription, model: ObjectModel) -> [LMDBIndexDefinition] {
+        var lists: [[String]] = []
+        func add(_ properties: [String]) {
+            if !properties.isEmpty, !lists.contains(properties) { lists.append(properties) }
+        }
+        let family = root.selfAndDescendantNames.compactMap { model.entity(named: $0) }
+        for entity in family {
+            let storable = Set(entity.persistentAttributes.map(\.name) + entity.persistentToOneRelationships.map(\.name))
+            for index in entity.indexes {
+                let properties = index.elements.map(\.property)
+                if properties.allSatisfy(storable.contains) { add(properties) }
+            }
+            for attribute in entity.attributes where attribute.isIndexed && !attribute.isTransient { add([attribute.name]) }
+            for constraint in entity.uniquenessConstraints where constraint.allSatisfy(storable.contains) { add(constraint) }
+            for relationship in entity.relationships where !relationship.isToMany && !relationship.isTransient {
+                add([relationship.name])
+            }
+        }
+        return lists.map { LMDBIndexDefinition(root: root.name, properties: $0) }
+    }
+
+    // MARK: - Entity numbers
+
+    /// The numbers a store uses: `stored` ones kept, model entities it lacks numbered after the highest.
+    static func numbers(model: ObjectModel, stored: [String: Int]) -> [String: Int] {
+        if stored.isEmpty {
+            return Dictionary(model.entities.map { ($0.name, $0.entityNumber) }, uniquingKeysWith: { a, _ in a })
+        }
+        var numbers = stored
+        var next = (stored.values.max() ?? 0) + 1
+        for entity in model.entities where numbers[entity.name] == nil {
+            numbers[entity.name] = next
+            next += 1
+        }
+        return numbers
+    }
+
+    /// `entities` in `meta`: a format byte, then (number, name) pairs.
+    static func encodeNumbers(_ numbers: [String: Int]) -> [UInt8] {
+        var w = LMDBByteWriter()
+        w.byte(1)
+        for (name, number) in numbers.sorted(by: { $0.value < $1.value }) {
+            w.unsigned(UInt64(number))
+            w.lengthPrefixed(Array(name.utf8))
+        }
+        return w.bytes
+    }
+
+    /// Reads `encodeNumbers`' bytes; `nil` when they are not in that format.
+    static func decodeNumbers(_ bytes: UnsafeRawBufferPointer) -> [String: Int]? {
+        var r = LMDBByteReader(bytes)
+        guard (try? r.byte()) == 1 else { return nil }
+        var numbers: [String: Int] = [:]
+        while !r.isAtEnd {
+            guard let number = try? r.unsigned(), number > 0, number < 1 << 31, let name = try? r.lengthPrefixed() else { return nil }
+            numbers[String(decoding: name, as: UTF8.self)] = Int(number)
+        }
+        return numbers
+    }
+}

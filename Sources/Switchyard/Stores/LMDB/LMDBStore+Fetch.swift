@@ -1,0 +1,107 @@
+import Foundation
+
+// MARK: - Fetch
+
+extension LMDBStore {
+    /// Matching rows, sorted like the memory store (`StoreRow.compare`, or `PredicateEvaluator.compare` for key
+    /// paths through relationships, ties by primary key), then offset and limit — all in one snapshot.
+    public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        try checkOpen()
+        let layout = try servedLayout(request.entityName)
+        let (rows, visited) = try environment.read { txn -> ([StoreRow], Int) in
+            let reader = LMDBReader(store: self, transaction: txn)
+            // Without sorting, rows arrive in primary-key order: stop once offset + limit have matched.
+            let enough = request.sortKeys.isEmpty ? request.fetchLimit.map { request.fetchOffset + $0 } : nil
+            var rows = try matchingRows(
+                request.predicate, layout: layout, includesSubentities: request.includesSubentities, reader: reader,
+                stopAfter: enough)
+            if !request.sortKeys.isEmpty { rows = try sort(rows, by: request.sortKeys, reader: reader) }
+            let start = min(max(request.fetchOffset, 0), rows.count)
+            let end = request.fetchLimit.map { min(start + max($0, 0), rows.count) } ?? rows.count
+            if start == 0, end == rows.count { return (rows, reader.rowsVisited) }
+            return (Array(rows[start..<end]), reader.rowsVisited)
+        }
+        state.withLock { $0.lastFetchRowsVisited = visited }
+        return rows
+    }
+
+    /// The number of rows `fetch` would return without limit and offset.
+    public func count(_ request: StoreFetchRequest) throws -> Int {
+        try checkOpen()
+        let layout = try servedLayout(request.entityName)
+        let (count, visited) = try environment.read { txn -> (Int, Int) in
+            let reader = LMDBReader(store: self, transaction: txn)
+            if request.predicate == nil {
+                // Only each row's entity number is read.
+                let family = reader.family(of: layout, includesSubentities: request.includesSubentities)
+                return (try reader.count(root: layout.rootNumber, family: family), 0)
+            }
+            let rows = try matchingRows(
+                request.predicate, layout: layout, includesSubentities: request.includesSubentities, reader: reader,
+                stopAfter: nil)
+            return (rows.count, reader.rowsVisited)
+        }
+        state.withLock { $0.lastFetchRowsVisited = visited }
+        return count
+    }
+
+    /// The rows with these references that exist (of exactly the referenced entity).
+    public func rows(for references: [RowReference]) throws -> [StoreRow] {
+        try checkOpen()
+        return try environment.read { txn in
+            let reader = LMDBReader(store: self, transaction: txn)
+            var rows: [StoreRow] = []
+            for reference in references {
+                guard let layout = schema.layout(named: reference.entityName), layout.isServed,
+                    let row = try reader.row(root: layout.rootNumber, primaryKey: reference.primaryKey),
+                    row.entityName == reference.entityName
+                else { continue }
+                rows.append(row)
+            }
+            return rows
+        }
+    }
+
+    /// Rows of the request's entity (and subentities) matching its predicate, in primary-key order: through
+    /// an index when `LMDBQueryPlanner` finds one, else by walking the table.
+    private func matchingRows(
+        _ predicate: FetchPredicate?, layout: LMDBEntityLayout, includesSubentities: Bool, reader: LMDBReader,
+        stopAfter enough: Int?
+    ) throws -> [StoreRow] {
+        if let enough, enough <= 0 { return [] }
+        let family = reader.family(of: layout, includesSubentities: includesSubentities)
+        let lookup = schema.layout(number: layout.rootNumber).flatMap { root in
+            LMDBQueryPlanner.lookup(for: predicate, root: root, available: databases.indexes[layout.rootName] ?? [])
+        }
+        var rows: [StoreRow] = []
+        // With no predicate, or one the index answers exactly, every candidate is a match.
+        let evaluated = (lookup?.covers ?? false) ? nil : predicate
+        try reader.candidates(root: layout.rootNumber, family: family, lookup: lookup) { row in
+            if let predicate = evaluated {
+                guard try PredicateEvaluator.evaluate(predicate, on: LMDBRowSubject(row: row, reader: reader)) else { return true }
+            }
+            rows.append(row)
+            return enough.map { rows.count < $0 } ?? true
+        }
+        return rows
+    }
+
+    private func sort(_ rows: [StoreRow], by sortKeys: [SortKey], reader: LMDBReader) throws -> [StoreRow] {
+        if sortKeys.allSatisfy({ !$0.key.contains(".") }) {
+            return rows.sorted { StoreRow.compare($0, $1, by: sortKeys) == .orderedAscending }
+        }
+        let subjects = rows.map { LMDBRowSubject(row: $0, reader: reader) }
+        var failure: Error?
+        let order = subjects.indices.sorted { i, j in
+            do {
+                let r = try PredicateEvaluator.compare(subjects[i], subjects[j], by: sortKeys)
+                return r == .orderedSame ? rows[i].primaryKey < rows[j].primaryKey : r == .orderedAscending
+            } catch {
+                failure = failure ?? error
+                return false
+            }
+        }
+        if let failure { throw failure }
+        return order.map { rows[$0] }
+    }
+}
