@@ -15,14 +15,14 @@ import Switchyard
         let model = try ModelLoader.load(at: URL(fileURLWithPath: "Schemas/Messenger.xcdatamodeld"))
         let coordinator = StoreCoordinator(model: model)
         try coordinator.addStore(.sqlite, configuration: "Cloud", at: dir.appendingPathComponent("Cloud.sqlite"))
-        try coordinator.addStore(.sqlite, configuration: "Cache", at: dir.appendingPathComponent("Cache.sqlite"))
+        try coordinator.addStore(.lmdb, configuration: "Cache", at: dir.appendingPathComponent("Cache.lmdb"))
 
         let context = ObjectContext(coordinator: coordinator)
         let message = try context.insert("Message")          // routed to the Cloud store
         try message.set("messageID", "m1")
         try message.set("sentAt", Date())
         try message.set("link", "https://swift.org")
-        let preview = try context.insert("LinkPreview")      // routed to the Cache store
+        let preview = try context.insert("LinkPreview")      // routed to the Cache store (LMDB)
         try preview.set("url", "https://swift.org")
         try preview.set("title", "Swift.org")
         try context.save()                                   // one transaction per store

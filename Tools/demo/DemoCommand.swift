@@ -26,7 +26,7 @@ struct DemoCommand: ParsableCommand {
         print("model: \(objectModel.entities.count) entities; configurations: \(objectModel.configurations.map(\.name).joined(separator: ", "))")
 
         let coordinator = StoreCoordinator(model: objectModel)
-        for (configuration, type, name) in [("Cloud", StoreType.sqlite, "Cloud.sqlite"), ("Local", .sqlite, "Local.sqlite"), ("Cache", .sqlite, "Cache.sqlite")] {
+        for (configuration, type, name) in [("Cloud", StoreType.sqlite, "Cloud.sqlite"), ("Local", .sqlite, "Local.sqlite"), ("Cache", .lmdb, "Cache.lmdb")] {
             let store = try coordinator.addStore(type, configuration: configuration, at: root.appendingPathComponent(name))
             print("store \(configuration): \(type.rawValue) at \(store.displayPath)")
         }
