@@ -69,7 +69,7 @@ struct LMDBBootstrap {
         }
         let schema = LMDBSchema(model: model, served: served, numbers: numbers)
 
-        var indexes: [String: [LMDBDatabase?]] = [:]
+        var indexes: [Int: [LMDBDatabase?]] = [:]
         for root in schema.servedRoots {
             var databases: [LMDBDatabase?] = []
             var missing: [Int] = []
@@ -83,7 +83,7 @@ struct LMDBBootstrap {
                     databases.append(nil)
                 }
             }
-            indexes[root] = databases
+            if let number = schema.numbers[root] { indexes[number] = databases }
             if !missing.isEmpty, !isNew {
                 try backfill(missing, root: root, schema: schema, rows: rows, databases: databases, txn: txn)
             }

@@ -17,10 +17,12 @@ final class LMDBRowBuilder {
 
     private let schema: LMDBSchema
     private let path: String
-    private var prototypes: [Prototype] = []
-    private var lastHit = 0
+    // Unchecked exclusivity: a builder is used by one reader at a time, and the run-time check per row cost
+    // more than the decoding it guarded.
+    @exclusivity(unchecked) private var prototypes: [Prototype] = []
+    @exclusivity(unchecked) private var lastHit = 0
     /// Decoded values by attribute position; cleared again after each row.
-    private var scratch: [AttributeValue] = []
+    @exclusivity(unchecked) private var scratch: [AttributeValue] = []
 
     init(schema: LMDBSchema, path: String) {
         self.schema = schema

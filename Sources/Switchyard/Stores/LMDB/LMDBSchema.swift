@@ -51,8 +51,10 @@ final class LMDBEntityLayout: Sendable {
     let withSubentities: [Bool], alone: [Bool]
     /// For the table: property -> position of the shortest index that starts with it.
     let indexByFirstProperty: [String: Int]
-    /// For the table: names that are a to-one relationship in some entity of it.
-    let tableToOneNames: Set<String>
+    /// For the table, per index (aligned with `LMDBSchema.indexes`): whether its first property is an
+    /// attribute in every entity of the table that has it (never a to-one), so an exact lookup answers an
+    /// equality on it without re-evaluating (see `LMDBQueryPlanner`).
+    let indexLeadsWithAttribute: [Bool]
 
     init(
         entity: EntityDescription, number: Int, rootNumber: Int, tableIndexes: [LMDBIndexDefinition]?, numbers: [String: Int],
@@ -88,7 +90,9 @@ final class LMDBEntityLayout: Sendable {
             byFirst[first] = position
         }
         indexByFirstProperty = byFirst
-        self.tableToOneNames = tableToOneNames
+        indexLeadsWithAttribute = indexes.map { definition in
+            definition.properties.first.map { !tableToOneNames.contains($0) } ?? false
+        }
         let attributeIndex = self.attributeIndex, toOneIndex = self.toOneIndex
         func slot(_ property: String) -> Slot {
             if let i = attributeIndex[property] { return .attribute(i) }

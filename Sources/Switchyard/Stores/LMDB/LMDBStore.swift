@@ -196,9 +196,23 @@ struct LMDBStoreDatabases: Sendable {
     let rows: LMDBDatabase
     let meta: LMDBDatabase
     let modelCache: LMDBDatabase
-    /// Index databases per root entity name, aligned with `LMDBSchema.indexes`; `nil` where a store opened
-    /// read-only lacks an index (its lookups scan instead).
-    let indexes: [String: [LMDBDatabase?]]
+    /// Index databases by root entity number (an array: every save and lookup needs them), each list aligned
+    /// with `LMDBSchema.indexes`; `nil` where a store opened read-only lacks an index (its lookups scan).
+    private let indexesByRoot: [[LMDBDatabase?]]
+
+    init(rows: LMDBDatabase, meta: LMDBDatabase, modelCache: LMDBDatabase, indexes: [Int: [LMDBDatabase?]]) {
+        self.rows = rows
+        self.meta = meta
+        self.modelCache = modelCache
+        var byRoot = [[LMDBDatabase?]](repeating: [], count: (indexes.keys.max() ?? 0) + 1)
+        for (root, list) in indexes { byRoot[root] = list }
+        indexesByRoot = byRoot
+    }
+
+    /// The index databases of the table whose root entity has number `root`.
+    func indexes(root: Int) -> [LMDBDatabase?] {
+        root >= 0 && root < indexesByRoot.count ? indexesByRoot[root] : []
+    }
 
     /// The `meta` key of a table's `Z_MAX`.
     static func maxKey(root: String) -> [UInt8] { Array("max:\(root)".utf8) }
