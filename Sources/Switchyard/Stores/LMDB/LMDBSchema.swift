@@ -158,19 +158,6 @@ struct LMDBRowImage {
         case .absent: return .null
         }
     }
-
-    /// The row as stores return it.
-    func storeRow(schema: LMDBSchema) -> StoreRow {
-        var values: [String: AttributeValue] = [:]
-        for (i, value) in attributes.enumerated() where !value.isNull { values[layout.attributeNames[i]] = value }
-        var toOne: [String: RowReference] = [:]
-        for (i, target) in toOnes.enumerated() {
-            if let target, let entity = schema.layout(number: target.number) {
-                toOne[layout.toOneNames[i]] = RowReference(entityName: entity.name, primaryKey: target.primaryKey)
-            }
-        }
-        return StoreRow(entityName: layout.name, primaryKey: primaryKey, version: version, values: values, toOne: toOne)
-    }
 }
 
 // MARK: - LMDBIndexDefinition
@@ -234,12 +221,6 @@ struct LMDBSchema: Sendable {
 
     func layout(number: Int) -> LMDBEntityLayout? {
         number > 0 && number < byNumber.count ? byNumber[number] : nil
-    }
-
-    /// The position (in `indexes[root]`) of an index whose first property is `property`; the shortest such
-    /// index, for the densest keys.
-    func index(root: String, firstProperty property: String) -> Int? {
-        byName[root]?.indexByFirstProperty[property]
     }
 
     /// Every index a table needs, from every entity of its tree: fetch indexes, legacy `isIndexed` attributes,
