@@ -315,6 +315,11 @@ import Testing
             #expect(performing: { try store.allocatePrimaryKeys(for: "Owner", count: 1) }, throws: isReadOnly)
             #expect(performing: { try store.setMetadata(try store.metadata()) }, throws: isReadOnly)
             #expect(performing: { try store.destroy() }, throws: isReadOnly)
+            // One environment per directory and process: while it is open read-only, no writer can open it.
+            #expect { try open() } throws: { error in
+                guard case StoreError.openFailed(let p, _, let reason)? = error as? StoreError else { return false }
+                return p == path && reason.contains("read-only")
+            }
         }
         #expect(fileSHA256(path + "/data.mdb") == before)
         #expect { try LMDBStore(url: dir.file("absent.lmdb"), model: model, configuration: "Garage", options: .readOnly) }

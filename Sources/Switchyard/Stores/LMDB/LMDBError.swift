@@ -24,8 +24,6 @@ enum LMDB {
     static let mapFull: Int32 = MDB_MAP_FULL
     /// `MDB_MAP_RESIZED`: another process grew the map; adopt its size and retry.
     static let mapResized: Int32 = MDB_MAP_RESIZED
-    /// `MDB_NOTFOUND`: a key or named database that does not exist.
-    static let notFound: Int32 = MDB_NOTFOUND
 }
 
 extension StoreError {
