@@ -128,14 +128,18 @@ enum LMDBRowCoding {
         let (layout, version) = try parse(bytes, primaryKey: primaryKey, schema: schema) { layout, _ in
             values = Dictionary(minimumCapacity: layout.attributeNames.count)
         } attribute: { layout, position, value in
-            values[layout.attributeNames[position]] = value
+            // Retired positions hold values of properties the model dropped: not part of the row any more.
+            if layout.attributeTypes[position] != .undefined { values[layout.attributeNames[position]] = value }
         } target: { layout, position, target, key in
-            toOne[layout.toOneNames[position]] = RowReference(entityName: target.name, primaryKey: key)
+            if !layout.toOneDestinations[position].isEmpty {
+                toOne[layout.toOneNames[position]] = RowReference(entityName: target.name, primaryKey: key)
+            }
         }
         return StoreRow(entityName: layout.name, primaryKey: primaryKey, version: version, values: values, toOne: toOne)
     }
 
-    /// Decodes a whole row by position (what saves work on).
+    /// Decodes a whole row by position (what saves work on; retired positions are kept, so an update writes
+    /// them back unchanged).
     static func decodeImage(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema) throws -> LMDBRowImage {
         var image: LMDBRowImage?
         _ = try parse(bytes, primaryKey: primaryKey, schema: schema) { layout, version in
