@@ -8,7 +8,7 @@ import Foundation
 /// format version (1 byte, currently 1)
 /// concrete entity number            unsigned LEB128
 /// Z_OPT                             zigzag LEB128
-/// attributes:  (position + 1, type tag, payload)*  then 0     position in LMDBEntityLayout.attributes
+/// attributes:  (position + 1, type tag, payload)*  then 0     position in LMDBEntityLayout.attributeNames
 /// to-ones:     (position + 1, entity number, primary key)* then 0
 /// ```
 /// Only non-null attributes and set relationships are written. Each value carries its own type tag, so a

@@ -4,10 +4,10 @@ import Foundation
 
 /// A store in an LMDB environment: one directory holding `data.mdb` and `lock.mdb`, with the named databases
 /// `rows` (every object, keyed by root entity number and primary key, values in `LMDBRowCoding`), `meta`
-/// (metadata plist, entity numbers, `max:<Root>` key counters), `modelcache`, and one `index:` database per
-/// secondary index (`LMDBIndexDefinition`). Predicates are evaluated in memory over a cursor; an equality or
-/// IN on an indexed property reads only the rows its index names. Readers see snapshots; writes are one
-/// transaction each; the map grows on `MDB_MAP_FULL`.
+/// (metadata plist, entity numbers, property positions, `max:<Root>` key counters), `modelcache`, and one
+/// `index:` database per secondary index (`LMDBIndexDefinition`). Predicates are evaluated in memory over a
+/// cursor; an equality or IN on an indexed property reads only the rows its index names. Readers see
+/// snapshots; writes are one transaction each; the map grows on `MDB_MAP_FULL`.
 ///
 /// ```swift
 /// let store = try LMDBStore(url: dir.appendingPathComponent("Cache.lmdb"), model: model, configuration: "Cache")
