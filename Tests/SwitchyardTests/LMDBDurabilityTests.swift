@@ -140,9 +140,11 @@ import Testing
         let model = try Self.blobModel()
         let url = dir.file("crash.lmdb")
         // This process keeps the store open throughout: it must survive the writer dying while holding
-        // LMDB's (robust) write mutex, and see exactly what the child committed.
+        // LMDB's (robust) write mutex, and see exactly what the child committed. The child commits 19 MiB, more
+        // than this process's 16 MiB map: its next transaction gets MDB_MAP_RESIZED and adopts the new size.
         let store = try LMDBStore(url: url, model: model, configuration: "Default")
-        let committed = 30, pending = 2_000
+        #expect(store.mapSize == 16 << 20)
+        let committed = 300, pending = 2_000
 
         let child = Process()
         child.executableURL = helper
@@ -181,6 +183,7 @@ import Testing
 
         // Exactly the committed rows, byte for byte; the keys the child allocated are never handed out again.
         try verify(store, count: committed)
+        #expect(store.mapSize > 16 << 20)
         #expect(try store.allocatePrimaryKeys(for: "Blob", count: 1) == Int64(committed + pending + 1)...Int64(committed + pending + 1))
         // The dead writer's mutex is recovered: this process can write.
         try store.save(StoreChangeSet(inserts: blobs(Int64(committed + 1)...Int64(committed + 1))))

@@ -295,6 +295,48 @@ import Testing
         #expect(try store.allocatePrimaryKeys(for: "Truck", count: 1) == 3...3)
     }
 
+    @Test func propertyPositionsSurviveAddedDroppedAndReorderedAttributes() throws {
+        func model(_ attributes: [AttributeDescription]) throws -> ObjectModel {
+            try ObjectModel(entities: [EntityDescription(name: "Item", attributes: attributes)])
+        }
+        let v1 = try model([
+            AttributeDescription(name: "name", type: .string), AttributeDescription(name: "price", type: .double),
+            AttributeDescription(name: "sku", type: .string, isIndexed: true),
+        ])
+        // `aardvark` sorts first and `price` is gone: in model order every position would shift.
+        let v2 = try model([
+            AttributeDescription(name: "aardvark", type: .integer64), AttributeDescription(name: "name", type: .string),
+            AttributeDescription(name: "sku", type: .string, isIndexed: true), AttributeDescription(name: "color", type: .string),
+        ])
+        let url = dir.file("evolving.lmdb")
+        do {
+            let store = try LMDBStore(url: url, model: v1, configuration: "Default")
+            let keys = try store.allocatePrimaryKeys(for: "Item", count: 2)
+            try store.save(StoreChangeSet(inserts: keys.map {
+                StoreRow(entityName: "Item", primaryKey: $0, values: ["name": .string("n\($0)"), "price": .double(Double($0)), "sku": .string("s\($0)")])
+            }))
+        }
+        do {
+            let store = try LMDBStore(url: url, model: v2, configuration: "Default")
+            #expect(try store.fetch(StoreFetchRequest(entityName: "Item")).map(\.values) == [
+                ["name": "n1", "sku": "s1"], ["name": "n2", "sku": "s2"],
+            ])
+            #expect(try store.fetch(StoreFetchRequest(entityName: "Item", predicate: try predicate("sku == 's2'"))).map(\.primaryKey) == [2])
+            let key = try store.allocatePrimaryKeys(for: "Item", count: 1).lowerBound
+            try store.save(StoreChangeSet(
+                inserts: [StoreRow(entityName: "Item", primaryKey: key, values: ["aardvark": 7, "name": "new", "color": "red"])],
+                updates: [RowUpdate(entityName: "Item", primaryKey: 1, expectedVersion: 1, values: ["color": "blue"])]))
+            #expect(try store.fetch(StoreFetchRequest(entityName: "Item", predicate: try predicate("color != nil"))).map(\.values) == [
+                ["name": "n1", "sku": "s1", "color": "blue"], ["aardvark": 7, "name": "new", "color": "red"],
+            ])
+        }
+        // Back to the first model: the dropped price was kept, even in the row updated without it.
+        let store = try LMDBStore(url: url, model: v1, configuration: "Default")
+        #expect(try store.fetch(StoreFetchRequest(entityName: "Item")).map(\.values) == [
+            ["name": "n1", "price": 1.0, "sku": "s1"], ["name": "n2", "price": 2.0, "sku": "s2"], ["name": "new"],
+        ])
+    }
+
     @Test func readOnlyStoreRejectsWritesAndLeavesDataAlone() throws {
         do {
             let store = try open()
@@ -315,6 +357,11 @@ import Testing
             #expect(performing: { try store.allocatePrimaryKeys(for: "Owner", count: 1) }, throws: isReadOnly)
             #expect(performing: { try store.setMetadata(try store.metadata()) }, throws: isReadOnly)
             #expect(performing: { try store.destroy() }, throws: isReadOnly)
+            // One environment per directory and process: while it is open read-only, no writer can open it.
+            #expect { try open() } throws: { error in
+                guard case StoreError.openFailed(let p, _, let reason)? = error as? StoreError else { return false }
+                return p == path && reason.contains("read-only")
+            }
         }
         #expect(fileSHA256(path + "/data.mdb") == before)
         #expect { try LMDBStore(url: dir.file("absent.lmdb"), model: model, configuration: "Garage", options: .readOnly) }

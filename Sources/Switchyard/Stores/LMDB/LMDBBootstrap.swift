@@ -69,9 +69,22 @@ struct LMDBBootstrap {
         if writable, numbers != stored {
             try txn.put(meta, Array(LMDBStoreDatabases.entityNumbersKey.utf8), LMDBSchema.encodeNumbers(numbers))
         }
-        let schema = LMDBSchema(model: model, served: served, numbers: numbers)
+        var storedLayouts: [String: LMDBSchema.StoredLayout] = [:]
+        for entity in model.entities {
+            guard let bytes = try txn.get(meta, LMDBSchema.layoutKey(entity.name)) else { continue }
+            guard let layout = bytes.withUnsafeBytes({ LMDBSchema.decodeLayout($0) }) else {
+                throw notAStore("meta's property layout of \(entity.name) is damaged")
+            }
+            storedLayouts[entity.name] = layout
+        }
+        let schema = LMDBSchema(model: model, served: served, numbers: numbers, stored: storedLayouts)
+        if writable {
+            for (name, order) in schema.orders where storedLayouts[name] != order {
+                try txn.put(meta, LMDBSchema.layoutKey(name), LMDBSchema.encodeLayout(order))
+            }
+        }
 
-        var indexes: [String: [LMDBDatabase?]] = [:]
+        var indexes: [Int: [LMDBDatabase?]] = [:]
         for root in schema.servedRoots {
             var databases: [LMDBDatabase?] = []
             var missing: [Int] = []
@@ -85,7 +98,7 @@ struct LMDBBootstrap {
                     databases.append(nil)
                 }
             }
-            indexes[root] = databases
+            if let number = schema.numbers[root] { indexes[number] = databases }
             if !missing.isEmpty, !isNew {
                 try backfill(missing, root: root, schema: schema, rows: rows, databases: databases, txn: txn)
             }

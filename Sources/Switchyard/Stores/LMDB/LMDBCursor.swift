@@ -17,9 +17,10 @@ final class LMDBCursor {
     private unowned let transaction: LMDBTransaction
     /// The database the cursor walks.
     let database: LMDBDatabase
-    private var handle: OpaquePointer?
+    /// Unchecked exclusivity, as for `LMDBTransaction`'s state: a cursor belongs to one thread.
+    @exclusivity(unchecked) private var handle: OpaquePointer?
     /// Set when the transaction was reset: the cursor must be renewed before it moves again.
-    private var isStale = false
+    @exclusivity(unchecked) private var isStale = false
 
     /// Opens a cursor on `database` in `transaction`.
     init(_ database: LMDBDatabase, in transaction: LMDBTransaction) throws {

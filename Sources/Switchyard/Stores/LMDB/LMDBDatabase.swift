@@ -11,8 +11,6 @@ struct LMDBDatabase: Sendable, Hashable {
         let rawValue: UInt32
         /// Create the database if it does not exist (needs a write transaction).
         static let create = Flags(rawValue: UInt32(MDB_CREATE))
-        /// Several sorted values per key.
-        static let duplicateSort = Flags(rawValue: UInt32(MDB_DUPSORT))
     }
 
     /// The database's name (`nil` is the environment's main database).

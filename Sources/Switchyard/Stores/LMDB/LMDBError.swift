@@ -24,15 +24,6 @@ enum LMDB {
     static let mapFull: Int32 = MDB_MAP_FULL
     /// `MDB_MAP_RESIZED`: another process grew the map; adopt its size and retry.
     static let mapResized: Int32 = MDB_MAP_RESIZED
-    /// `MDB_NOTFOUND`: a key or named database that does not exist.
-    static let notFound: Int32 = MDB_NOTFOUND
-
-    /// The version of liblmdb this process runs with, for diagnostics ("LMDB 0.9.24").
-    static var version: String {
-        var major: Int32 = 0, minor: Int32 = 0, patch: Int32 = 0
-        _ = mdb_version(&major, &minor, &patch)
-        return "LMDB \(major).\(minor).\(patch)"
-    }
 }
 
 extension StoreError {

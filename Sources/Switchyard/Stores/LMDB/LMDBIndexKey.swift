@@ -47,6 +47,14 @@ enum LMDBIndexKey {
         return w.bytes
     }
 
+    /// The prefix of every entry whose first value is `value`.
+    static func prefix(_ value: AttributeValue) -> [UInt8] {
+        var w = LMDBByteWriter(capacity: 24)
+        append(value, to: &w)
+        if w.bytes.count > valuesLimit { w.bytes.removeLast(w.bytes.count - valuesLimit) }
+        return w.bytes
+    }
+
     /// The primary key at the end of an entry.
     static func primaryKey(of entry: UnsafeRawBufferPointer) -> Int64? {
         guard entry.count >= 9 else { return nil }

@@ -93,24 +93,25 @@ enum LMDBQueryPlanner {
         let index: Int
         let values: [AttributeValue]
         /// The predicate is this one comparison and the index answers it exactly (see `isExact`), so the rows
-        /// it names need no evaluation.
+        /// it names need no evaluation. Never for a to-one: its index keeps the referenced key even when that
+        /// row is gone, where the evaluator reads null.
         var covers = false
     }
 
-    /// An index lookup for `predicate` over `root`'s table, or `nil` for a scan. `available` are the table's
-    /// index databases (`nil` where a read-only store lacks one).
+    /// An index lookup for `predicate` over the table of `table` (any entity of it), or `nil` for a scan.
+    /// `available` are the table's index databases (`nil` where a read-only store lacks one).
     static func lookup(
-        for predicate: FetchPredicate?, root: LMDBEntityLayout, available: [LMDBDatabase?]
+        for predicate: FetchPredicate?, table: LMDBEntityLayout, available: [LMDBDatabase?]
     ) -> IndexLookup? {
         guard let predicate else { return nil }
         switch predicate {
         case .comparison(let comparison):
-            guard var found = lookup(for: comparison, root: root, available: available) else { return nil }
-            found.covers = found.values.allSatisfy(isExact) && storesAttribute(comparison, root: root)
+            guard var found = lookup(for: comparison, table: table, available: available) else { return nil }
+            found.covers = table.indexLeadsWithAttribute[found.index] && found.values.allSatisfy(isExact)
             return found
         case .and(let parts):
             for part in parts {
-                if let found = lookup(for: part, root: root, available: available) { return found }
+                if let found = lookup(for: part, table: table, available: available) { return found }
             }
             return nil
         case .or, .not, .constant:
@@ -136,17 +137,8 @@ enum LMDBQueryPlanner {
         }
     }
 
-    /// Whether the compared key is a stored attribute in every entity of the table that has it. A to-one's
-    /// index holds the referenced key even when that row is gone, where the evaluator reads null, so
-    /// relationships are always evaluated.
-    private static func storesAttribute(_ comparison: Comparison, root: LMDBEntityLayout) -> Bool {
-        let operand = comparison.op == .in || comparison.left.isKeyPath ? comparison.left : comparison.right
-        guard case .keyPath(let path) = operand, path.count == 1 else { return false }
-        return !root.tableToOneNames.contains(path[0])
-    }
-
     private static func lookup(
-        for comparison: Comparison, root: LMDBEntityLayout, available: [LMDBDatabase?]
+        for comparison: Comparison, table: LMDBEntityLayout, available: [LMDBDatabase?]
     ) -> IndexLookup? {
         // String options compare through folding, which the byte-exact index cannot answer.
         guard comparison.modifier == .direct, comparison.options.isEmpty else { return nil }
@@ -172,7 +164,7 @@ enum LMDBQueryPlanner {
         default:
             return nil
         }
-        guard let index = root.indexByFirstProperty[key], index < available.count, available[index] != nil else {
+        guard let index = table.indexByFirstProperty[key], index < available.count, available[index] != nil else {
             return nil
         }
         if values.count == 1 { return values[0].isNull ? IndexLookup(index: index, values: []) : IndexLookup(index: index, values: values) }
@@ -182,13 +174,5 @@ enum LMDBQueryPlanner {
             unique.append(value)
         }
         return IndexLookup(index: index, values: unique)
-    }
-}
-
-extension PredicateOperand {
-    /// True for a key path operand.
-    fileprivate var isKeyPath: Bool {
-        if case .keyPath = self { return true }
-        return false
     }
 }

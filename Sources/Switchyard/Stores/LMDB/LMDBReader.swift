@@ -7,8 +7,9 @@ import Foundation
 final class LMDBReader {
     let store: LMDBStore
     let transaction: LMDBTransaction
-    /// Rows decoded as fetch candidates (not rows read to follow relationships).
-    private(set) var rowsVisited = 0
+    /// Rows decoded as fetch candidates (not rows read to follow relationships). Unchecked exclusivity: a
+    /// reader is used by one thread, and the run-time check cost more than the increment.
+    @exclusivity(unchecked) private(set) var rowsVisited = 0
     private let builder: LMDBRowBuilder
 
     init(store: LMDBStore, transaction: LMDBTransaction) {
@@ -54,21 +55,35 @@ final class LMDBReader {
         root: Int, family: [Bool], lookup: LMDBQueryPlanner.IndexLookup?, _ body: (StoreRow) throws -> Bool
     ) throws {
         if let lookup {
-            guard let rootName = schema.layout(number: root)?.name,
-                let database = store.databases.indexes[rootName]?[lookup.index]
-            else { return }
-            var keys: [Int64] = []
-            for value in lookup.values {
-                keys += try LMDBIndexing.primaryKeys(withPrefix: LMDBIndexKey.prefix([value]), in: database, txn: transaction)
-            }
-            if lookup.values.count > 1 { keys = Array(Set(keys)).sorted() }
-            for key in keys {
-                let rowKey = LMDBRowKey.make(root: root, primaryKey: key)
-                guard let bytes = try rowKey.withUnsafeBytes({ try transaction.get(store.databases.rows, $0) }) else { continue }
-                guard try isInFamily(bytes, family, key) else { continue }
+            let databases = store.databases.indexes(root: root)
+            guard lookup.index < databases.count, let database = databases[lookup.index] else { return }
+            var rowKey = LMDBRowKey.make(root: root, primaryKey: 0)
+            /// Reads the row an index entry names; `false` stops the walk.
+            func visit(_ key: Int64) throws -> Bool {
+                LMDBRowKey.set(&rowKey, root: root, primaryKey: key)
+                guard let bytes = try rowKey.withUnsafeBytes({ try transaction.get(store.databases.rows, $0) }),
+                    try isInFamily(bytes, family, key)
+                else { return true }
                 rowsVisited += 1
-                if !(try body(try builder.row(bytes, primaryKey: key))) { return }
+                return try body(try builder.row(bytes, primaryKey: key))
             }
+            if lookup.values.count == 1 {
+                // One value: its entries are already in primary-key order; read each row as the cursor passes.
+                let prefix = LMDBIndexKey.prefix(lookup.values[0])
+                try transaction.withCursor(database) { cursor in
+                    var entry = try cursor.seek(atLeast: prefix)
+                    while let current = entry, current.key.starts(with: prefix) {
+                        if let key = LMDBIndexKey.primaryKey(of: current.key), !(try visit(key)) { return }
+                        entry = try cursor.next()
+                    }
+                }
+                return
+            }
+            var keys = Set<Int64>()
+            for value in lookup.values {
+                keys.formUnion(try LMDBIndexing.primaryKeys(withPrefix: LMDBIndexKey.prefix(value), in: database, txn: transaction))
+            }
+            for key in keys.sorted() where !(try visit(key)) { return }
             return
         }
         try scan(root: root) { key, bytes in
@@ -130,10 +145,9 @@ final class LMDBReader {
             return row.toOne[inverse]?.primaryKey == item.primaryKey
         }
         var members: [StoreRow] = []
-        if let index = schema.index(root: destination.rootName, firstProperty: inverse),
-            let database = store.databases.indexes[destination.rootName]?[index]
-        {
-            let prefix = LMDBIndexKey.prefix([.integer(item.primaryKey)])
+        let databases = store.databases.indexes(root: root)
+        if let index = destination.indexByFirstProperty[inverse], index < databases.count, let database = databases[index] {
+            let prefix = LMDBIndexKey.prefix(.integer(item.primaryKey))
             for key in try LMDBIndexing.primaryKeys(withPrefix: prefix, in: database, txn: transaction) {
                 if let member = try row(root: root, primaryKey: key), isMember(member) { members.append(member) }
             }

@@ -17,10 +17,12 @@ final class LMDBRowBuilder {
 
     private let schema: LMDBSchema
     private let path: String
-    private var prototypes: [Prototype] = []
-    private var lastHit = 0
+    // Unchecked exclusivity: a builder is used by one reader at a time, and the run-time check per row cost
+    // more than the decoding it guarded.
+    @exclusivity(unchecked) private var prototypes: [Prototype] = []
+    @exclusivity(unchecked) private var lastHit = 0
     /// Decoded values by attribute position; cleared again after each row.
-    private var scratch: [AttributeValue] = []
+    @exclusivity(unchecked) private var scratch: [AttributeValue] = []
 
     init(schema: LMDBSchema, path: String) {
         self.schema = schema
@@ -53,9 +55,18 @@ final class LMDBRowBuilder {
             scratch[position] = try LMDBRowCoding.decodeValue(&r)
             mask |= 1 << UInt64(position)
         }
+        // Retired positions (properties the model dropped) are read past, never returned.
+        var retired = mask & ~layout.liveAttributes
+        while retired != 0 {
+            scratch[retired.trailingZeroBitCount] = .null
+            retired &= retired - 1
+        }
+        mask &= layout.liveAttributes
         var toOne: [String: RowReference] = [:]
         while let (position, target, key) = try LMDBRowCoding.nextToOne(&r, layout: layout, primaryKey: primaryKey, schema: schema) {
-            toOne[layout.toOneNames[position]] = RowReference(entityName: target.name, primaryKey: key)
+            if !layout.toOneDestinations[position].isEmpty {
+                toOne[layout.toOneNames[position]] = RowReference(entityName: target.name, primaryKey: key)
+            }
         }
         var values: [String: AttributeValue]
         if let prototype = prototype(for: layout, mask: mask) {

@@ -8,7 +8,7 @@ import Foundation
 /// format version (1 byte, currently 1)
 /// concrete entity number            unsigned LEB128
 /// Z_OPT                             zigzag LEB128
-/// attributes:  (position + 1, type tag, payload)*  then 0     position in LMDBEntityLayout.attributes
+/// attributes:  (position + 1, type tag, payload)*  then 0     position in LMDBEntityLayout.attributeNames
 /// to-ones:     (position + 1, entity number, primary key)* then 0
 /// ```
 /// Only non-null attributes and set relationships are written. Each value carries its own type tag, so a
@@ -128,14 +128,18 @@ enum LMDBRowCoding {
         let (layout, version) = try parse(bytes, primaryKey: primaryKey, schema: schema) { layout, _ in
             values = Dictionary(minimumCapacity: layout.attributeNames.count)
         } attribute: { layout, position, value in
-            values[layout.attributeNames[position]] = value
+            // Retired positions hold values of properties the model dropped: not part of the row any more.
+            if layout.attributeTypes[position] != .undefined { values[layout.attributeNames[position]] = value }
         } target: { layout, position, target, key in
-            toOne[layout.toOneNames[position]] = RowReference(entityName: target.name, primaryKey: key)
+            if !layout.toOneDestinations[position].isEmpty {
+                toOne[layout.toOneNames[position]] = RowReference(entityName: target.name, primaryKey: key)
+            }
         }
         return StoreRow(entityName: layout.name, primaryKey: primaryKey, version: version, values: values, toOne: toOne)
     }
 
-    /// Decodes a whole row by position (what saves work on).
+    /// Decodes a whole row by position (what saves work on; retired positions are kept, so an update writes
+    /// them back unchanged).
     static func decodeImage(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema) throws -> LMDBRowImage {
         var image: LMDBRowImage?
         _ = try parse(bytes, primaryKey: primaryKey, schema: schema) { layout, version in

@@ -3,9 +3,11 @@ import Foundation
 // MARK: - LMDBEntityLayout
 
 /// How one entity's rows are encoded and indexed: its persistent attributes and to-one relationships by
-/// position (a subentity lists its parent's properties first, so an inherited property has the same position in
-/// every entity of the tree), and where each index of its table finds its values. A class: rows are decoded
-/// and encoded by the hundred thousand, and each one refers to its layout without copying it.
+/// position, and where each index of its table finds its values. Positions are the store's, not the model's:
+/// an existing store keeps the order its rows were written with (`LMDBSchema.StoredLayout`, in `meta`), new
+/// properties go after it, and a property the model dropped keeps its position as *retired* — its values are
+/// skipped when rows are read, never mistaken for another property's. A class: rows are decoded and encoded
+/// by the hundred thousand, and each one refers to its layout without copying it.
 final class LMDBEntityLayout: Sendable {
     /// Where a property's value lives in an `LMDBRowImage`.
     enum Slot: Sendable, Hashable {
@@ -29,13 +31,19 @@ final class LMDBEntityLayout: Sendable {
     /// The entity's number in this store (see `LMDBSchema.numbers`).
     let number: Int
     let rootNumber: Int
-    /// Persistent attributes, own and inherited, in the model's order.
+    /// Attribute names by position (retired ones included).
     let attributeNames: [String]
+    /// Types by position (`.undefined` where retired).
     let attributeTypes: [AttributeType]
+    /// Position of each persistent attribute of the model (own and inherited); retired ones are absent.
     let attributeIndex: [String: Int]
-    /// Persistent to-one relationships, own and inherited.
+    /// Bit `p` set when attribute position `p` (below 64) is a model attribute, not a retired one.
+    let liveAttributes: UInt64
+    /// To-one relationship names by position (retired ones included).
     let toOneNames: [String]
+    /// Destination entity by position (empty where retired).
     let toOneDestinations: [String]
+    /// Position of each persistent to-one relationship of the model.
     let toOneIndex: [String: Int]
     /// Every relationship by name (to-many and transient too), for following key paths.
     let relationships: [String: RelationshipDescription]
@@ -51,26 +59,37 @@ final class LMDBEntityLayout: Sendable {
     let withSubentities: [Bool], alone: [Bool]
     /// For the table: property -> position of the shortest index that starts with it.
     let indexByFirstProperty: [String: Int]
-    /// For the table: names that are a to-one relationship in some entity of it.
-    let tableToOneNames: Set<String>
+    /// For the table, per index (aligned with `LMDBSchema.indexes`): whether its first property is an
+    /// attribute in every entity of the table that has it (never a to-one), so an exact lookup answers an
+    /// equality on it without re-evaluating (see `LMDBQueryPlanner`).
+    let indexLeadsWithAttribute: [Bool]
 
     init(
-        entity: EntityDescription, number: Int, rootNumber: Int, tableIndexes: [LMDBIndexDefinition]?, numbers: [String: Int],
-        tableToOneNames: Set<String>
+        entity: EntityDescription, number: Int, rootNumber: Int, order: LMDBSchema.StoredLayout,
+        tableIndexes: [LMDBIndexDefinition]?, numbers: [String: Int], tableToOneNames: Set<String>
     ) {
         self.entity = entity
         name = entity.name
         rootName = entity.rootName
         self.number = number
         self.rootNumber = rootNumber
-        let attributes = entity.persistentAttributes
-        attributeNames = attributes.map(\.name)
-        attributeTypes = attributes.map(\.type)
-        attributeIndex = Dictionary(attributeNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-        let toOnes = entity.persistentToOneRelationships
-        toOneNames = toOnes.map(\.name)
-        toOneDestinations = toOnes.map(\.destinationEntityName)
-        toOneIndex = Dictionary(toOneNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        let attributes = Dictionary(entity.persistentAttributes.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        attributeNames = order.attributes
+        attributeTypes = order.attributes.map { attributes[$0]?.type ?? .undefined }
+        var attributeIndex: [String: Int] = [:]
+        var live: UInt64 = 0
+        for (position, name) in order.attributes.enumerated() where attributes[name] != nil {
+            attributeIndex[name] = position
+            if position < 64 { live |= 1 << UInt64(position) }
+        }
+        self.attributeIndex = attributeIndex
+        liveAttributes = live
+        let toOnes = Dictionary(entity.persistentToOneRelationships.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        toOneNames = order.toOnes
+        toOneDestinations = order.toOnes.map { toOnes[$0]?.destinationEntityName ?? "" }
+        var toOneIndex: [String: Int] = [:]
+        for (position, name) in order.toOnes.enumerated() where toOnes[name] != nil { toOneIndex[name] = position }
+        self.toOneIndex = toOneIndex
         relationships = Dictionary(entity.allRelationships.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         isServed = tableIndexes != nil
         let size = (numbers.values.max() ?? 0) + 1
@@ -88,8 +107,9 @@ final class LMDBEntityLayout: Sendable {
             byFirst[first] = position
         }
         indexByFirstProperty = byFirst
-        self.tableToOneNames = tableToOneNames
-        let attributeIndex = self.attributeIndex, toOneIndex = self.toOneIndex
+        indexLeadsWithAttribute = indexes.map { definition in
+            definition.properties.first.map { !tableToOneNames.contains($0) } ?? false
+        }
         func slot(_ property: String) -> Slot {
             if let i = attributeIndex[property] { return .attribute(i) }
             if let i = toOneIndex[property] { return .toOne(i) }
@@ -154,19 +174,6 @@ struct LMDBRowImage {
         case .absent: return .null
         }
     }
-
-    /// The row as stores return it.
-    func storeRow(schema: LMDBSchema) -> StoreRow {
-        var values: [String: AttributeValue] = [:]
-        for (i, value) in attributes.enumerated() where !value.isNull { values[layout.attributeNames[i]] = value }
-        var toOne: [String: RowReference] = [:]
-        for (i, target) in toOnes.enumerated() {
-            if let target, let entity = schema.layout(number: target.number) {
-                toOne[layout.toOneNames[i]] = RowReference(entityName: entity.name, primaryKey: target.primaryKey)
-            }
-        }
-        return StoreRow(entityName: layout.name, primaryKey: primaryKey, version: version, values: values, toOne: toOne)
-    }
 }
 
 // MARK: - LMDBIndexDefinition
@@ -198,8 +205,17 @@ struct LMDBSchema: Sendable {
     /// Root entity names of the tables this store serves.
     let servedRoots: [String]
 
-    init(model: ObjectModel, served: [EntityDescription], numbers: [String: Int]) {
+    /// The property order of every model entity: the stored one, extended by properties the store has not
+    /// seen (what `meta` must hold afterwards).
+    let orders: [String: StoredLayout]
+
+    init(model: ObjectModel, served: [EntityDescription], numbers: [String: Int], stored: [String: StoredLayout] = [:]) {
         self.numbers = numbers
+        var orders: [String: StoredLayout] = [:]
+        for entity in model.entities {
+            orders[entity.name] = (stored[entity.name] ?? StoredLayout()).extended(by: entity)
+        }
+        self.orders = orders
         var roots: [String] = []
         for entity in served where !roots.contains(entity.rootName) { roots.append(entity.rootName) }
         servedRoots = roots
@@ -217,8 +233,8 @@ struct LMDBSchema: Sendable {
         for entity in model.entities {
             guard let number = numbers[entity.name], let root = numbers[entity.rootName] else { continue }
             byName[entity.name] = LMDBEntityLayout(
-                entity: entity, number: number, rootNumber: root, tableIndexes: indexes[entity.rootName], numbers: numbers,
-                tableToOneNames: toOnesByRoot[entity.rootName] ?? [])
+                entity: entity, number: number, rootNumber: root, order: orders[entity.name] ?? StoredLayout(),
+                tableIndexes: indexes[entity.rootName], numbers: numbers, tableToOneNames: toOnesByRoot[entity.rootName] ?? [])
         }
         var byNumber = [LMDBEntityLayout?](repeating: nil, count: (numbers.values.max() ?? 0) + 1)
         for layout in byName.values { byNumber[layout.number] = layout }
@@ -230,12 +246,6 @@ struct LMDBSchema: Sendable {
 
     func layout(number: Int) -> LMDBEntityLayout? {
         number > 0 && number < byNumber.count ? byNumber[number] : nil
-    }
-
-    /// The position (in `indexes[root]`) of an index whose first property is `property`; the shortest such
-    /// index, for the densest keys.
-    func index(root: String, firstProperty property: String) -> Int? {
-        byName[root]?.indexByFirstProperty[property]
     }
 
     /// Every index a table needs, from every entity of its tree: fetch indexes, legacy `isIndexed` attributes,
@@ -261,6 +271,59 @@ struct LMDBSchema: Sendable {
             }
         }
         return lists.map { LMDBIndexDefinition(root: root.name, properties: $0) }
+    }
+
+    // MARK: - Property positions
+
+    /// The order of an entity's attributes and to-one relationships in its rows, kept in `meta` under
+    /// `layout:<Entity>` so positions never shift when the model adds, drops or reorders properties.
+    struct StoredLayout: Sendable, Hashable {
+        var attributes: [String] = []
+        var toOnes: [String] = []
+
+        /// This order with the entity's properties it lacks appended, in the model's order.
+        func extended(by entity: EntityDescription) -> StoredLayout {
+            var result = self
+            for attribute in entity.persistentAttributes where !result.attributes.contains(attribute.name) {
+                result.attributes.append(attribute.name)
+            }
+            for relationship in entity.persistentToOneRelationships where !result.toOnes.contains(relationship.name) {
+                result.toOnes.append(relationship.name)
+            }
+            return result
+        }
+    }
+
+    /// The `meta` key of an entity's stored layout.
+    static func layoutKey(_ entity: String) -> [UInt8] { Array("layout:\(entity)".utf8) }
+
+    /// A format byte, the attribute count and names, the to-one count and names.
+    static func encodeLayout(_ layout: StoredLayout) -> [UInt8] {
+        var w = LMDBByteWriter()
+        w.byte(1)
+        for list in [layout.attributes, layout.toOnes] {
+            w.unsigned(UInt64(list.count))
+            for name in list { w.lengthPrefixed(Array(name.utf8)) }
+        }
+        return w.bytes
+    }
+
+    /// Reads `encodeLayout`'s bytes; `nil` when they are not in that format.
+    static func decodeLayout(_ bytes: UnsafeRawBufferPointer) -> StoredLayout? {
+        var r = LMDBByteReader(bytes)
+        guard (try? r.byte()) == 1 else { return nil }
+        var lists: [[String]] = []
+        for _ in 0..<2 {
+            guard let count = try? r.unsigned(), count < 1 << 16 else { return nil }
+            var names: [String] = []
+            for _ in 0..<count {
+                guard let name = try? r.lengthPrefixed() else { return nil }
+                names.append(String(decoding: name, as: UTF8.self))
+            }
+            lists.append(names)
+        }
+        guard r.isAtEnd else { return nil }
+        return StoredLayout(attributes: lists[0], toOnes: lists[1])
     }
 
     // MARK: - Entity numbers

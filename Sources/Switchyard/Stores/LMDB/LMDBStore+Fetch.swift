@@ -70,9 +70,7 @@ extension LMDBStore {
     ) throws -> [StoreRow] {
         if let enough, enough <= 0 { return [] }
         let family = reader.family(of: layout, includesSubentities: includesSubentities)
-        let lookup = schema.layout(number: layout.rootNumber).flatMap { root in
-            LMDBQueryPlanner.lookup(for: predicate, root: root, available: databases.indexes[layout.rootName] ?? [])
-        }
+        let lookup = LMDBQueryPlanner.lookup(for: predicate, table: layout, available: databases.indexes(root: layout.rootNumber))
         var rows: [StoreRow] = []
         // With no predicate, or one the index answers exactly, every candidate is a match.
         let evaluated = (lookup?.covers ?? false) ? nil : predicate

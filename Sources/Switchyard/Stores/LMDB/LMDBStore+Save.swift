@@ -65,7 +65,7 @@ extension LMDBStore {
         func resolve(_ entityName: String) throws -> (LMDBEntityLayout, [LMDBDatabase?]) {
             if let current, current.name == entityName { return (current.layout, current.indexes) }
             let layout = try servedLayout(entityName)
-            let indexes = databases.indexes[layout.rootName] ?? []
+            let indexes = databases.indexes(root: layout.rootNumber)
             current = (entityName, layout, indexes)
             return (layout, indexes)
         }
@@ -137,7 +137,7 @@ extension LMDBStore {
             LMDBRowKey.set(&key, root: layout.rootNumber, primaryKey: old.primaryKey)
             try txn.delete(databases.rows, key)
             // The row's own entity (a subentity of the one named) decides its index entries.
-            try LMDBIndexing.remove(old, databases: databases.indexes[old.layout.rootName] ?? [], txn: txn)
+            try LMDBIndexing.remove(old, databases: databases.indexes(root: old.layout.rootNumber), txn: txn)
         }
 
         try checkUniqueness(of: touched, reader: reader)
@@ -194,7 +194,7 @@ extension LMDBStore {
         for (layout, primaryKey) in touched {
             // Read back: a later change of the same save may have changed or deleted the row.
             guard let row = try reader.image(root: layout.rootNumber, primaryKey: primaryKey) else { continue }
-            let indexes = databases.indexes[layout.rootName] ?? []
+            let indexes = databases.indexes(root: layout.rootNumber)
             for constraint in row.layout.constraints {
                 let values = constraint.slots.map(row.value)
                 if values.contains(where: \.isNull) { continue }

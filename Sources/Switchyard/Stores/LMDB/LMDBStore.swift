@@ -4,10 +4,10 @@ import Foundation
 
 /// A store in an LMDB environment: one directory holding `data.mdb` and `lock.mdb`, with the named databases
 /// `rows` (every object, keyed by root entity number and primary key, values in `LMDBRowCoding`), `meta`
-/// (metadata plist, entity numbers, `max:<Root>` key counters), `modelcache`, and one `index:` database per
-/// secondary index (`LMDBIndexDefinition`). Predicates are evaluated in memory over a cursor; an equality or
-/// IN on an indexed property reads only the rows its index names. Readers see snapshots; writes are one
-/// transaction each; the map grows on `MDB_MAP_FULL`.
+/// (metadata plist, entity numbers, property positions, `max:<Root>` key counters), `modelcache`, and one
+/// `index:` database per secondary index (`LMDBIndexDefinition`). Predicates are evaluated in memory over a
+/// cursor; an equality or IN on an indexed property reads only the rows its index names. Readers see
+/// snapshots; writes are one transaction each; the map grows on `MDB_MAP_FULL`.
 ///
 /// ```swift
 /// let store = try LMDBStore(url: dir.appendingPathComponent("Cache.lmdb"), model: model, configuration: "Cache")
@@ -207,9 +207,23 @@ struct LMDBStoreDatabases: Sendable {
     let rows: LMDBDatabase
     let meta: LMDBDatabase
     let modelCache: LMDBDatabase
-    /// Index databases per root entity name, aligned with `LMDBSchema.indexes`; `nil` where a store opened
-    /// read-only lacks an index (its lookups scan instead).
-    let indexes: [String: [LMDBDatabase?]]
+    /// Index databases by root entity number (an array: every save and lookup needs them), each list aligned
+    /// with `LMDBSchema.indexes`; `nil` where a store opened read-only lacks an index (its lookups scan).
+    private let indexesByRoot: [[LMDBDatabase?]]
+
+    init(rows: LMDBDatabase, meta: LMDBDatabase, modelCache: LMDBDatabase, indexes: [Int: [LMDBDatabase?]]) {
+        self.rows = rows
+        self.meta = meta
+        self.modelCache = modelCache
+        var byRoot = [[LMDBDatabase?]](repeating: [], count: (indexes.keys.max() ?? 0) + 1)
+        for (root, list) in indexes { byRoot[root] = list }
+        indexesByRoot = byRoot
+    }
+
+    /// The index databases of the table whose root entity has number `root`.
+    func indexes(root: Int) -> [LMDBDatabase?] {
+        root >= 0 && root < indexesByRoot.count ? indexesByRoot[root] : []
+    }
 
     /// The `meta` key of a table's `Z_MAX`.
     static func maxKey(root: String) -> [UInt8] { Array("max:\(root)".utf8) }

@@ -31,14 +31,16 @@ final class LMDBTransaction {
     let isReadOnly: Bool
     /// The `MDB_txn` pointer; valid until `state` is `.finished`.
     let handle: OpaquePointer
-    private(set) var state: State = .active
+    /// Transactions, cursors and readers belong to one thread at a time (they are not `Sendable`), so their
+    /// hot mutable state skips the run-time exclusivity check, which costs more than the work it guards.
+    @exclusivity(unchecked) private(set) var state: State = .active
     /// Cursors still open in this transaction (unretained: each cursor removes itself when it closes). A write
     /// transaction frees its cursors when it ends, so they are closed here first, never twice. Rarely more than
     /// one or two, so a plain array.
-    private var cursors: [Unmanaged<LMDBCursor>] = []
+    @exclusivity(unchecked) private var cursors: [Unmanaged<LMDBCursor>] = []
     /// A read-only transaction's idle cursors, one per database, kept across `reset()`/`renew()` and renewed
     /// on next use (`mdb_cursor_renew`): a lookup then costs no `mdb_cursor_open`.
-    private var idleCursors: [LMDBCursor] = []
+    @exclusivity(unchecked) private var idleCursors: [LMDBCursor] = []
 
     /// The store directory, for errors (copied: reading it through the unowned environment costs a retain).
     let path: String
@@ -207,6 +209,7 @@ final class LMDBTransaction {
     private func closeCursors(keepingIdle: Bool = false) {
         if keepingIdle {
             for cursor in idleCursors { cursor.markStale() }
+            if cursors.count == idleCursors.count { return }   // the usual case: every open cursor is idle
             cursors.removeAll { registered in
                 let object = registered.takeUnretainedValue()
                 if idleCursors.contains(where: { $0 === object }) { return false }
