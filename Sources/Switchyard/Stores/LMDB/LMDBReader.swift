@@ -180,33 +180,11 @@ struct LMDBRowSubject: PredicateSubject {
         if keyPath.count == 1, let layout = schema.layout(named: row.entityName), layout.attributeIndex[keyPath[0]] != nil {
             return .single(row[keyPath[0]])
         }
-        var current: [StoreRow] = [row]
-        var isMany = false
-        for (index, key) in keyPath.enumerated() {
-            let isLast = index == keyPath.count - 1
-            var next: [StoreRow] = []
-            var values: [AttributeValue] = []
-            for item in current {
-                guard let layout = schema.layout(named: item.entityName) else { continue }
-                // `attributeIndex` holds the persistent attributes: a transient one falls through, as in memory.
-                if layout.attributeIndex[key] != nil, isLast {
-                    values.append(item[key])
-                } else if let relationship = layout.relationships[key] {
-                    let targets = try reader.related(item, relationship, from: layout.name)
-                    if relationship.isToMany { isMany = true }
-                    if isLast {
-                        if relationship.isToMany { values += targets.map { .integer($0.primaryKey) } }
-                        else { values.append(targets.first.map { .integer($0.primaryKey) } ?? .null) }
-                    } else {
-                        next += targets
-                    }
-                } else {
-                    throw QueryError.unknownKeyPath(entity: layout.name, keyPath: keyPath.joined(separator: "."))
-                }
-            }
-            if isLast { return isMany ? .many(values) : .single(values.first ?? .null) }
-            current = next
-        }
-        return .single(.integer(row.primaryKey))
+        return try RowKeyPathWalk(
+            // `attributeIndex` holds the persistent attributes: a transient one falls through, as in memory.
+            isPersistentAttribute: { entity, key in schema.layout(named: entity).map { $0.attributeIndex[key] != nil } },
+            relationship: { entity, key in schema.layout(named: entity)?.relationships[key] },
+            related: { item, relationship in try reader.related(item, relationship, from: item.entityName) }
+        ).values(at: keyPath, from: row)
     }
 }

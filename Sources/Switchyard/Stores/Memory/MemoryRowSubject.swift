@@ -11,33 +11,16 @@ struct MemoryRowSubject: PredicateSubject {
     let path: String
 
     func predicateValues(at keyPath: [String]) throws -> PredicateValue {
-        var current: [StoreRow] = [row]
-        var isMany = false
-        for (index, key) in keyPath.enumerated() {
-            let isLast = index == keyPath.count - 1
-            var next: [StoreRow] = []
-            var values: [AttributeValue] = []
-            for item in current {
-                guard let entity = model.entity(named: item.entityName) else { continue }
-                if let attribute = entity.attribute(named: key), !attribute.isTransient, isLast {
-                    values.append(item[key])
-                } else if let relationship = entity.relationship(named: key) {
-                    let targets = try related(item, relationship, in: entity)
-                    if relationship.isToMany { isMany = true }
-                    if isLast {
-                        if relationship.isToMany { values += targets.map { .integer($0.primaryKey) } }
-                        else { values.append(targets.first.map { .integer($0.primaryKey) } ?? .null) }
-                    } else {
-                        next += targets
-                    }
-                } else {
-                    throw QueryError.unknownKeyPath(entity: entity.name, keyPath: keyPath.joined(separator: "."))
-                }
+        try RowKeyPathWalk(
+            isPersistentAttribute: { entity, key in
+                guard let e = model.entity(named: entity) else { return nil }
+                return e.attribute(named: key).map { !$0.isTransient } ?? false
+            },
+            relationship: { entity, key in model.entity(named: entity)?.relationship(named: key) },
+            related: { item, relationship in
+                try related(item, relationship, in: model.entity(named: item.entityName)!)
             }
-            if isLast { return isMany ? .many(values) : .single(values.first ?? .null) }
-            current = next
-        }
-        return .single(.integer(row.primaryKey))
+        ).values(at: keyPath, from: row)
     }
 
     private func related(_ item: StoreRow, _ relationship: RelationshipDescription, in entity: EntityDescription) throws -> [StoreRow] {
