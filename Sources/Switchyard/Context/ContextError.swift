@@ -15,6 +15,8 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible {
     case relationshipCount(entity: String, key: String, count: Int, min: Int, max: Int, object: String)
     /// A to-one relationship that points into a different store.
     case crossStoreRelationship(entity: String, key: String, object: String, destination: String, sourceStore: String, destinationStore: String)
+    /// Deleting the object is refused by a Deny delete rule while the relationship still has objects.
+    case deleteDenied(entity: String, key: String, object: String, count: Int)
     /// The object belongs to another context, or was deleted.
     case foreignObject(String)
     /// The object no longer exists in its store.
@@ -34,6 +36,8 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .crossStoreRelationship(entity, key, object, destination, sourceStore, destinationStore):
             return "\(object): relationship \(entity).\(key) points at \(destination) in another store (\(destinationStore), source in \(sourceStore)); "
                 + "relationships cannot cross stores: model it as a fetched property (destination where key == $FETCH_SOURCE.key)"
+        case let .deleteDenied(entity, key, object, count):
+            return "\(object): cannot delete: \(entity).\(key) has a Deny delete rule and still holds \(count) object(s); nothing was saved"
         case let .foreignObject(object): return "\(object) is not registered in this context"
         case let .objectNotFound(object): return "\(object) no longer exists in its store"
         }

@@ -19,6 +19,7 @@ extension ObjectContext {
     /// a store that committed before another failed stays committed (as in Core Data).
     public func save() throws {
         guard hasChanges else { return }
+        try applyDeleteRules()
         let inserts = insertedObjects
         let changed = changedObjects.values.filter(\.hasChanges).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
 
