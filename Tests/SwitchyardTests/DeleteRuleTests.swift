@@ -87,3 +87,64 @@ import Testing
         #expect(try check.existingObject(with: itemIDs[0]).relatedObject(forKey: "folder") == nil)
     }
 }
+
+/// Inverse upkeep for one-to-one relationships and to-many count validation, on every backend.
+@Suite struct RelationshipUpkeepTests {
+    let dir = TemporaryDirectory()
+
+    private func model() throws -> ObjectModel {
+        try ObjectModel(entities: [
+            EntityDescription(name: "Person", attributes: [AttributeDescription(name: "name", type: .string)],
+                              relationships: [
+                                RelationshipDescription(name: "badge", destination: "Badge", inverse: "holder"),
+                                RelationshipDescription(name: "pets", destination: "Pet", inverse: "owner", isToMany: true, minCount: 0, maxCount: 2),
+                              ]),
+            EntityDescription(name: "Badge", attributes: [AttributeDescription(name: "code", type: .string)],
+                              relationships: [RelationshipDescription(name: "holder", destination: "Person", inverse: "badge")]),
+            EntityDescription(name: "Pet", attributes: [AttributeDescription(name: "name", type: .string)],
+                              relationships: [RelationshipDescription(name: "owner", destination: "Person", inverse: "pets")]),
+        ])
+    }
+
+    @Test(arguments: Backend.allCases)
+    func oneToOneKeepsBothSidesInStep(backend: Backend) throws {
+        let coordinator = StoreCoordinator(model: try model())
+        try backend.add(to: coordinator, configuration: "Default", in: dir, name: "one-to-one")
+        let context = ObjectContext(coordinator: coordinator)
+        let ann = try context.insert("Person")
+        let bob = try context.insert("Person")
+        let badge = try context.insert("Badge")
+        try badge.set("code", "B1")
+        try ann.setRelatedObject(badge, forKey: "badge")
+        #expect(try badge.relatedObject(forKey: "holder") === ann)
+        try context.save()
+        // Giving the badge to Bob takes it from Ann, on both sides, and survives a save.
+        try bob.setRelatedObject(badge, forKey: "badge")
+        #expect(try ann.relatedObject(forKey: "badge") == nil)
+        #expect(try badge.relatedObject(forKey: "holder") === bob)
+        try context.save()
+        let check = ObjectContext(coordinator: coordinator)
+        let freshBadge = try check.existingObject(with: badge.objectID)
+        #expect(try freshBadge.relatedObject(forKey: "holder")?.objectID == bob.objectID)
+        #expect(try check.existingObject(with: ann.objectID).relatedObject(forKey: "badge") == nil)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func toManyMaximumIsValidatedAtSave(backend: Backend) throws {
+        let coordinator = StoreCoordinator(model: try model())
+        try backend.add(to: coordinator, configuration: "Default", in: dir, name: "counts")
+        let context = ObjectContext(coordinator: coordinator)
+        let ann = try context.insert("Person")
+        for i in 0..<3 {
+            let pet = try context.insert("Pet")
+            try pet.set("name", "p\(i)")
+            try pet.setRelatedObject(ann, forKey: "owner")
+        }
+        #expect(throws: ContextError.self) { try context.save() }
+        #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Pet")) == 0)
+        let extra = try #require(try ann.relatedObjects(forKey: "pets").last)
+        try context.delete(extra)
+        try context.save()
+        #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Pet")) == 2)
+    }
+}

@@ -114,6 +114,27 @@ public final class ManagedObject {
             }
         }
         try context?.willChange(self)
+        // One-to-one: both rows hold a key, so the old partners on either side must let go.
+        if let inverse = relationship.inverseName, let context,
+            let inverseRelationship = context.coordinator.model.entity(named: relationship.destinationEntityName)?
+                .relationship(named: inverse), !inverseRelationship.isToMany
+        {
+            let old = try relatedObject(forKey: key)
+            if old !== object {
+                if let old, !old.isDeleted, try old.relatedObject(forKey: inverse) === self {
+                    try context.willChange(old)
+                    old.changedToOne[inverse] = .some(nil)
+                }
+                if let object {
+                    if let previous = try object.relatedObject(forKey: inverse), previous !== self, !previous.isDeleted {
+                        try context.willChange(previous)
+                        previous.changedToOne[key] = .some(nil)
+                    }
+                    try context.willChange(object)
+                    object.changedToOne[inverse] = .some(self)
+                }
+            }
+        }
         changedToOne[key] = .some(object)
     }
 

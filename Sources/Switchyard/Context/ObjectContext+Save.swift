@@ -109,6 +109,16 @@ extension ObjectContext {
 
     /// Required attributes and to-one relationships, and to-one targets in the same store.
     private func validate(_ object: ManagedObject) throws {
+        for relationship in object.entity.allRelationships where relationship.isToMany && !relationship.isTransient
+            && (relationship.minCount > 0 || relationship.maxCount > 0)
+        {
+            let count = try object.relatedObjects(forKey: relationship.name).count
+            if count < relationship.minCount || (relationship.maxCount > 0 && count > relationship.maxCount) {
+                throw ContextError.relationshipCount(
+                    entity: object.entity.name, key: relationship.name, count: count, min: relationship.minCount,
+                    max: relationship.maxCount, object: object.objectID.description)
+            }
+        }
         for attribute in object.entity.persistentAttributes where !attribute.isOptional {
             if try object.value(forKey: attribute.name).isNull {
                 throw ContextError.missingRequiredValue(entity: object.entity.name, key: attribute.name, object: object.objectID.description)
