@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Switchyard
 
 /// `storeinspect`: prints a store's type, metadata and row counts.
@@ -10,6 +11,8 @@ struct StoreInspectCommand: ParsableCommand {
         version: SwitchyardInfo.version)
 
     func run() throws {
-        throw ValidationError("storeinspect is not implemented yet")
+        // The behaviour is issue #6; until then, say so in the CLIs' error format and exit non-zero.
+        FileHandle.standardError.write(Data("storeinspect: inspect failed: not available in version \(SwitchyardInfo.version) (issue #6)\n".utf8))
+        throw ExitCode(2)
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Switchyard
 
 /// `storesplit`: breaks a monolithic store into one store per configuration.
@@ -10,6 +11,8 @@ struct StoreSplitCommand: ParsableCommand {
         version: SwitchyardInfo.version)
 
     func run() throws {
-        throw ValidationError("storesplit is not implemented yet")
+        // The behaviour is issue #6; until then, say so in the CLIs' error format and exit non-zero.
+        FileHandle.standardError.write(Data("storesplit: split failed: not available in version \(SwitchyardInfo.version) (issue #6)\n".utf8))
+        throw ExitCode(2)
     }
 }

@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+import Switchyard
+
+/// The command-line tools, run as built binaries (`swift build --build-tests` builds them next to the tests).
+@Suite struct CLITests {
+    static let binDirectory = Repository.url(".build/debug")
+
+    struct Run { let status: Int32; let stdout: String; let stderr: String }
+
+    static func run(_ tool: String, _ arguments: [String]) throws -> Run {
+        let process = Process()
+        process.executableURL = binDirectory.appendingPathComponent(tool)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    static let built = ["storesplit", "storeinspect"].allSatisfy {
+        FileManager.default.isExecutableFile(atPath: binDirectory.appendingPathComponent($0).path)
+    }
+
+    @Test(.enabled(if: built, "storesplit/storeinspect not built in .build/debug (run swift build first)"), arguments: ["storesplit", "storeinspect"])
+    func versionHelpAndErrorFormat(tool: String) throws {
+        let version = try Self.run(tool, ["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == SwitchyardInfo.version)
+        let help = try Self.run(tool, ["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("USAGE: \(tool)"))
+        let bad = try Self.run(tool, ["--no-such-option"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("--no-such-option"))
+        let plain = try Self.run(tool, [])
+        #expect(plain.status == 2)
+        #expect(plain.stderr.hasPrefix("\(tool): "))
+        #expect(plain.stderr.contains(" failed: "))
+    }
+}
