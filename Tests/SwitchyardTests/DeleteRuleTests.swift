@@ -148,3 +148,40 @@ import Testing
         #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Pet")) == 2)
     }
 }
+
+/// Setting a to-many from its own side moves the inverse keys, on every backend.
+@Suite struct ToManyAssignmentTests {
+    let dir = TemporaryDirectory()
+
+    @Test(arguments: Backend.allCases)
+    func replacingMembersMovesInverseKeys(backend: Backend) throws {
+        let coordinator = StoreCoordinator(model: try TestModels.library())
+        try backend.add(to: coordinator, configuration: "Main", in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let ann = try context.insert("Author")
+        try ann.set("name", "Ann")
+        let bob = try context.insert("Author")
+        try bob.set("name", "Bob")
+        var books: [ManagedObject] = []
+        for i in 0..<3 {
+            let book = try context.insert("Book")
+            try book.set("title", "b\(i)")
+            books.append(book)
+        }
+        try ann.setRelatedObjects(books, forKey: "publications")
+        try context.save()
+        #expect(try ann.relatedObjects(forKey: "publications").count == 3)
+        // Moving one book to Bob removes it from Ann; dropping one leaves it without an author.
+        try bob.setRelatedObjects([books[0]], forKey: "publications")
+        try ann.setRelatedObjects([books[1]], forKey: "publications")
+        try context.save()
+        let check = ObjectContext(coordinator: coordinator)
+        let authorOf = { (book: ManagedObject) throws -> String? in
+            try check.existingObject(with: book.objectID).relatedObject(forKey: "author")?.get("name", as: String.self)
+        }
+        #expect(try authorOf(books[0]) == "Bob")
+        #expect(try authorOf(books[1]) == "Ann")
+        #expect(try authorOf(books[2]) == nil)
+        #expect(throws: ContextError.self) { try ann.setRelatedObjects([], forKey: "name") }
+    }
+}

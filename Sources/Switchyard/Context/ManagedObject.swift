@@ -162,6 +162,28 @@ public final class ManagedObject {
         return try context.relatedObjects(of: self, through: relationship)
     }
 
+    /// Replaces the members of to-many relationship `key` (one stored through a to-one inverse): new members
+    /// point their inverse at this object, members left out have it cleared.
+    public func setRelatedObjects(_ objects: [ManagedObject], forKey key: String) throws {
+        guard let relationship = entity.relationship(named: key) else {
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
+        guard let context else { throw ContextError.foreignObject(objectID.description) }
+        guard relationship.isToMany, let inverse = relationship.inverseName,
+            context.coordinator.model.entity(named: relationship.destinationEntityName)?.relationship(named: inverse)?.isToMany == false
+        else {
+            throw ContextError.typeMismatch(
+                entity: entity.name, key: key, expected: "a to-many with a to-one inverse", actual: "another relationship")
+        }
+        let keep = Set(objects.map(ObjectIdentifier.init))
+        for old in try relatedObjects(forKey: key) where !keep.contains(ObjectIdentifier(old)) {
+            try old.setRelatedObject(nil, forKey: inverse)
+        }
+        for member in objects where try member.relatedObject(forKey: inverse) !== self {
+            try member.setRelatedObject(self, forKey: inverse)
+        }
+    }
+
     // MARK: - Fetched properties
 
     /// Resolves fetched property `name` through the coordinator, in whichever store its destination lives;
