@@ -14,16 +14,10 @@ import Testing
         try LMDBStore(url: dir.file("\(name).lmdb"), model: model, configuration: configuration, options: options)
     }
 
+    /// Inserts `rows` with freshly allocated keys (the shared test helper, which works on any store).
     @discardableResult
     private func insert(_ rows: [StoreRow], into store: LMDBStore) throws -> [StoreRow] {
-        var saved: [StoreRow] = []
-        for row in rows {
-            var r = row
-            r.primaryKey = try store.allocatePrimaryKeys(for: row.entityName, count: 1).lowerBound
-            saved.append(r)
-        }
-        try store.save(StoreChangeSet(inserts: saved))
-        return saved
+        try SQLiteTestModels.insert(rows, into: store)
     }
 
     private func predicate(_ format: String, _ arguments: PredicateArgument...) throws -> FetchPredicate {

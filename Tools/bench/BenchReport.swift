@@ -1,4 +1,5 @@
 import Foundation
+import Switchyard
 
 /// One measured operation: Switchyard's time next to the baselines', and the ratios.
 struct BenchResult: Codable {
@@ -57,6 +58,32 @@ struct BenchData {
     let messages: [Message]
     /// Message IDs to look up by indexed equality.
     let lookupIDs: [String]
+
+    /// The messages as store rows with primary keys from `keys`, as every store-level contender writes them.
+    func storeRows(keys: ClosedRange<Int64>) -> [StoreRow] {
+        zip(messages, keys).map { m, pk in
+            StoreRow(entityName: "Message", primaryKey: pk, values: [
+                "messageID": .string(m.messageID), "text": .string(m.text),
+                "sentAt": .date(Date(timeIntervalSinceReferenceDate: m.sentAt)), "score": .double(m.score),
+                "isRead": .bool(m.isRead), "priority": .integer(m.priority), "sequence": .integer(m.sequence),
+            ])
+        }
+    }
+
+    /// Inserts every message through `context` and saves: the same work for each backend's context run.
+    func insertAndSave(through context: ObjectContext) throws {
+        for m in messages {
+            let o = try context.insert("Message")
+            try o.set("messageID", m.messageID)
+            try o.set("text", m.text)
+            try o.set("sentAt", Date(timeIntervalSinceReferenceDate: m.sentAt))
+            try o.set("score", m.score)
+            try o.set("isRead", m.isRead)
+            try o.set("priority", m.priority)
+            try o.set("sequence", m.sequence)
+        }
+        try context.save()
+    }
 
     init(count: Int, lookups: Int) {
         messages = (0..<count).map { (i: Int) -> Message in

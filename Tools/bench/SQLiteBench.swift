@@ -64,32 +64,12 @@ struct SQLiteBench {
         let storeInsert = try measure(repeats: repeats, prepare: { try reset("store.sqlite") }) {
             let store = try SQLiteStore(url: URL(fileURLWithPath: file("store.sqlite")), model: model, configuration: "Cloud")
             let keys = try store.allocatePrimaryKeys(for: "Message", count: n)
-            var changes = StoreChangeSet()
-            changes.inserts.reserveCapacity(n)
-            for (m, pk) in zip(data.messages, keys) {
-                changes.inserts.append(StoreRow(entityName: "Message", primaryKey: pk, values: [
-                    "messageID": .string(m.messageID), "text": .string(m.text),
-                    "sentAt": .date(Date(timeIntervalSinceReferenceDate: m.sentAt)), "score": .double(m.score),
-                    "isRead": .bool(m.isRead), "priority": .integer(m.priority), "sequence": .integer(m.sequence),
-                ]))
-            }
-            try store.save(changes)
+            try store.save(StoreChangeSet(inserts: data.storeRows(keys: keys)))
         }
         let contextInsert = try measure(repeats: repeats, prepare: { try reset("context.sqlite") }) {
             let coordinator = StoreCoordinator(model: model)
             try coordinator.addStore(.sqlite, configuration: "Cloud", at: URL(fileURLWithPath: file("context.sqlite")))
-            let context = ObjectContext(coordinator: coordinator)
-            for m in data.messages {
-                let o = try context.insert("Message")
-                try o.set("messageID", m.messageID)
-                try o.set("text", m.text)
-                try o.set("sentAt", Date(timeIntervalSinceReferenceDate: m.sentAt))
-                try o.set("score", m.score)
-                try o.set("isRead", m.isRead)
-                try o.set("priority", m.priority)
-                try o.set("sequence", m.sequence)
-            }
-            try context.save()
+            try data.insertAndSave(through: ObjectContext(coordinator: coordinator))
         }
 
         // MARK: fetch all

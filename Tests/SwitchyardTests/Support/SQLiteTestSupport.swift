@@ -129,7 +129,7 @@ enum SQLiteTestModels {
 
     /// Inserts rows with freshly allocated keys (each row's `primaryKey` is replaced) and returns them as saved.
     @discardableResult
-    static func insert(_ rows: [StoreRow], into store: SQLiteStore) throws -> [StoreRow] {
+    static func insert(_ rows: [StoreRow], into store: any PersistentStore) throws -> [StoreRow] {
         var saved: [StoreRow] = []
         for row in rows {
             var r = row
