@@ -166,7 +166,7 @@ extension ObjectContext {
         }
         for object in inserts {
             var row = StoreRow(entityName: object.entity.name, primaryKey: object.objectID.primaryKey!, version: 1)
-            row.values = object.changedValues.filter { !$0.value.isNull }
+            row.values = RowValues(object.changedValues)
             for (name, target) in object.changedToOne {
                 if let target, let pk = target.objectID.primaryKey { row.toOne[name] = RowReference(entityName: target.entity.name, primaryKey: pk) }
             }

@@ -9,12 +9,12 @@ public struct StoreRow: Sendable, Hashable {
     /// `Z_OPT`: 1 after insert, incremented by every update.
     public var version: Int64
     /// Persistent attribute values by attribute name; an absent key reads as `.null`.
-    public var values: [String: AttributeValue]
+    public var values: RowValues
     /// To-one relationship targets by relationship name; an absent key is a nil relationship.
     public var toOne: [String: RowReference]
 
     public init(
-        entityName: String, primaryKey: Int64, version: Int64 = 1, values: [String: AttributeValue] = [:],
+        entityName: String, primaryKey: Int64, version: Int64 = 1, values: RowValues = [:],
         toOne: [String: RowReference] = [:]
     ) {
         self.entityName = entityName
@@ -22,6 +22,14 @@ public struct StoreRow: Sendable, Hashable {
         self.version = version
         self.values = values
         self.toOne = toOne
+    }
+
+    /// A row whose values come from a dictionary (null entries are dropped).
+    public init(
+        entityName: String, primaryKey: Int64, version: Int64 = 1, values: [String: AttributeValue],
+        toOne: [String: RowReference] = [:]
+    ) {
+        self.init(entityName: entityName, primaryKey: primaryKey, version: version, values: RowValues(values), toOne: toOne)
     }
 
     /// The value of `attribute`, `.null` when unset.

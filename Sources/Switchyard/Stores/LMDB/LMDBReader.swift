@@ -15,12 +15,7 @@ final class LMDBReader {
     init(store: LMDBStore, transaction: LMDBTransaction) {
         self.store = store
         self.transaction = transaction
-        self.builder = store.idleBuilders.withLock { $0.popLast() } ?? LMDBRowBuilder(schema: store.schema, path: store.path)
-    }
-
-    deinit {
-        let builder = builder
-        store.idleBuilders.withLock { if $0.count < 8 { $0.append(builder) } }
+        builder = LMDBRowBuilder(schema: store.schema, path: store.path)
     }
 
     var schema: LMDBSchema { store.schema }

@@ -123,19 +123,21 @@ enum LMDBRowCoding {
 
     /// Decodes a whole row straight into a `StoreRow` (what fetches return). `primaryKey` comes from the key.
     static func decode(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema) throws -> StoreRow {
-        var values: [String: AttributeValue] = [:]
+        var values: [AttributeValue] = []
         var toOne: [String: RowReference] = [:]
         let (layout, version) = try parse(bytes, primaryKey: primaryKey, schema: schema) { layout, _ in
-            values = Dictionary(minimumCapacity: layout.attributeNames.count)
+            values = Array(repeating: .null, count: layout.attributeNames.count)
         } attribute: { layout, position, value in
             // Retired positions hold values of properties the model dropped: not part of the row any more.
-            if layout.attributeTypes[position] != .undefined { values[layout.attributeNames[position]] = value }
+            if layout.attributeTypes[position] != .undefined { values[position] = value }
         } target: { layout, position, target, key in
             if !layout.toOneDestinations[position].isEmpty {
                 toOne[layout.toOneNames[position]] = RowReference(entityName: target.name, primaryKey: key)
             }
         }
-        return StoreRow(entityName: layout.name, primaryKey: primaryKey, version: version, values: values, toOne: toOne)
+        return StoreRow(
+            entityName: layout.name, primaryKey: primaryKey, version: version,
+            values: RowValues(layout: layout.rowLayout, slots: values), toOne: toOne)
     }
 
     /// Decodes a whole row by position (what saves work on; retired positions are kept, so an update writes

@@ -52,8 +52,8 @@ final class LMDBEntityLayout: Sendable {
     let constraints: [Constraint]
     /// Whether this store holds the entity's table.
     let isServed: Bool
-    /// Dictionary prototypes for decoding (see `LMDBRowBuilder`).
-    let prototypeCache = Locked(PrototypeCache())
+    /// The positions of `StoreRow.values` for this entity's rows: the attribute positions themselves.
+    let rowLayout: RowLayout
     /// `true` at the entity numbers of this entity and its subentities (`withSubentities`), or of this entity
     /// alone: what a fetch filters a table's rows by.
     let withSubentities: [Bool], alone: [Bool]
@@ -84,6 +84,7 @@ final class LMDBEntityLayout: Sendable {
         }
         self.attributeIndex = attributeIndex
         liveAttributes = live
+        rowLayout = RowLayout(names: order.attributes, positions: attributeIndex)
         let toOnes = Dictionary(entity.persistentToOneRelationships.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         toOneNames = order.toOnes
         toOneDestinations = order.toOnes.map { toOnes[$0]?.destinationEntityName ?? "" }

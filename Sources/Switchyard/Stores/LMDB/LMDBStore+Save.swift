@@ -151,7 +151,7 @@ extension LMDBStore {
     /// Stores every value, normalized for its attribute, at its position (`.null` clears it).
     /// `StoreError.invalidValue` for a value the attribute cannot hold; a key that is not a persistent attribute
     /// is `StoreError.unknownProperty`, as on every backend.
-    private func setValues(_ values: [String: AttributeValue], in image: inout LMDBRowImage) throws {
+    private func setValues(_ values: some Sequence<(key: String, value: AttributeValue)>, in image: inout LMDBRowImage) throws {
         let layout = image.layout
         for (key, value) in values {
             guard let position = layout.attributeIndex[key] else {

@@ -38,8 +38,6 @@ public final class LMDBStore: PersistentStore {
     let schema: LMDBSchema
     let databases: LMDBStoreDatabases
     let state: Locked<LMDBStoreState>
-    /// Row builders between reads: each keeps its decoding scratch space and prototypes (see `LMDBRowBuilder`).
-    let idleBuilders = Locked<[LMDBRowBuilder]>([])
 
     /// Opens the store in the directory `url`, creating the directory and an empty store when it does not
     /// exist (or is empty).

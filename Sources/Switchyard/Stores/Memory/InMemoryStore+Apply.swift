@@ -8,7 +8,7 @@ extension InMemoryStore {
         for insert in changes.inserts {
             let entity = try entityInStore(insert.entityName)
             var row = insert
-            row.values = try normalizedValues(insert.values, entity: entity)
+            row.values = RowValues(try normalizedValues(insert.values, entity: entity))
             if contents.tables[entity.rootName]?[row.primaryKey] != nil {
                 throw StoreError.uniquenessViolation(
                     path: displayPath, entity: entity.name, properties: ["Z_PK"], values: ["\(row.primaryKey)"])
@@ -56,7 +56,7 @@ extension InMemoryStore {
     }
 
     /// Validates every value against its attribute and drops nulls (an absent key reads as null).
-    private func normalizedValues(_ values: [String: AttributeValue], entity: EntityDescription) throws -> [String: AttributeValue] {
+    private func normalizedValues(_ values: some Sequence<(key: String, value: AttributeValue)>, entity: EntityDescription) throws -> [String: AttributeValue] {
         var result: [String: AttributeValue] = [:]
         for (key, value) in values {
             guard let attribute = entity.attribute(named: key), !attribute.isTransient else {

@@ -7,28 +7,11 @@ internal import GRDB
 ///
 /// Fetching is dominated by per-value overhead, so two things are avoided: GRDB's generic `Row` decoding (a
 /// runtime metadata lookup per value; columns are read with the concrete `DatabaseValue(sqliteStatement:index:)`
-/// instead), and hashing attribute names for every row: rows with the same set of non-NULL attributes share a
-/// template dictionary, and each row's copy of it is filled through stored indexes.
+/// instead), and hashing attribute names for every row: values go into an array ordered by the reader's
+/// `RowLayout`.
 struct SQLiteRowDecoder {
     let projection: SQLiteProjection
     let entityNames: [Int64: String]
-
-    /// A template with every non-NULL attribute of one (entity, NULL pattern) and where each value goes.
-    private struct Shape {
-        var template: [String: AttributeValue]
-        var slots: [(attribute: Int, index: Dictionary<String, AttributeValue>.Index)]
-    }
-
-    private struct ShapeKey: Hashable {
-        var entity: Int64
-        var mask: UInt64
-    }
-
-    private var shapes: [ShapeKey: Shape] = [:]
-    private var last: (key: ShapeKey, shape: Shape)?
-    /// A pattern seen once: a template pays off only from its second row (lookups fetch one row).
-    private var seenOnce: ShapeKey?
-    private var scratch: [AttributeValue] = []
 
     init(projection: SQLiteProjection, entityNames: [Int64: String]) {
         self.projection = projection
@@ -53,13 +36,10 @@ struct SQLiteRowDecoder {
             if current?.number != entityNumber {
                 guard let reader = projection.readers[entityNumber] else { continue }
                 current = (entityNumber, reader)
-                if scratch.count < reader.attributes.count {
-                    scratch = Array(repeating: .null, count: reader.attributes.count)
-                }
             }
             guard let reader = current?.reader else { continue }
             let version = Int64(sqliteStatement: sqlite, index: 2)
-            let values = readValues(sqlite, reader: reader, entity: entityNumber)
+            let values = readValues(sqlite, reader: reader)
             var toOne: [String: RowReference] = [:]
             for relationship in reader.toOnes {
                 guard case .int64(let key) = DatabaseValue(sqliteStatement: sqlite, index: relationship.column).storage
@@ -79,57 +59,13 @@ struct SQLiteRowDecoder {
         return rows
     }
 
-    private mutating func readValues(
-        _ sqlite: SQLiteStatement, reader: SQLiteProjection.Reader, entity: Int64
-    ) -> [String: AttributeValue] {
+    private func readValues(_ sqlite: SQLiteStatement, reader: SQLiteProjection.Reader) -> RowValues {
         let attributes = reader.attributes
-        guard attributes.count <= 64 else {
-            // Too wide for a NULL-pattern mask: plain insertion.
-            var values = [String: AttributeValue](minimumCapacity: attributes.count)
-            for attribute in attributes {
-                let value = DatabaseValue(sqliteStatement: sqlite, index: attribute.column)
-                if !value.isNull { values[attribute.name] = SQLiteValueCoding.decode(value, as: attribute.type) }
-            }
-            return values
-        }
-        var mask: UInt64 = 0
+        var slots = [AttributeValue](repeating: .null, count: attributes.count)
         for i in attributes.indices {
             let value = DatabaseValue(sqliteStatement: sqlite, index: attributes[i].column)
-            if value.isNull { continue }
-            scratch[i] = SQLiteValueCoding.decode(value, as: attributes[i].type)
-            mask |= 1 << UInt64(i)
+            if !value.isNull { slots[i] = SQLiteValueCoding.decode(value, as: attributes[i].type) }
         }
-        if mask == 0 { return [:] }
-        let key = ShapeKey(entity: entity, mask: mask)
-        if last?.key != key, shapes[key] == nil, seenOnce != key {
-            seenOnce = key
-            var values = [String: AttributeValue](minimumCapacity: mask.nonzeroBitCount)
-            for i in attributes.indices where mask & (1 << UInt64(i)) != 0 { values[attributes[i].name] = scratch[i] }
-            return values
-        }
-        let shape = self.shape(key, attributes: attributes)
-        var values = shape.template
-        for slot in shape.slots {
-            values.values[slot.index] = scratch[slot.attribute]
-        }
-        return values
-    }
-
-    private mutating func shape(_ key: ShapeKey, attributes: [SQLiteProjection.Reader.Attribute]) -> Shape {
-        if let last, last.key == key { return last.shape }
-        let shape: Shape
-        if let known = shapes[key] {
-            shape = known
-        } else {
-            var template = [String: AttributeValue](minimumCapacity: key.mask.nonzeroBitCount)
-            let present = attributes.indices.filter { key.mask & (1 << UInt64($0)) != 0 }
-            for i in present { template[attributes[i].name] = .null }
-            // Indexes stay valid in every copy of the template: a copy keeps the storage layout.
-            let slots = present.compactMap { i in template.index(forKey: attributes[i].name).map { (i, $0) } }
-            shape = Shape(template: template, slots: slots)
-            shapes[key] = shape
-        }
-        last = (key, shape)
-        return shape
+        return RowValues(layout: reader.rowLayout, slots: slots)
     }
 }

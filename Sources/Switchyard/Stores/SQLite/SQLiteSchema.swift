@@ -22,6 +22,15 @@ struct SQLiteProjection: Sendable {
         var entityName: String
         var attributes: [Attribute]
         var toOnes: [ToOne]
+        /// Positions of `StoreRow.values`: `attributes`' order.
+        var rowLayout: RowLayout
+
+        init(entityName: String, attributes: [Attribute], toOnes: [ToOne]) {
+            self.entityName = entityName
+            self.attributes = attributes
+            self.toOnes = toOnes
+            rowLayout = RowLayout(names: attributes.map(\.name))
+        }
     }
 
     /// Columns after `Z_PK, Z_ENT, Z_OPT` (indexes 0-2), in table order.

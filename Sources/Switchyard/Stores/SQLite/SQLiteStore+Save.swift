@@ -72,7 +72,7 @@ extension SQLiteStore {
                 let statement = try db.cachedStatement(sql: encoded.sql)
                 try bind(encoded.arguments, to: statement)
                 try execute(
-                    statement, layout: encoded.layout, primaryKey: update.primaryKey, values: update.values,
+                    statement, layout: encoded.layout, primaryKey: update.primaryKey, values: RowValues(update.values),
                     toOne: update.toOne.compactMapValues { $0 })
                 if db.changesCount == 0 {
                     try throwConflict(db, layout: encoded.layout, primaryKey: update.primaryKey, expected: update.expectedVersion)
@@ -105,7 +105,7 @@ extension SQLiteStore {
     /// Executes an insert or update, turning SQLite's unique-constraint failure into a violation that names
     /// the entity, the constraint's properties and the offending values.
     private func execute(
-        _ statement: Statement, layout: SQLiteEntityLayout, primaryKey: Int64, values: [String: AttributeValue],
+        _ statement: Statement, layout: SQLiteEntityLayout, primaryKey: Int64, values: RowValues,
         toOne: [String: RowReference]
     ) throws {
         do {
@@ -120,7 +120,7 @@ extension SQLiteStore {
     }
 
     private func uniquenessViolation(
-        _ error: DatabaseError, layout: SQLiteEntityLayout, values: [String: AttributeValue], toOne: [String: RowReference]
+        _ error: DatabaseError, layout: SQLiteEntityLayout, values: RowValues, toOne: [String: RowReference]
     ) -> StoreError {
         // SQLite says "UNIQUE constraint failed: ZCAR.ZNUMBERPLATE, ZCAR.ZMAKER".
         let message = error.message ?? ""
@@ -235,7 +235,7 @@ extension SQLiteStore {
         return (reference.primaryKey.databaseValue, destination.number.databaseValue)
     }
 
-    private func rejectUnknownKeys(_ keys: Dictionary<String, AttributeValue>.Keys, layout: SQLiteEntityLayout) throws {
+    private func rejectUnknownKeys(_ keys: some Sequence<String>, layout: SQLiteEntityLayout) throws {
         for key in keys where layout.attributeIndex[key] == nil && !layout.transientNames.contains(key) {
             throw unknownProperty(key, layout: layout)
         }

@@ -1,0 +1,188 @@
+import Foundation
+
+// MARK: - RowLayout
+
+/// The attribute names of one entity in a fixed order, shared by every row a store decodes for it.
+///
+/// Rows decoded by the hundred thousand keep their values in an array ordered by a layout instead of a
+/// dictionary: building a row is then one array allocation, with no name hashed. A class, so each row refers
+/// to its layout without copying it.
+public final class RowLayout: Sendable {
+    /// Attribute names by position.
+    public let names: [String]
+    /// Position of each name.
+    let positions: [String: Int]
+
+    /// A layout for `names` (duplicates keep their first position).
+    public init(names: [String]) {
+        self.names = names
+        positions = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// A layout whose positions need not cover every name: a store's retired positions (properties a model
+    /// dropped) keep their place in `names` but are never found by name and never hold a value.
+    init(names: [String], positions: [String: Int]) {
+        self.names = names
+        self.positions = positions
+    }
+
+    /// The position of `name`, nil when the layout does not have it.
+    public func position(of name: String) -> Int? { positions[name] }
+}
+
+// MARK: - RowValues
+
+/// A row's attribute values by name: a dictionary to its users, an array ordered by a `RowLayout` inside.
+///
+/// A missing value and `.null` are the same thing: reading either gives `nil` through the subscript (and
+/// `.null` through `StoreRow`'s), iterating skips both, and assigning `nil` or `.null` removes the value. Names
+/// outside the layout (a row built by hand, or a value the store's entity does not have) are kept beside it,
+/// so a store can still name an unknown attribute in its error.
+///
+/// ```swift
+/// var values: RowValues = ["title": "Dune", "pages": 412]
+/// values["pages"] = nil
+/// values.count    // 1
+/// ```
+public struct RowValues: Sendable {
+    /// Nil for a row built without a layout: everything lives in `extra`.
+    public private(set) var layout: RowLayout?
+    /// Values by layout position; `.null` where absent.
+    @usableFromInline var slots: [AttributeValue]
+    /// Non-null values whose names the layout does not have.
+    @usableFromInline var extra: [String: AttributeValue]
+
+    /// Empty values with no layout.
+    public init() {
+        layout = nil
+        slots = []
+        extra = [:]
+    }
+
+    /// Values positioned by `layout`; `slots` must have one value per name (`.null` where absent).
+    public init(layout: RowLayout, slots: [AttributeValue]) {
+        precondition(slots.count == layout.names.count, "RowValues: \(slots.count) slots for \(layout.names.count) names")
+        self.layout = layout
+        self.slots = slots
+        extra = [:]
+    }
+
+    /// The non-null entries of `dictionary`, with no layout.
+    public init(_ dictionary: [String: AttributeValue]) {
+        self.init()
+        for (name, value) in dictionary where !value.isNull { extra[name] = value }
+    }
+
+    /// The non-null entries of `dictionary`, positioned by `layout` where it has the name.
+    public init(_ dictionary: [String: AttributeValue], layout: RowLayout) {
+        self.init(layout: layout, slots: Array(repeating: .null, count: layout.names.count))
+        for (name, value) in dictionary { self[name] = value }
+    }
+
+    /// The value stored under `name`; nil when absent or null. Assigning nil or `.null` removes it.
+    public subscript(name: String) -> AttributeValue? {
+        get {
+            if let layout, let position = layout.positions[name] {
+                let value = slots[position]
+                // Not `value.isNull ? nil : value`: that `nil` would be `AttributeValue.null`, not `.none`.
+                if value.isNull { return .none }
+                return value
+            }
+            return extra.isEmpty ? nil : extra[name]
+        }
+        set {
+            let value = (newValue?.isNull ?? true) ? nil : newValue
+            if let layout, let position = layout.positions[name] {
+                slots[position] = value ?? .null
+            } else {
+                extra[name] = value
+            }
+        }
+    }
+
+    /// The value at layout position `position` (`.null` when absent).
+    public subscript(position position: Int) -> AttributeValue {
+        get { slots[position] }
+        set { slots[position] = newValue }
+    }
+
+    /// The number of non-null values.
+    public var count: Int { slots.reduce(0) { $1.isNull ? $0 : $0 + 1 } + extra.count }
+
+    /// Whether every value is absent.
+    public var isEmpty: Bool { extra.isEmpty && slots.allSatisfy(\.isNull) }
+
+    /// The names that have a non-null value.
+    public var keys: [String] { map(\.key) }
+
+    /// The values as a dictionary (non-null entries only).
+    public var dictionary: [String: AttributeValue] {
+        var result = extra
+        if let layout {
+            for (position, value) in slots.enumerated() where !value.isNull { result[layout.names[position]] = value }
+        }
+        return result
+    }
+
+    /// A copy with every entry of `other` assigned over this one's (nil or `.null` entries remove).
+    public func merging(_ other: [String: AttributeValue]) -> RowValues {
+        var result = self
+        for (name, value) in other { result[name] = value }
+        return result
+    }
+}
+
+// MARK: - Collection behaviour
+
+extension RowValues: Sequence {
+    /// Iterates the non-null values: layout positions in order, then the others.
+    public struct Iterator: IteratorProtocol {
+        private let values: RowValues
+        private var position = 0
+        private var extraIterator: Dictionary<String, AttributeValue>.Iterator
+
+        init(_ values: RowValues) {
+            self.values = values
+            extraIterator = values.extra.makeIterator()
+        }
+
+        public mutating func next() -> (key: String, value: AttributeValue)? {
+            if let layout = values.layout {
+                while position < values.slots.count {
+                    defer { position += 1 }
+                    let value = values.slots[position]
+                    if !value.isNull { return (layout.names[position], value) }
+                }
+            }
+            return extraIterator.next()
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(self) }
+    public var underestimatedCount: Int { 0 }
+}
+
+extension RowValues: ExpressibleByDictionaryLiteral {
+    public init(dictionaryLiteral elements: (String, AttributeValue)...) {
+        self.init()
+        for (name, value) in elements where !value.isNull { extra[name] = value }
+    }
+}
+
+extension RowValues: Hashable {
+    /// Equal when the same names have equal non-null values, whatever the layouts.
+    public static func == (a: RowValues, b: RowValues) -> Bool {
+        if let la = a.layout, la === b.layout, a.extra.isEmpty, b.extra.isEmpty { return a.slots == b.slots }
+        return a.dictionary == b.dictionary
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(dictionary)
+    }
+}
+
+extension RowValues: CustomStringConvertible {
+    public var description: String {
+        "[" + dictionary.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]"
+    }
+}

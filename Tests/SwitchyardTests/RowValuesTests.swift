@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+@testable import Switchyard
+
+/// `RowValues` behaves as the dictionary it replaced, whether or not a layout positions its values.
+@Suite struct RowValuesTests {
+    static let layout = RowLayout(names: ["title", "pages", "rating"])
+
+    @Test func positionedValuesReadLikeADictionary() {
+        var values = RowValues(layout: Self.layout, slots: ["Dune", 412, .null])
+        #expect(values["title"] == "Dune")
+        #expect(values["rating"] == AttributeValue?.none)
+        #expect(values["nosuch"] == AttributeValue?.none)
+        #expect(values.count == 2)
+        #expect(Set(values.keys) == ["title", "pages"])
+        values["pages"] = nil
+        values["rating"] = 4.5
+        values["title"] = .null
+        #expect(values.dictionary == ["rating": 4.5])
+        #expect(!values.isEmpty)
+        values["rating"] = nil
+        #expect(values.isEmpty)
+    }
+
+    @Test func namesOutsideTheLayoutAreKeptBesideIt() {
+        var values = RowValues(layout: Self.layout, slots: [.null, .null, .null])
+        values["nosuch"] = 1
+        #expect(values["nosuch"] == 1)
+        #expect(values.keys == ["nosuch"])
+        #expect(values.count == 1)
+    }
+
+    @Test func equalityIgnoresLayoutAndNulls() {
+        let positioned = RowValues(layout: Self.layout, slots: ["Dune", .null, 4.5])
+        let literal: RowValues = ["rating": 4.5, "title": "Dune"]
+        let other = RowValues(["title": "Dune", "rating": 4.5, "pages": .null], layout: RowLayout(names: ["rating", "title", "pages"]))
+        #expect(positioned == literal)
+        #expect(positioned == other)
+        #expect(positioned.hashValue == literal.hashValue)
+        #expect(positioned != ["title": "Dune"])
+        #expect(Set([positioned, literal, other]).count == 1)
+    }
+
+    @Test func iterationYieldsEveryNonNullPairOnce() {
+        var values = RowValues(layout: Self.layout, slots: [.null, 7, "x"])
+        values["extra"] = true
+        let pairs = Dictionary(uniqueKeysWithValues: values.map { ($0.key, $0.value) })
+        #expect(pairs == ["pages": 7, "rating": "x", "extra": true])
+    }
+
+    @Test(arguments: Backend.allCases)
+    func fetchedRowsCompareEqualToTheValuesSaved(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let store = try backend.open(TestModels.library(), configuration: "Main", in: directory)
+        let keys = try store.allocatePrimaryKeys(for: "Book", count: 1)
+        let saved = StoreRow(entityName: "Book", primaryKey: keys.lowerBound, values: ["title": "Dune", "pages": 412])
+        try store.save(StoreChangeSet(inserts: [saved]))
+        let fetched = try #require(try store.fetch(StoreFetchRequest(entityName: "Book")).first)
+        #expect(fetched.values == saved.values)
+        #expect(fetched.values.count == 2)
+        #expect(fetched["code"] == .null)
+    }
+}
