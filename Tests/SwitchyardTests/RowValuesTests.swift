@@ -50,8 +50,8 @@ import Testing
 
     @Test(arguments: Backend.allCases)
     func fetchedRowsCompareEqualToTheValuesSaved(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let store = try backend.open(TestModels.library(), configuration: "Main", in: directory)
+        let directory = TemporaryDirectory()
+        let store = try backend.open(try TestModels.library(), configuration: "Main", in: directory)
         let keys = try store.allocatePrimaryKeys(for: "Book", count: 1)
         let saved = StoreRow(entityName: "Book", primaryKey: keys.lowerBound, values: ["title": "Dune", "pages": 412])
         try store.save(StoreChangeSet(inserts: [saved]))

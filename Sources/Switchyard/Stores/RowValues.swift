@@ -47,15 +47,17 @@ public final class RowLayout: Sendable {
 public struct RowValues: Sendable {
     /// Nil for a row built without a layout: everything lives in `extra`.
     public private(set) var layout: RowLayout?
-    /// Values by layout position; `.null` where absent.
-    @usableFromInline var slots: [AttributeValue]
+    /// Values by layout position from `base` on (`.null` where absent); possibly shared with other rows.
+    private var storage: RowStorage
+    private var base: Int
     /// Non-null values whose names the layout does not have.
-    @usableFromInline var extra: [String: AttributeValue]
+    private var extra: [String: AttributeValue]
 
     /// Empty values with no layout.
     public init() {
         layout = nil
-        slots = []
+        storage = RowStorage.empty
+        base = 0
         extra = [:]
     }
 
@@ -63,14 +65,24 @@ public struct RowValues: Sendable {
     public init(layout: RowLayout, slots: [AttributeValue]) {
         precondition(slots.count == layout.names.count, "RowValues: \(slots.count) slots for \(layout.names.count) names")
         self.layout = layout
-        self.slots = slots
+        storage = RowStorage(slots)
+        base = 0
+        extra = [:]
+    }
+
+    /// Values positioned by `layout` in a slice of `storage` starting at `base` (see `RowArena`).
+    init(layout: RowLayout, storage: RowStorage, base: Int) {
+        self.layout = layout
+        self.storage = storage
+        self.base = base
         extra = [:]
     }
 
     /// The non-null entries of `dictionary`, with no layout.
     public init(_ dictionary: [String: AttributeValue]) {
         self.init()
-        for (name, value) in dictionary where !value.isNull { extra[name] = value }
+        // Taken as it is unless it holds nulls: no name is hashed again.
+        extra = dictionary.contains { $0.value.isNull } ? dictionary.filter { !$0.value.isNull } : dictionary
     }
 
     /// The non-null entries of `dictionary`, positioned by `layout` where it has the name.
@@ -79,11 +91,27 @@ public struct RowValues: Sendable {
         for (name, value) in dictionary { self[name] = value }
     }
 
+    /// The number of layout positions.
+    private var width: Int { layout?.names.count ?? 0 }
+
+    private func slot(_ position: Int) -> AttributeValue { storage[base + position] }
+
+    /// Writes a slot, first copying this row's slice out of a block other rows share.
+    private mutating func setSlot(_ position: Int, _ value: AttributeValue) {
+        if !isKnownUniquelyReferenced(&storage) {
+            let width = self.width
+            let old = storage, oldBase = base
+            storage = RowStorage((0..<width).lazy.map { old[oldBase + $0] })
+            base = 0
+        }
+        storage[base + position] = value
+    }
+
     /// The value stored under `name`; nil when absent or null. Assigning nil or `.null` removes it.
     public subscript(name: String) -> AttributeValue? {
         get {
             if let layout, let position = layout.positions[name] {
-                let value = slots[position]
+                let value = slot(position)
                 // Not `value.isNull ? nil : value`: that `nil` would be `AttributeValue.null`, not `.none`.
                 if value.isNull { return .none }
                 return value
@@ -93,7 +121,7 @@ public struct RowValues: Sendable {
         set {
             let value = (newValue?.isNull ?? true) ? nil : newValue
             if let layout, let position = layout.positions[name] {
-                slots[position] = value ?? .null
+                setSlot(position, value ?? .null)
             } else {
                 extra[name] = value
             }
@@ -102,15 +130,21 @@ public struct RowValues: Sendable {
 
     /// The value at layout position `position` (`.null` when absent).
     public subscript(position position: Int) -> AttributeValue {
-        get { slots[position] }
-        set { slots[position] = newValue }
+        get {
+            precondition(position >= 0 && position < width, "RowValues: position \(position) outside the layout")
+            return slot(position)
+        }
+        set {
+            precondition(position >= 0 && position < width, "RowValues: position \(position) outside the layout")
+            setSlot(position, newValue)
+        }
     }
 
     /// The number of non-null values.
-    public var count: Int { slots.reduce(0) { $1.isNull ? $0 : $0 + 1 } + extra.count }
+    public var count: Int { (0..<width).reduce(0) { slot($1).isNull ? $0 : $0 + 1 } + extra.count }
 
     /// Whether every value is absent.
-    public var isEmpty: Bool { extra.isEmpty && slots.allSatisfy(\.isNull) }
+    public var isEmpty: Bool { extra.isEmpty && (0..<width).allSatisfy { slot($0).isNull } }
 
     /// The names that have a non-null value.
     public var keys: [String] { map(\.key) }
@@ -119,7 +153,7 @@ public struct RowValues: Sendable {
     public var dictionary: [String: AttributeValue] {
         var result = extra
         if let layout {
-            for (position, value) in slots.enumerated() where !value.isNull { result[layout.names[position]] = value }
+            for position in 0..<width where !slot(position).isNull { result[layout.names[position]] = slot(position) }
         }
         return result
     }
@@ -148,9 +182,9 @@ extension RowValues: Sequence {
 
         public mutating func next() -> (key: String, value: AttributeValue)? {
             if let layout = values.layout {
-                while position < values.slots.count {
+                while position < values.width {
                     defer { position += 1 }
-                    let value = values.slots[position]
+                    let value = values.slot(position)
                     if !value.isNull { return (layout.names[position], value) }
                 }
             }
@@ -172,7 +206,9 @@ extension RowValues: ExpressibleByDictionaryLiteral {
 extension RowValues: Hashable {
     /// Equal when the same names have equal non-null values, whatever the layouts.
     public static func == (a: RowValues, b: RowValues) -> Bool {
-        if let la = a.layout, la === b.layout, a.extra.isEmpty, b.extra.isEmpty { return a.slots == b.slots }
+        if let la = a.layout, la === b.layout, a.extra.isEmpty, b.extra.isEmpty {
+            return (0..<a.width).allSatisfy { a.slot($0) == b.slot($0) }
+        }
         return a.dictionary == b.dictionary
     }
 

@@ -69,7 +69,17 @@ struct LMDBByteReader {
         return buffer[offset]
     }
 
+    @inline(__always)
     mutating func unsigned() throws -> UInt64 {
+        // Most numbers (tags, positions, lengths) are one byte.
+        if offset < buffer.count, buffer[offset] < 0x80 {
+            defer { offset += 1 }
+            return UInt64(buffer[offset])
+        }
+        return try unsignedSlow()
+    }
+
+    private mutating func unsignedSlow() throws -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -88,9 +98,7 @@ struct LMDBByteReader {
 
     mutating func double() throws -> Double {
         let raw = try bytes(8)
-        var bits: UInt64 = 0
-        for i in 0..<8 { bits |= UInt64(raw[i]) << (8 * UInt64(i)) }
-        return Double(bitPattern: bits)
+        return Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self)))
     }
 
     /// The next `count` bytes (still pointing into the map).

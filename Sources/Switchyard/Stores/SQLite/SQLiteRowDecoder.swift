@@ -7,11 +7,12 @@ internal import GRDB
 ///
 /// Fetching is dominated by per-value overhead, so two things are avoided: GRDB's generic `Row` decoding (a
 /// runtime metadata lookup per value; columns are read with the concrete `DatabaseValue(sqliteStatement:index:)`
-/// instead), and hashing attribute names for every row: values go into an array ordered by the reader's
-/// `RowLayout`.
+/// instead), and hashing attribute names for every row: values go into slots ordered by the reader's
+/// `RowLayout`, in blocks shared by many rows (`RowArena`).
 struct SQLiteRowDecoder {
     let projection: SQLiteProjection
     let entityNames: [Int64: String]
+    private let arena = RowArena()
 
     init(projection: SQLiteProjection, entityNames: [Int64: String]) {
         self.projection = projection
@@ -61,11 +62,11 @@ struct SQLiteRowDecoder {
 
     private func readValues(_ sqlite: SQLiteStatement, reader: SQLiteProjection.Reader) -> RowValues {
         let attributes = reader.attributes
-        var slots = [AttributeValue](repeating: .null, count: attributes.count)
+        let (storage, base) = arena.allocate(width: attributes.count)
         for i in attributes.indices {
             let value = DatabaseValue(sqliteStatement: sqlite, index: attributes[i].column)
-            if !value.isNull { slots[i] = SQLiteValueCoding.decode(value, as: attributes[i].type) }
+            if !value.isNull { storage[base + i] = SQLiteValueCoding.decode(value, as: attributes[i].type) }
         }
-        return RowValues(layout: reader.rowLayout, slots: slots)
+        return RowValues(layout: reader.rowLayout, storage: storage, base: base)
     }
 }
