@@ -81,8 +81,10 @@ final class LMDBReader {
             for key in keys.sorted() where !(try visit(key)) { return }
             return
         }
+        // When the family is the whole table, every row qualifies: the entity number is not read twice.
+        let wholeTable = schema.layout(number: root).map { $0.withSubentities == family } ?? false
         try scan(root: root) { key, bytes in
-            guard try isInFamily(bytes, family, key) else { return true }
+            guard try wholeTable || isInFamily(bytes, family, key) else { return true }
             rowsVisited += 1
             return try body(try builder.row(bytes, primaryKey: key))
         }

@@ -27,12 +27,20 @@ struct LMDBRowBuilder {
     private func build(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64) throws -> StoreRow {
         var r = LMDBByteReader(bytes)
         let (layout, version) = try LMDBRowCoding.readHeader(&r, primaryKey: primaryKey, schema: schema)
-        let (storage, base) = arena.allocate(width: layout.attributeNames.count)
-        let types = layout.attributeTypes
-        while let position = try LMDBRowCoding.nextAttribute(&r, layout: layout, primaryKey: primaryKey) {
-            let value = try LMDBRowCoding.decodeValue(&r)
-            // Retired positions (properties the model dropped) are read past, never returned.
-            if types[position] != .undefined { storage[base + position] = value }
+        let width = layout.attributeNames.count
+        let (storage, base) = arena.allocate(width: width)
+        // `LMDBRowCoding.nextAttribute`, inlined: this loop runs for every value of every fetched row.
+        try layout.attributeTypes.withUnsafeBufferPointer { types in
+            while true {
+                let tagged = Int(truncatingIfNeeded: try r.unsigned())
+                if tagged == 0 { break }
+                guard tagged > 0, tagged <= width else {
+                    throw LMDBRowCoding.DecodingError(description: "\(layout.name)/p\(primaryKey) names attribute \(tagged - 1) of \(width)")
+                }
+                let value = try LMDBRowCoding.decodeValue(&r)
+                // Retired positions (properties the model dropped) are read past, never returned.
+                if types[tagged - 1] != .undefined { storage[base + tagged - 1] = value }
+            }
         }
         var toOne: [String: RowReference] = [:]
         while let (position, target, key) = try LMDBRowCoding.nextToOne(&r, layout: layout, primaryKey: primaryKey, schema: schema) {
