@@ -107,7 +107,11 @@ public final class ObjectContext {
     func register(_ row: StoreRow, from store: any PersistentStore) -> ManagedObject {
         let id = ObjectID(store: store.identifier, entityName: row.entityName, primaryKey: row.primaryKey)
         if let existing = registered[id] {
-            if !existing.hasChanges { existing.snapshot = row }
+            if !existing.hasChanges {
+                existing.snapshot = row
+                // A fresh row: to-many members read before may be stale too.
+                existing.committedToMany = [:]
+            }
             return existing
         }
         let entity = coordinator.model.entity(named: row.entityName)!
@@ -123,6 +127,7 @@ public final class ObjectContext {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool = false) throws {
         guard object.context === self else { throw ContextError.foreignObject(object.objectID.description) }
         object.fetchedCache = [:]
+        object.committedToMany = [:]
         guard !object.isInserted, let store = object.store else { return }
         guard let row = try coordinator.rows(for: [object.objectID])[object.objectID] else {
             throw ContextError.objectNotFound(object.objectID.description)
@@ -131,6 +136,7 @@ public final class ObjectContext {
         if !mergeChanges {
             object.changedValues = [:]
             object.changedToOne = [:]
+            object.changedToMany = [:]
             object.isDeleted = false
             changedObjects[ObjectIdentifier(object)] = nil
         }
@@ -154,6 +160,7 @@ public final class ObjectContext {
         for object in changedObjects.values {
             object.changedValues = [:]
             object.changedToOne = [:]
+            object.changedToMany = [:]
             object.isDeleted = false
         }
         changedObjects = [:]

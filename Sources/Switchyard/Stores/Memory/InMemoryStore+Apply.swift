@@ -47,11 +47,53 @@ extension InMemoryStore {
                     actualVersion: contents.tables[entity.rootName]?[deletion.primaryKey]?.version)
             }
             contents.tables[entity.rootName]![row.primaryKey] = nil
+            removeLinks(of: row, in: &contents)
+        }
+        for link in changes.linkDeletes {
+            let (key, pair) = try linkPair(link)
+            contents.links[key]?.remove(pair)
+        }
+        for link in changes.linkInserts {
+            let (key, pair) = try linkPair(link)
+            contents.links[key, default: []].insert(pair)
+        }
+        for order in changes.orders {
+            let end = try toManyEnd(order.relationship, of: order.source.entityName)
+            guard end.relationship.isOrdered else {
+                throw StoreError.unknownProperty(path: displayPath, entity: order.source.entityName, property: order.relationship)
+            }
+            var positions: [Int64: Int64] = [:]
+            for (i, member) in order.members.enumerated() { positions[member.primaryKey] = Int64(i + 1) }
+            contents.positions[end.key, default: [:]][order.source.primaryKey] = positions
         }
         try checkUniqueness(of: changes, in: contents)
         for insert in changes.inserts {
             let root = model.entity(named: insert.entityName)!.rootName
             contents.maxKeys[root] = max(contents.maxKeys[root] ?? 0, insert.primaryKey)
+        }
+    }
+
+    /// The pair key and the link as the pair's first end sees it; `StoreError.unknownProperty` unless the
+    /// relationship is a many-to-many of the source entity.
+    private func linkPair(_ link: RelationshipLink) throws -> (String, LinkPair) {
+        guard let (first, _) = model.manyToManyEnds(of: link.relationship, from: link.source.entityName) else {
+            throw StoreError.unknownProperty(path: displayPath, entity: link.source.entityName, property: link.relationship)
+        }
+        let mine = model.end(of: link.relationship, from: link.source.entityName)
+        return mine?.key == first.key
+            ? (first.key, LinkPair(first: link.source.primaryKey, second: link.destination.primaryKey))
+            : (first.key, LinkPair(first: link.destination.primaryKey, second: link.source.primaryKey))
+    }
+
+    /// Drops every link of a deleted row, on whichever end its entity is.
+    private func removeLinks(of row: StoreRow, in contents: inout Contents) {
+        for (first, second) in model.manyToManyPairs(touching: entities) {
+            if model.entity(row.entityName, isKindOf: first.entityName) {
+                contents.links[first.key] = contents.links[first.key]?.filter { $0.first != row.primaryKey }
+            }
+            if model.entity(row.entityName, isKindOf: second.entityName) {
+                contents.links[first.key] = contents.links[first.key]?.filter { $0.second != row.primaryKey }
+            }
         }
     }
 
