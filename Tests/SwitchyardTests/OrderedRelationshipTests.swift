@@ -95,6 +95,30 @@ import Testing
         #expect(try names(albums[1].relatedObjects(forKey: "tracks")) == ["y"])
     }
 
+    /// Re-pointing a saved member's to-one moves it between the owners' lists at once, and after the save,
+    /// in the same context (the members each owner read before are not reused).
+    @Test(arguments: Backend.allCases)
+    func membersFollowTheirToOneInTheSameContext(backend: Backend) throws {
+        let coordinator = try coordinator(backend, name: "follow")
+        let context = ObjectContext(coordinator: coordinator)
+        let albums = try insert(context, "Album", ["a", "b"])
+        let tracks = try insert(context, "Track", ["x", "y"])
+        try albums[0].setRelatedObjects(tracks, forKey: "tracks")
+        try context.save()
+        #expect(try names(albums[0].relatedObjects(forKey: "tracks")) == ["x", "y"])
+        #expect(try albums[1].relatedObjects(forKey: "tracks").isEmpty)
+        try tracks[0].setRelatedObject(albums[1], forKey: "album")
+        #expect(try names(albums[0].relatedObjects(forKey: "tracks")) == ["y"])
+        #expect(try names(albums[1].relatedObjects(forKey: "tracks")) == ["x"])
+        try context.save()
+        #expect(try names(albums[0].relatedObjects(forKey: "tracks")) == ["y"])
+        #expect(try names(albums[1].relatedObjects(forKey: "tracks")) == ["x"])
+        try context.delete(tracks[1])
+        #expect(try albums[0].relatedObjects(forKey: "tracks").isEmpty)
+        try context.save()
+        #expect(try albums[0].relatedObjects(forKey: "tracks").isEmpty)
+    }
+
     @Test(arguments: Backend.allCases)
     func theOtherSideOfAnOrderedManyToManyFollows(backend: Backend) throws {
         let coordinator = try coordinator(backend)

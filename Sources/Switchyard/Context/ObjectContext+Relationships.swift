@@ -5,6 +5,7 @@ import Foundation
 extension ObjectContext {
     /// Members of a to-many relationship, pending changes included: a many-to-many from the object's own list
     /// (or the store's links), a to-many with a to-one inverse through that inverse, in the source's store.
+    /// Store reads are batched (`committedMembers`), never one per object.
     /// Ordered relationships come in their order; objects deleted in this context are left out.
     func relatedObjects(of object: ManagedObject, through relationship: RelationshipDescription) throws -> [ManagedObject] {
         let model = coordinator.model
@@ -12,30 +13,30 @@ extension ObjectContext {
             if let changed = object.changedToMany[relationship.name] { return changed.filter { !$0.isDeleted } }
             return try objects(for: committedMembers(of: object, relationship))
         }
-        guard model.isInverseBackedToMany(relationship), let inverse = relationship.inverseName,
-            let destination = model.entity(named: relationship.destinationEntityName)
-        else {
+        guard model.isInverseBackedToMany(relationship), let inverse = relationship.inverseName else {
             throw ContextError.typeMismatch(
                 entity: object.entity.name, key: relationship.name, expected: "a to-many with an inverse",
                 actual: "no inverse")
         }
-        var members: [ManagedObject] = []
-        if let pk = object.objectID.primaryKey, let store = object.store {
-            var request = FetchRequest(
-                entityName: destination.name,
-                predicate: .comparison(Comparison(.keyPath([inverse]), .equal, .constant(.integer(pk)))))
-            request.affectedStoreIdentifiers = [store.identifier]
-            members = try fetch(request)
-        } else {
-            // An unsaved source has no primary key yet: only unsaved changes can point at it.
-            members = (insertedObjects + changedObjects.values).filter {
-                $0.changedToOne[inverse].map { $0 === object } ?? false
-            }
-        }
-        members = members.filter { member in
+        // Saved members from the store (read in batches), less those re-pointed or deleted here, plus objects
+        // whose unsaved inverse points at this one; saved ones by primary key, then unsaved in insertion order.
+        var members = try objects(for: committedMembers(of: object, relationship)).filter { member in
             guard let changed = member.changedToOne[inverse] else { return true }
             return changed === object
         }
+        var seen = Set(members.map(ObjectIdentifier.init))
+        let pending = insertedObjects + changedObjects.values.sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        for candidate in pending where !candidate.isDeleted && candidate.changedToOne[inverse].map({ $0 === object }) == true {
+            if seen.insert(ObjectIdentifier(candidate)).inserted { members.append(candidate) }
+        }
+        members = members.enumerated().sorted { a, b in
+            switch (a.element.objectID.primaryKey, b.element.objectID.primaryKey) {
+            case let (x?, y?): return x < y
+            case (.some, nil): return true
+            case (nil, .some): return false
+            case (nil, nil): return a.offset < b.offset
+            }
+        }.map(\.element)
         guard relationship.isOrdered else { return members }
         // Membership comes from the inverse; the order from the object's own list, else the store's positions.
         // Members with no place in either keep their fetched order after the placed ones.
@@ -53,7 +54,7 @@ extension ObjectContext {
         }.map(\.element)
     }
 
-    /// The members the store holds for a many-to-many or ordered to-many of `object`, cached on the object.
+    /// The members the store holds for a to-many of `object`, cached on the object.
     /// A miss reads the same relationship for up to 500 other registered objects of the store at once, so
     /// walking a fetched list costs one store read per batch, not one per object.
     func committedMembers(of object: ManagedObject, _ relationship: RelationshipDescription) throws -> [ObjectID] {

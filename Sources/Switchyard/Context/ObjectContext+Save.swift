@@ -212,6 +212,9 @@ extension ObjectContext {
             object.changedToMany = [:]
             object.committedToMany = [:]
         }
+        // A committed foreign key or link changes the members other objects read before: forget them all
+        // (except where unsaved list changes still need them), they are read again in batches on demand.
+        for object in registered.values where object.changedToMany.isEmpty { object.committedToMany = [:] }
         let done = Set((inserts + changed).map(ObjectIdentifier.init))
         insertedObjects.removeAll { done.contains(ObjectIdentifier($0)) }
         for key in done { changedObjects[key] = nil }

@@ -127,7 +127,8 @@ public final class ObjectContext {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool = false) throws {
         guard object.context === self else { throw ContextError.foreignObject(object.objectID.description) }
         object.fetchedCache = [:]
-        object.committedToMany = [:]
+        // Members read before are stale, except where kept changes still need them to compute link deltas.
+        object.committedToMany = object.committedToMany.filter { mergeChanges && object.changedToMany[$0.key] != nil }
         guard !object.isInserted, let store = object.store else { return }
         guard let row = try coordinator.rows(for: [object.objectID])[object.objectID] else {
             throw ContextError.objectNotFound(object.objectID.description)
