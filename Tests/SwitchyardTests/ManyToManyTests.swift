@@ -228,6 +228,30 @@ enum RelationshipTestModel {
         }
     }
 
+    /// Walking a fetched list reads members in one store call, not one per object (both kinds of to-many).
+    @Test(arguments: Backend.allCases)
+    func membersOfAFetchedListAreReadInOneBatch(backend: Backend) throws {
+        let coordinator = try coordinator(backend, RelationshipTestModel.make(), name: "batch-context")
+        let setup = ObjectContext(coordinator: coordinator)
+        let tags = try insert(setup, "Tag", ["a", "b"])
+        let albums = try insert(setup, "Album", (0..<40).map { "album\($0)" })
+        for (i, photo) in try insert(setup, "Photo", (0..<40).map { "p\($0)" }).enumerated() {
+            try photo.setRelatedObjects(i % 2 == 0 ? tags : [tags[1]], forKey: "tags")
+            let track = try setup.insert("Track")
+            try track.setRelatedObject(albums[i], forKey: "album")
+        }
+        try setup.save()
+        let context = ObjectContext(coordinator: coordinator)
+        var links = 0
+        for photo in try context.fetch(FetchRequest(entityName: "Photo")) { links += try photo.relatedObjects(forKey: "tags").count }
+        #expect(links == 60)
+        #expect(context.memberReads == 1)
+        var tracks = 0
+        for album in try context.fetch(FetchRequest(entityName: "Album")) { tracks += try album.relatedObjects(forKey: "tracks").count }
+        #expect(tracks == 40)
+        #expect(context.memberReads == 2)
+    }
+
     // MARK: - Store level
 
     @Test(arguments: Backend.allCases)

@@ -171,4 +171,27 @@ import Testing
             """).split(separator: "\n") == ["c", "a", "b"])
         #expect(try SQLite3.query(path, "SELECT ZNAME FROM ZTRACK ORDER BY Z_FOK_ALBUM").split(separator: "\n") == ["y", "x"])
     }
+
+    /// An existing store's join table is found even where Core Data added a numeric suffix to a column; a
+    /// store that lacks the join table the model needs is a schema mismatch that names it.
+    @Test(.enabled(if: SQLite3.available)) func existingJoinTablesAreResolved() throws {
+        let model = try RelationshipTestModel.make()
+        let pair = try #require(model.manyToManyEnds(of: "songs", from: "Playlist"))
+        let expected = SQLiteJoinTable.expected(first: pair.first, second: pair.second, numbers: [:], model: model)
+        let found = try #require(expected.resolved(in: ["Z_3SONGS": ["Z_3PLAYLISTS1", "Z_4SONGS", "Z_FOK_4SONGS"]]))
+        #expect(found.firstColumn == "Z_3PLAYLISTS1")
+        #expect(found.secondColumn == "Z_4SONGS")
+        #expect(found.firstOrderColumn == "Z_FOK_4SONGS")
+        #expect(expected.resolved(in: ["Z_3SONGS": ["Z_3PLAYLISTS", "Z_9OTHER"]]) == nil)
+
+        let url = dir.file("missing-join.sqlite")
+        _ = try SQLiteStore(url: url, model: model, configuration: "Default")
+        try SQLite3.execute(url.path, "DROP TABLE Z_2TAGS")
+        #expect {
+            _ = try SQLiteStore(url: url, model: model, configuration: "Default")
+        } throws: { error in
+            guard case StoreError.schemaMismatch(_, _, let reason)? = error as? StoreError else { return false }
+            return reason.contains("Z_2TAGS") && reason.contains("Photo.tags")
+        }
+    }
 }

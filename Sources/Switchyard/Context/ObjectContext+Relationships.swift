@@ -71,6 +71,7 @@ extension ObjectContext {
             batch.append(peer)
         }
         let references = batch.map { RowReference(entityName: $0.entity.name, primaryKey: $0.objectID.primaryKey!) }
+        memberReads += 1
         let members = try store.relatedReferences(of: references, relationship: name)
         for (peer, reference) in zip(batch, references) {
             peer.committedToMany[name] = (members[reference] ?? []).map {

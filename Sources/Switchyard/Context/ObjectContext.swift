@@ -20,6 +20,8 @@ public final class ObjectContext {
     var insertedObjects: [ManagedObject] = []
     /// Saved objects with unsaved changes or deletes.
     var changedObjects: [ObjectIdentifier: ManagedObject] = [:]
+    /// Calls to `PersistentStore.relatedReferences`: how tests see that member reads are batched.
+    var memberReads = 0
 
     /// Creates an empty context over `coordinator`.
     public init(coordinator: StoreCoordinator) {

@@ -87,7 +87,7 @@ extension InMemoryStore {
 
     /// Drops every link of a deleted row, on whichever end its entity is.
     private func removeLinks(of row: StoreRow, in contents: inout Contents) {
-        for (first, second) in model.manyToManyPairs(touching: entities) {
+        for (first, second) in manyToManyPairs {
             if model.entity(row.entityName, isKindOf: first.entityName) {
                 contents.links[first.key] = contents.links[first.key]?.filter { $0.first != row.primaryKey }
             }

@@ -31,6 +31,8 @@ public final class InMemoryStore: PersistentStore {
     public let identifier: UUID
     public let isReadOnly = false
     let contents: Locked<Contents?>
+    /// The many-to-many pairs with an end in this store, computed once (deletes drop their links).
+    let manyToManyPairs: [(first: RelationshipEnd, second: RelationshipEnd)]
 
     /// Creates an empty store for `configuration` of `model`.
     public init(model: ObjectModel, configuration: String) throws {
@@ -42,6 +44,7 @@ public final class InMemoryStore: PersistentStore {
             versionIdentifiers: model.versionIdentifiers)
         self.identifier = metadata.uuid
         self.contents = Locked(Contents(metadata: metadata))
+        self.manyToManyPairs = model.manyToManyPairs(touching: entities)
     }
 
     // MARK: - Metadata
