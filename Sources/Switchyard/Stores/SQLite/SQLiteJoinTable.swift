@@ -85,7 +85,7 @@ struct SQLiteJoinTable: Sendable, Hashable {
         }
         guard let a = find(firstColumn), let b = find(secondColumn) else { return nil }
         var copy = self
-        (copy.name, copy.firstColumn, copy.secondColumn) = (name, a, b)
+        (copy.firstColumn, copy.secondColumn) = (a, b)
         copy.firstOrderColumn = find(firstOrderColumn)
         copy.secondOrderColumn = find(secondOrderColumn)
         return copy

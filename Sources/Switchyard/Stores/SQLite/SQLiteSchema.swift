@@ -121,7 +121,9 @@ struct SQLiteSchema: Sendable {
             else { continue }
             var join = SQLiteJoinTable.expected(first: first, second: second, numbers: numbers, model: model)
             if let actualColumns {
-                guard let found = join.resolved(in: actualColumns) else {
+                // A store numbered differently from the model may have named the table after the other end.
+                let swapped = SQLiteJoinTable.expected(first: second, second: first, numbers: numbers, model: model)
+                guard let found = join.resolved(in: actualColumns) ?? swapped.resolved(in: actualColumns) else {
                     throw StoreError.schemaMismatch(
                         path: path, configuration: configuration,
                         reason: "join table \(join.name) (columns \(join.firstColumn), \(join.secondColumn)) for many-to-many "
