@@ -252,6 +252,40 @@ enum RelationshipTestModel {
         #expect(context.memberReads == 2)
     }
 
+    /// A relationship that is its own inverse (Person.friends <<->> Person.friends): either person lists the
+    /// other, and removing the link from one side removes it for both.
+    @Test(arguments: Backend.allCases)
+    func aRelationshipThatIsItsOwnInverse(backend: Backend) throws {
+        let model = try ObjectModel(entities: [
+            EntityDescription(name: "Person", attributes: [AttributeDescription(name: "name", type: .string)], relationships: [
+                RelationshipDescription(name: "friends", destination: "Person", inverse: "friends", isToMany: true),
+            ]),
+        ])
+        let coordinator = try coordinator(backend, model, name: "friends")
+        let context = ObjectContext(coordinator: coordinator)
+        let people = try insert(context, "Person", ["ann", "bob", "cy"])
+        try people[0].setRelatedObjects([people[1], people[2]], forKey: "friends")
+        #expect(try names(people[1].relatedObjects(forKey: "friends")) == ["ann"])
+        try context.save()
+        func friends(_ name: String) throws -> [String] {
+            let check = ObjectContext(coordinator: coordinator)
+            return try names(object(check, "Person", name).relatedObjects(forKey: "friends")).sorted()
+        }
+        #expect(try friends("ann") == ["bob", "cy"])
+        #expect(try friends("bob") == ["ann"])
+        let edit = ObjectContext(coordinator: coordinator)
+        try object(edit, "Person", "cy").removeRelatedObject(try object(edit, "Person", "ann"), forKey: "friends")
+        try edit.save()
+        #expect(try friends("ann") == ["bob"])
+        #expect(try friends("cy") == [])
+        let query = ObjectContext(coordinator: coordinator)
+        #expect(try names(query.fetch(FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "ANY friends.name == 'ann'")))) == ["bob"])
+        if backend == .sqlite, let path = coordinator.stores.first?.url?.path {
+            #expect(try SQLite3.query(path, "SELECT sql FROM sqlite_master WHERE name = 'Z_1FRIENDS'")
+                == "CREATE TABLE Z_1FRIENDS ( Z_1FRIENDS INTEGER, Z_1FRIENDS1 INTEGER, PRIMARY KEY (Z_1FRIENDS, Z_1FRIENDS1) )")
+        }
+    }
+
     // MARK: - Store level
 
     @Test(arguments: Backend.allCases)

@@ -6,6 +6,7 @@ import Foundation
 public struct RelationshipEnd: Sendable, Hashable {
     /// The entity declaring the relationship.
     public var entityName: String
+    /// The relationship as that entity declares it.
     public var relationship: RelationshipDescription
 
     /// `Entity.relationship`: a name for the end that is unique in the model.

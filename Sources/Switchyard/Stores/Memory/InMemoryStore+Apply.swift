@@ -50,12 +50,12 @@ extension InMemoryStore {
             removeLinks(of: row, in: &contents)
         }
         for link in changes.linkDeletes {
-            let (key, pair) = try linkPair(link)
-            contents.links[key]?.remove(pair)
+            let (key, pairs) = try linkPairs(link)
+            for pair in pairs { contents.links[key]?.remove(pair) }
         }
         for link in changes.linkInserts {
-            let (key, pair) = try linkPair(link)
-            contents.links[key, default: []].insert(pair)
+            let (key, pairs) = try linkPairs(link)
+            contents.links[key, default: []].formUnion(pairs)
         }
         for order in changes.orders {
             let end = try toManyEnd(order.relationship, of: order.source.entityName)
@@ -73,16 +73,18 @@ extension InMemoryStore {
         }
     }
 
-    /// The pair key and the link as the pair's first end sees it; `StoreError.unknownProperty` unless the
-    /// relationship is a many-to-many of the source entity.
-    private func linkPair(_ link: RelationshipLink) throws -> (String, LinkPair) {
-        guard let (first, _) = model.manyToManyEnds(of: link.relationship, from: link.source.entityName) else {
+    /// The pair key and the link as the pair's first end sees it — both ways round for a relationship that is
+    /// its own inverse, so either row finds the other; `StoreError.unknownProperty` unless the relationship is a
+    /// many-to-many of the source entity.
+    private func linkPairs(_ link: RelationshipLink) throws -> (String, [LinkPair]) {
+        guard let (first, second) = model.manyToManyEnds(of: link.relationship, from: link.source.entityName) else {
             throw StoreError.unknownProperty(path: displayPath, entity: link.source.entityName, property: link.relationship)
         }
+        let forward = LinkPair(first: link.source.primaryKey, second: link.destination.primaryKey)
+        let backward = LinkPair(first: link.destination.primaryKey, second: link.source.primaryKey)
+        if first.key == second.key { return (first.key, [forward, backward]) }
         let mine = model.end(of: link.relationship, from: link.source.entityName)
-        return mine?.key == first.key
-            ? (first.key, LinkPair(first: link.source.primaryKey, second: link.destination.primaryKey))
-            : (first.key, LinkPair(first: link.destination.primaryKey, second: link.source.primaryKey))
+        return (first.key, [mine?.key == first.key ? forward : backward])
     }
 
     /// Drops every link of a deleted row, on whichever end its entity is.

@@ -85,16 +85,18 @@ extension SQLiteStore {
             }
         }
         for link in changes.linkDeletes {
-            let side = try joinSide(link)
-            try db.cachedStatement(
-                sql: "DELETE FROM \(SQLiteNames.quote(side.table)) WHERE \(SQLiteNames.quote(side.sourceColumn)) = ? AND \(SQLiteNames.quote(side.memberColumn)) = ?"
-            ).execute(arguments: [link.source.primaryKey, link.destination.primaryKey])
+            let (side, reflexive) = try joinSide(link)
+            let statement = try db.cachedStatement(
+                sql: "DELETE FROM \(SQLiteNames.quote(side.table)) WHERE \(SQLiteNames.quote(side.sourceColumn)) = ? AND \(SQLiteNames.quote(side.memberColumn)) = ?")
+            try statement.execute(arguments: [link.source.primaryKey, link.destination.primaryKey])
+            if reflexive { try statement.execute(arguments: [link.destination.primaryKey, link.source.primaryKey]) }
         }
         for link in changes.linkInserts {
-            let side = try joinSide(link)
-            try db.cachedStatement(
-                sql: "INSERT OR IGNORE INTO \(SQLiteNames.quote(side.table)) (\(SQLiteNames.quote(side.sourceColumn)), \(SQLiteNames.quote(side.memberColumn))) VALUES (?, ?)"
-            ).execute(arguments: [link.source.primaryKey, link.destination.primaryKey])
+            let (side, reflexive) = try joinSide(link)
+            let statement = try db.cachedStatement(
+                sql: "INSERT OR IGNORE INTO \(SQLiteNames.quote(side.table)) (\(SQLiteNames.quote(side.sourceColumn)), \(SQLiteNames.quote(side.memberColumn))) VALUES (?, ?)")
+            try statement.execute(arguments: [link.source.primaryKey, link.destination.primaryKey])
+            if reflexive { try statement.execute(arguments: [link.destination.primaryKey, link.source.primaryKey]) }
         }
         for order in changes.orders {
             let end = try toManyEnd(order.relationship, of: order.source.entityName)
@@ -125,11 +127,14 @@ extension SQLiteStore {
         }
     }
 
-    /// The join table of a link's relationship seen from its source, or `StoreError.unknownProperty`.
-    private func joinSide(_ link: RelationshipLink) throws -> SQLiteJoinTable.Side {
-        guard let end = model.end(of: link.relationship, from: link.source.entityName), let side = schema.join(end.key) else {
+    /// The join table of a link's relationship seen from its source, and whether the relationship is its own
+    /// inverse (then each link is kept both ways round, so either row finds the other through the same
+    /// columns); `StoreError.unknownProperty` for a relationship without a join table.
+    private func joinSide(_ link: RelationshipLink) throws -> (SQLiteJoinTable.Side, Bool) {
+        guard let end = model.end(of: link.relationship, from: link.source.entityName), let index = schema.joinByEnd[end.key] else {
             throw StoreError.unknownProperty(path: displayPath, entity: link.source.entityName, property: link.relationship)
         }
-        return side
+        let join = schema.joinTables[index]
+        return (join.side(from: end.key), join.first.key == join.second.key)
     }
 }
