@@ -172,6 +172,36 @@ import Testing
         #expect(try SQLite3.query(path, "SELECT ZNAME FROM ZTRACK ORDER BY Z_FOK_ALBUM").split(separator: "\n") == ["y", "x"])
     }
 
+    /// At the store boundary: orders set positions for both kinds of ordered to-many, members without a
+    /// position read last by primary key, and an order on an unordered relationship is refused.
+    @Test(arguments: Backend.allCases)
+    func storesKeepOrders(backend: Backend) throws {
+        let store = try backend.open(try RelationshipTestModel.make(), configuration: "Default", in: dir, name: "store-orders")
+        let album = RowReference(entityName: "Album", primaryKey: try store.allocatePrimaryKeys(for: "Album", count: 1).lowerBound)
+        let list = RowReference(entityName: "Playlist", primaryKey: try store.allocatePrimaryKeys(for: "Playlist", count: 1).lowerBound)
+        let t = try store.allocatePrimaryKeys(for: "Track", count: 3)
+        let s = try store.allocatePrimaryKeys(for: "Song", count: 3)
+        let tracks = t.map { RowReference(entityName: "Track", primaryKey: $0) }
+        let songs = s.map { RowReference(entityName: "Song", primaryKey: $0) }
+        try store.save(StoreChangeSet(
+            inserts: [StoreRow(entityName: "Album", primaryKey: album.primaryKey), StoreRow(entityName: "Playlist", primaryKey: list.primaryKey)]
+                + tracks.map { StoreRow(entityName: "Track", primaryKey: $0.primaryKey, toOne: ["album": album]) }
+                + songs.map { StoreRow(entityName: "Song", primaryKey: $0.primaryKey) },
+            linkInserts: songs.map { RelationshipLink(source: list, relationship: "songs", destination: $0) },
+            orders: [
+                RelationshipOrder(source: album, relationship: "tracks", members: [tracks[2], tracks[0]]),
+                RelationshipOrder(source: list, relationship: "songs", members: [songs[1], songs[2], songs[0]]),
+            ]))
+        #expect(try store.relatedReferences(of: [album], relationship: "tracks") == [album: [tracks[2], tracks[0], tracks[1]]])
+        #expect(try store.relatedReferences(of: [list], relationship: "songs") == [list: [songs[1], songs[2], songs[0]]])
+        // The unordered side reads by primary key.
+        #expect(try store.relatedReferences(of: [songs[0]], relationship: "playlists") == [songs[0]: [list]])
+        #expect(throws: StoreError.self) {
+            try store.save(StoreChangeSet(orders: [RelationshipOrder(source: songs[0], relationship: "playlists", members: [list])]))
+        }
+        #expect(throws: StoreError.self) { try store.relatedReferences(of: [album], relationship: "name") }
+    }
+
     /// An existing store's join table is found even where Core Data added a numeric suffix to a column; a
     /// store that lacks the join table the model needs is a schema mismatch that names it.
     @Test(.enabled(if: SQLite3.available)) func existingJoinTablesAreResolved() throws {
