@@ -42,7 +42,7 @@ import Testing
             return names
         }
         #expect(names == [
-            "index:Note:text", "index:Owner:favorite", "index:Vehicle:owner", "index:Vehicle:plate", "meta", "modelcache", "rows",
+            "index:Note:text", "index:Owner:favorite", "index:Vehicle:owner", "index:Vehicle:plate", "links", "meta", "modelcache", "rows",
         ])
         let metadata = try store.metadata()
         #expect(metadata.storeType == "LMDB")

@@ -101,6 +101,65 @@ import Testing
         #expect(try lmdb.count(request) == fromLMDB.count)
     }
 
+    // MARK: - Many-to-many and ordered relationships
+
+    static let relationshipFormats: [String] = [
+        "tags.@count == 2", "tags.@count == 0", "tags.@count >= 1", "ANY tags.name == 'red'", "ALL tags.name == 'blue'",
+        "NONE tags.name BEGINSWITH 'r'", "tags.name CONTAINS 'green'", "ANY tags.name ==[c] 'RED'",
+        "ANY tags.photos.name == 'p2'", "ANY tags.photos.@count > 1", "NOT (ANY tags.name == 'blue')",
+        "tags.@count == 1 OR name == 'p3'", "ANY tags.name IN {'green', 'nope'}",
+    ]
+
+    /// Photos p1 {red, blue}, p2 {blue, green}, p3 {}, p4 {green}, with links named from both ends.
+    static func populateRelationships(_ store: any PersistentStore) throws {
+        let p = try store.allocatePrimaryKeys(for: "Photo", count: 4)
+        let t = try store.allocatePrimaryKeys(for: "Tag", count: 3)
+        func photo(_ i: Int64) -> RowReference { RowReference(entityName: "Photo", primaryKey: p.lowerBound + i) }
+        func tag(_ i: Int64) -> RowReference { RowReference(entityName: "Tag", primaryKey: t.lowerBound + i) }
+        let tagNames = ["red", "blue", "green"]
+        try store.save(StoreChangeSet(
+            inserts: (0..<4).map { StoreRow(entityName: "Photo", primaryKey: photo($0).primaryKey, values: ["name": .string("p\($0 + 1)")]) }
+                + (0..<3).map { StoreRow(entityName: "Tag", primaryKey: tag($0).primaryKey, values: ["name": .string(tagNames[Int($0)])]) },
+            linkInserts: [
+                RelationshipLink(source: photo(0), relationship: "tags", destination: tag(0)),
+                RelationshipLink(source: photo(0), relationship: "tags", destination: tag(1)),
+                RelationshipLink(source: tag(1), relationship: "photos", destination: photo(1)),
+                RelationshipLink(source: tag(2), relationship: "photos", destination: photo(1)),
+                RelationshipLink(source: photo(3), relationship: "tags", destination: tag(2)),
+            ]))
+    }
+
+    @Test(arguments: relationshipFormats)
+    func manyToManyPredicateAgrees(format: String) throws {
+        let model = try RelationshipTestModel.make()
+        let dir = TemporaryDirectory()
+        var results: [[String]] = []
+        for backend in [Backend.sqlite, .memory, .lmdb] {
+            let store = try backend.open(model, configuration: "Default", in: dir)
+            try Self.populateRelationships(store)
+            let request = StoreFetchRequest(entityName: "Photo", predicate: try FetchPredicate(format: format), sortKeys: [SortKey("name")])
+            let names = try store.fetch(request).compactMap { $0["name"].stringValue }
+            #expect(try store.count(request) == names.count, "\(backend) \(format)")
+            results.append(names)
+        }
+        #expect(results[1] == results[0], "\(format): memory \(results[1]) vs SQL \(results[0])")
+        #expect(results[2] == results[0], "\(format): LMDB \(results[2]) vs SQL \(results[0])")
+    }
+
+    @Test func manyToManySelectionsSpotCheck() throws {
+        let dir = TemporaryDirectory()
+        let store = try Backend.sqlite.open(try RelationshipTestModel.make(), configuration: "Default", in: dir)
+        try Self.populateRelationships(store)
+        func names(_ format: String) throws -> [String] {
+            try store.fetch(StoreFetchRequest(entityName: "Photo", predicate: try FetchPredicate(format: format), sortKeys: [SortKey("name")]))
+                .compactMap { $0["name"].stringValue }
+        }
+        #expect(try names("tags.@count == 2") == ["p1", "p2"])
+        #expect(try names("ALL tags.name == 'blue'") == ["p3"])
+        #expect(try names("ANY tags.photos.name == 'p2'") == ["p1", "p2", "p4"])
+        #expect(try names("ANY tags.photos.@count > 1") == ["p1", "p2", "p4"])
+    }
+
     @Test func expectedSelectionsSpotCheck() throws {
         let (sqlite, _, _, dir) = try stores()
         _ = dir

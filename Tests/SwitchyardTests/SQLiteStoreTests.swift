@@ -20,7 +20,10 @@ struct SQLiteStoreTests {
         let store = try open()
         let path = try #require(store.url?.path)
         let tables = try SQLite3.query(path, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        #expect(tables.split(separator: "\n") == ["ZNOTE", "ZOWNER", "ZTAG", "ZVEHICLE", "Z_METADATA", "Z_MODELCACHE", "Z_PRIMARYKEY"])
+        #expect(tables.split(separator: "\n") == ["ZNOTE", "ZOWNER", "ZTAG", "ZVEHICLE", "Z_3TAGS", "Z_METADATA", "Z_MODELCACHE", "Z_PRIMARYKEY"])
+        // Owner(3).tags <<->> Tag(4).owners: Core Data's join table, named after the lower-numbered end.
+        #expect(try SQLite3.query(path, "SELECT sql FROM sqlite_master WHERE name = 'Z_3TAGS'")
+            == "CREATE TABLE Z_3TAGS ( Z_3OWNERS INTEGER, Z_4TAGS INTEGER, PRIMARY KEY (Z_3OWNERS, Z_4TAGS) )")
         // Columns grouped as Core Data groups them; Truck.name collides with Car.name and becomes ZNAME1.
         #expect(try SQLite3.query(path, "SELECT sql FROM sqlite_master WHERE name = 'ZVEHICLE'")
             == "CREATE TABLE ZVEHICLE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZOWNER INTEGER, ZDOORS INTEGER, ZNAME1 INTEGER, ZPAYLOAD FLOAT, ZPLATE VARCHAR, ZNAME VARCHAR )")
@@ -38,6 +41,7 @@ struct SQLiteStoreTests {
             "CREATE INDEX ZOWNER_ZFAVORITE_INDEX ON ZOWNER (ZFAVORITE)",
             "CREATE INDEX ZVEHICLE_ZOWNER_INDEX ON ZVEHICLE (ZOWNER)",
             "CREATE INDEX ZVEHICLE_Z_ENT_INDEX ON ZVEHICLE (Z_ENT)",
+            "CREATE INDEX Z_3TAGS_Z_4TAGS_INDEX ON Z_3TAGS (Z_4TAGS, Z_3OWNERS)",
             "CREATE UNIQUE INDEX Z_Vehicle_UNIQUE_plate ON ZVEHICLE (ZPLATE COLLATE BINARY ASC)",
             "CREATE INDEX Z_Vehicle_byPlate ON ZVEHICLE (ZPLATE COLLATE BINARY ASC)",
         ])

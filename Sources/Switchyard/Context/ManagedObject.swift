@@ -26,6 +26,12 @@ public final class ManagedObject {
     var changedValues: [String: AttributeValue] = [:]
     /// To-one relationships set since the last save (`.some(nil)` clears one).
     var changedToOne: [String: ManagedObject?] = [:]
+    /// The whole current member list of to-many relationships changed since the last save, for those whose
+    /// members the object itself records: many-to-many (links) and ordered (positions).
+    var changedToMany: [String: [ManagedObject]] = [:]
+    /// Members as the store last returned them (many-to-many and ordered to-many), read in batches on demand
+    /// and dropped when the object is refreshed or saved.
+    var committedToMany: [String: [ObjectID]] = [:]
     /// Fetched-property results, kept until the object is refreshed.
     var fetchedCache: [String: [ManagedObject]] = [:]
     public internal(set) var isInserted = false
@@ -39,12 +45,12 @@ public final class ManagedObject {
 
     /// True when the object has unsaved changes (or is an unsaved insert or delete).
     public var hasChanges: Bool {
-        isInserted || isDeleted || !changedValues.isEmpty || !changedToOne.isEmpty
+        isInserted || isDeleted || !changedValues.isEmpty || !changedToOne.isEmpty || !changedToMany.isEmpty
     }
 
     /// The names of attributes and relationships changed since the last save.
     public var changedKeys: Set<String> {
-        Set(changedValues.keys).union(changedToOne.keys)
+        Set(changedValues.keys).union(changedToOne.keys).union(changedToMany.keys)
     }
 
     /// The store the object lives in, once known.
@@ -146,42 +152,6 @@ public final class ManagedObject {
             throw ContextError.typeMismatch(entity: entity.name, key: key, expected: "to-many (use relatedObjects)", actual: "to-one access")
         }
         return relationship
-    }
-
-    // MARK: - To-many relationships
-
-    /// The objects of to-many relationship `key`, found through its to-one inverse, pending changes included.
-    public func relatedObjects(forKey key: String) throws -> [ManagedObject] {
-        guard let relationship = entity.relationship(named: key) else {
-            throw ContextError.unknownKey(entity: entity.name, key: key)
-        }
-        guard relationship.isToMany else {
-            throw ContextError.typeMismatch(entity: entity.name, key: key, expected: "to-one (use relatedObject)", actual: "to-many access")
-        }
-        guard let context else { throw ContextError.foreignObject(objectID.description) }
-        return try context.relatedObjects(of: self, through: relationship)
-    }
-
-    /// Replaces the members of to-many relationship `key` (one stored through a to-one inverse): new members
-    /// point their inverse at this object, members left out have it cleared.
-    public func setRelatedObjects(_ objects: [ManagedObject], forKey key: String) throws {
-        guard let relationship = entity.relationship(named: key) else {
-            throw ContextError.unknownKey(entity: entity.name, key: key)
-        }
-        guard let context else { throw ContextError.foreignObject(objectID.description) }
-        guard relationship.isToMany, let inverse = relationship.inverseName,
-            context.coordinator.model.entity(named: relationship.destinationEntityName)?.relationship(named: inverse)?.isToMany == false
-        else {
-            throw ContextError.typeMismatch(
-                entity: entity.name, key: key, expected: "a to-many with a to-one inverse", actual: "another relationship")
-        }
-        let keep = Set(objects.map(ObjectIdentifier.init))
-        for old in try relatedObjects(forKey: key) where !keep.contains(ObjectIdentifier(old)) {
-            try old.setRelatedObject(nil, forKey: inverse)
-        }
-        for member in objects where try member.relatedObject(forKey: inverse) !== self {
-            try member.setRelatedObject(self, forKey: inverse)
-        }
     }
 
     // MARK: - Fetched properties

@@ -2,7 +2,7 @@
 
 extension ObjectContext {
     /// Applies every pending delete's relationship rules before a save: Nullify clears the inverse to-one of
-    /// the objects left behind, Cascade deletes them too (transitively), Deny refuses the whole save while
+    /// the objects left behind (or, for a many-to-many, removes the deleted object from their lists), Cascade deletes them too (transitively), Deny refuses the whole save while
     /// the relationship still holds objects, No Action leaves them as they are.
     ///
     /// Runs before anything is written, so a Deny leaves both the stores and the context's changes intact,
@@ -29,6 +29,21 @@ extension ObjectContext {
                             if !wasInserted { queue.append(target) }
                         }
                     case .nullify:
+                        if coordinator.model.isManyToMany(relationship), let inverse = relationship.inverseName {
+                            // Each partner's list lets go of the deleted object (the store drops the links too).
+                            for target in related where !target.isDeleted {
+                                let before = target.changedToMany[inverse]
+                                let wasChanged = changedObjects[ObjectIdentifier(target)] != nil
+                                let theirs = try target.relatedObjects(forKey: inverse)
+                                undo.append {
+                                    target.changedToMany[inverse] = before
+                                    if !wasChanged { self.changedObjects[ObjectIdentifier(target)] = nil }
+                                }
+                                try willChange(target)
+                                target.changedToMany[inverse] = theirs.filter { $0 !== object }
+                            }
+                            continue
+                        }
                         guard let inverse = relationship.inverseName,
                             let inverseRelationship = coordinator.model.entity(named: relationship.destinationEntityName)?
                                 .relationship(named: inverse),
@@ -57,10 +72,8 @@ extension ObjectContext {
     /// The objects at the other end of `relationship` that a delete of `object` affects.
     private func relatedForDeletion(_ object: ManagedObject, _ relationship: RelationshipDescription) throws -> [ManagedObject] {
         if relationship.isToMany {
-            // Only to-many relationships stored through a to-one inverse exist so far (issue #4 adds join tables).
-            guard let inverse = relationship.inverseName,
-                coordinator.model.entity(named: relationship.destinationEntityName)?.relationship(named: inverse)?.isToMany == false
-            else { return [] }
+            // A to-many without an inverse keeps no members this context can find.
+            guard coordinator.model.isManyToMany(relationship) || coordinator.model.isInverseBackedToMany(relationship) else { return [] }
             return try relatedObjects(of: object, through: relationship)
         }
         return try object.relatedObject(forKey: relationship.name).map { [$0] } ?? []

@@ -83,37 +83,6 @@ extension ObjectContext {
         if let failure { throw failure }
         return result
     }
-
-    // MARK: - Relationships and fetched properties
-
-    /// Members of a to-many relationship, through the inverse to-one, in the source object's store.
-    func relatedObjects(of object: ManagedObject, through relationship: RelationshipDescription) throws -> [ManagedObject] {
-        guard let inverse = relationship.inverseName,
-            let destination = coordinator.model.entity(named: relationship.destinationEntityName),
-            destination.relationship(named: inverse)?.isToMany == false
-        else {
-            throw ContextError.typeMismatch(
-                entity: object.entity.name, key: relationship.name, expected: "a to-many with a to-one inverse",
-                actual: "no to-one inverse")
-        }
-        var members: [ManagedObject] = []
-        if let pk = object.objectID.primaryKey, let store = object.store {
-            var request = FetchRequest(
-                entityName: destination.name,
-                predicate: .comparison(Comparison(.keyPath([inverse]), .equal, .constant(.integer(pk)))))
-            request.affectedStoreIdentifiers = [store.identifier]
-            members = try fetch(request)
-        } else {
-            // An unsaved source has no primary key yet: only unsaved changes can point at it.
-            members = (insertedObjects + changedObjects.values).filter {
-                $0.changedToOne[inverse].map { $0 === object } ?? false
-            }
-        }
-        return members.filter { member in
-            guard let changed = member.changedToOne[inverse] else { return true }
-            return changed === object
-        }
-    }
 }
 
 // MARK: - ManagedObject as predicate subject

@@ -64,9 +64,15 @@ extension ObjectContext {
             return id.primaryKey.map { RowReference(entityName: id.entityName, primaryKey: $0) }
         }
 
+        // Computed before any store writes: reading members must not see a half-saved context.
+        let toMany = try toManyChanges(of: inserts + changed, reference: reference)
+
         for key in order {
             let b = batches[key]!
             var changes = StoreChangeSet()
+            if let lists = toMany[key] {
+                (changes.linkInserts, changes.linkDeletes, changes.orders) = (lists.inserts, lists.deletes, lists.orders)
+            }
             for object in b.inserts {
                 let id = newIDs[ObjectIdentifier(object)]!
                 var row = StoreRow(entityName: object.entity.name, primaryKey: id.primaryKey!, values: object.changedValues.filter { !$0.value.isNull })
@@ -124,6 +130,17 @@ extension ObjectContext {
                 throw ContextError.missingRequiredValue(entity: object.entity.name, key: attribute.name, object: object.objectID.description)
             }
         }
+        for (name, members) in object.changedToMany {
+            guard let home = object.store else { continue }
+            for member in members where !member.isDeleted {
+                let memberStore = try member.store ?? route(member)
+                if memberStore !== home {
+                    throw ContextError.crossStoreRelationship(
+                        entity: object.entity.name, key: name, object: object.objectID.description,
+                        destination: member.entity.name, sourceStore: home.displayPath, destinationStore: memberStore.displayPath)
+                }
+            }
+        }
         for relationship in object.entity.persistentToOneRelationships {
             let target = try object.relatedObject(forKey: relationship.name)
             if target == nil, !relationship.isOptional || relationship.minCount > 0 {
@@ -173,6 +190,8 @@ extension ObjectContext {
             object.snapshot = row
             object.changedValues = [:]
             object.changedToOne = [:]
+            object.changedToMany = [:]
+            object.committedToMany = [:]
             object.isInserted = false
         }
         for object in changed {
@@ -190,7 +209,12 @@ extension ObjectContext {
             object.snapshot = row
             object.changedValues = [:]
             object.changedToOne = [:]
+            object.changedToMany = [:]
+            object.committedToMany = [:]
         }
+        // A committed foreign key or link changes the members other objects read before: forget them all
+        // (except where unsaved list changes still need them), they are read again in batches on demand.
+        for object in registered.values where object.changedToMany.isEmpty { object.committedToMany = [:] }
         let done = Set((inserts + changed).map(ObjectIdentifier.init))
         insertedObjects.removeAll { done.contains(ObjectIdentifier($0)) }
         for key in done { changedObjects[key] = nil }

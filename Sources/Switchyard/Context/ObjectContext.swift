@@ -20,6 +20,8 @@ public final class ObjectContext {
     var insertedObjects: [ManagedObject] = []
     /// Saved objects with unsaved changes or deletes.
     var changedObjects: [ObjectIdentifier: ManagedObject] = [:]
+    /// Calls to `PersistentStore.relatedReferences`: how tests see that member reads are batched.
+    var memberReads = 0
 
     /// Creates an empty context over `coordinator`.
     public init(coordinator: StoreCoordinator) {
@@ -107,7 +109,11 @@ public final class ObjectContext {
     func register(_ row: StoreRow, from store: any PersistentStore) -> ManagedObject {
         let id = ObjectID(store: store.identifier, entityName: row.entityName, primaryKey: row.primaryKey)
         if let existing = registered[id] {
-            if !existing.hasChanges { existing.snapshot = row }
+            if !existing.hasChanges {
+                existing.snapshot = row
+                // A fresh row: to-many members read before may be stale too.
+                existing.committedToMany = [:]
+            }
             return existing
         }
         let entity = coordinator.model.entity(named: row.entityName)!
@@ -123,6 +129,8 @@ public final class ObjectContext {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool = false) throws {
         guard object.context === self else { throw ContextError.foreignObject(object.objectID.description) }
         object.fetchedCache = [:]
+        // Members read before are stale, except where kept changes still need them to compute link deltas.
+        object.committedToMany = object.committedToMany.filter { mergeChanges && object.changedToMany[$0.key] != nil }
         guard !object.isInserted, let store = object.store else { return }
         guard let row = try coordinator.rows(for: [object.objectID])[object.objectID] else {
             throw ContextError.objectNotFound(object.objectID.description)
@@ -131,6 +139,7 @@ public final class ObjectContext {
         if !mergeChanges {
             object.changedValues = [:]
             object.changedToOne = [:]
+            object.changedToMany = [:]
             object.isDeleted = false
             changedObjects[ObjectIdentifier(object)] = nil
         }
@@ -154,6 +163,7 @@ public final class ObjectContext {
         for object in changedObjects.values {
             object.changedValues = [:]
             object.changedToOne = [:]
+            object.changedToMany = [:]
             object.isDeleted = false
         }
         changedObjects = [:]

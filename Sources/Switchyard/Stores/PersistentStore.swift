@@ -19,6 +19,14 @@ import Foundation
 /// - **Save** applies a change set in one transaction: all or nothing. An update or delete whose
 ///   `expectedVersion` differs from the row's `Z_OPT` fails with `StoreError.conflict`; an insert that breaks a
 ///   uniqueness constraint fails with `StoreError.uniquenessViolation`. Updates increment `Z_OPT`.
+/// - **To-many relationships.** `relatedReferences(of:relationship:)` returns, for a batch of source rows, the
+///   members of one of their to-many relationships: many-to-many through the store's links (SQLite: Core Data's
+///   join table `Z_<n><REL>`), others through the members' inverse to-one; ordered relationships in their
+///   stored order (SQLite: `Z_FOK_` columns), the rest by primary key; members whose rows are gone left out.
+///   A save applies row deletes (which also drop every link of a deleted row), updates and inserts, then
+///   `linkDeletes`, `linkInserts`, and last `orders`; a link names either end of the pair and is kept once.
+///   A link or order naming a relationship that is not a (many-to-many, for links; ordered, for orders)
+///   to-many of the source entity is `StoreError.unknownProperty`.
 /// - **Primary keys** come from `allocatePrimaryKeys`, which hands out keys above the root entity's `Z_MAX`
 ///   and records the new maximum durably; keys are never reused, even after deletes.
 /// - **Destroy** removes the store's files; the store is unusable afterwards.
@@ -47,6 +55,10 @@ public protocol PersistentStore: AnyObject, Sendable {
     func count(_ request: StoreFetchRequest) throws -> Int
     /// The rows with these references (missing ones are left out), in no particular order.
     func rows(for references: [RowReference]) throws -> [StoreRow]
+
+    /// The members of to-many `relationship` of each of `sources` (rows of entities that have it), in the
+    /// relationship's order; a source with no members maps to an empty list.
+    func relatedReferences(of sources: [RowReference], relationship: String) throws -> [RowReference: [RowReference]]
 
     /// Reserves `count` new primary keys for `entityName`'s inheritance root and returns them.
     func allocatePrimaryKeys(for entityName: String, count: Int) throws -> ClosedRange<Int64>

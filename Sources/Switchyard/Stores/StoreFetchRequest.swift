@@ -33,14 +33,28 @@ public struct StoreChangeSet: Sendable, Hashable {
     public var inserts: [StoreRow]
     public var updates: [RowUpdate]
     public var deletes: [RowDeletion]
+    /// Many-to-many links to add (adding one that exists changes nothing).
+    public var linkInserts: [RelationshipLink]
+    /// Many-to-many links to remove (removing one that does not exist changes nothing).
+    public var linkDeletes: [RelationshipLink]
+    /// New member orders of ordered to-many relationships, applied after every other change.
+    public var orders: [RelationshipOrder]
 
-    public init(inserts: [StoreRow] = [], updates: [RowUpdate] = [], deletes: [RowDeletion] = []) {
+    public init(
+        inserts: [StoreRow] = [], updates: [RowUpdate] = [], deletes: [RowDeletion] = [],
+        linkInserts: [RelationshipLink] = [], linkDeletes: [RelationshipLink] = [], orders: [RelationshipOrder] = []
+    ) {
         self.inserts = inserts
         self.updates = updates
         self.deletes = deletes
+        self.linkInserts = linkInserts
+        self.linkDeletes = linkDeletes
+        self.orders = orders
     }
 
-    public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
+    public var isEmpty: Bool {
+        inserts.isEmpty && updates.isEmpty && deletes.isEmpty && linkInserts.isEmpty && linkDeletes.isEmpty && orders.isEmpty
+    }
 }
 
 /// Changed values of one existing row. The store applies them only if the row's `Z_OPT` still equals

@@ -45,6 +45,7 @@ struct LMDBBootstrap {
         }
         let rows = try required("rows", txn, create: writable)
         let modelCache = try required("modelcache", txn, create: writable)
+        let links = writable ? try required("links", txn, create: true) : try LMDBDatabase.open("links", in: txn)
 
         let metadata: StoreMetadata
         if let bytes = try txn.get(meta, Array(LMDBStoreDatabases.metadataKey.utf8)) {
@@ -103,7 +104,7 @@ struct LMDBBootstrap {
                 try backfill(missing, root: root, schema: schema, rows: rows, databases: databases, txn: txn)
             }
         }
-        let databases = LMDBStoreDatabases(rows: rows, meta: meta, modelCache: modelCache, indexes: indexes)
+        let databases = LMDBStoreDatabases(rows: rows, meta: meta, modelCache: modelCache, links: links, indexes: indexes)
         return Opened(metadata: metadata, schema: schema, databases: databases)
     }
 

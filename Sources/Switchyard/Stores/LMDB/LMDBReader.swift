@@ -28,6 +28,15 @@ final class LMDBReader {
         return try builder.row(bytes, primaryKey: primaryKey)
     }
 
+    /// The concrete entity of the row with this key, reading only its entity number; `nil` when missing.
+    func entityName(root: Int, primaryKey: Int64) throws -> String? {
+        guard let bytes = try encodedRow(root: root, primaryKey: primaryKey) else { return nil }
+        guard let number = try? LMDBRowCoding.entityNumber(of: bytes) else {
+            throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(primaryKey)")
+        }
+        return schema.layout(number: number)?.name
+    }
+
     /// The row by position (for saves), or `nil`.
     func image(root: Int, primaryKey: Int64) throws -> LMDBRowImage? {
         guard let bytes = try encodedRow(root: root, primaryKey: primaryKey) else { return nil }
@@ -131,6 +140,17 @@ final class LMDBReader {
         if !relationship.isToMany {
             guard let target = item.toOne[relationship.name] else { return [] }
             return try row(root: root, primaryKey: target.primaryKey).map { [$0] } ?? []
+        }
+        if let end = store.model.end(of: relationship.name, from: item.entityName), store.model.isManyToMany(end.relationship) {
+            guard let database = store.databases.links else { return [] }
+            let links = LMDBLinks(database: database, transaction: transaction)
+            return try links.members(end.key, source: item.primaryKey).compactMap { member, _ -> StoreRow? in
+                guard let row = try row(root: root, primaryKey: member),
+                    let number = schema.numbers[row.entityName], number < destination.withSubentities.count,
+                    destination.withSubentities[number]
+                else { return nil }
+                return row
+            }
         }
         guard let inverse = relationship.inverseName, destination.relationships[inverse]?.isToMany == false else {
             throw StoreError.unsupportedPredicate(

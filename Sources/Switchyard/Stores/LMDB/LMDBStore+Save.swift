@@ -126,6 +126,7 @@ extension LMDBStore {
             if !layout.constraints.isEmpty { touched.append((layout, image.primaryKey)) }
         }
 
+        var deleted: [RowReference] = []
         for deletion in changes.deletes {
             let (layout, _) = try resolve(deletion.entityName)
             let existing = try reader.image(root: layout.rootNumber, primaryKey: deletion.primaryKey)
@@ -138,7 +139,9 @@ extension LMDBStore {
             try txn.delete(databases.rows, key)
             // The row's own entity (a subentity of the one named) decides its index entries.
             try LMDBIndexing.remove(old, databases: databases.indexes(root: old.layout.rootNumber), txn: txn)
+            deleted.append(RowReference(entityName: old.layout.name, primaryKey: old.primaryKey))
         }
+        try applyRelationshipChanges(changes, deleted: deleted, txn: txn)
 
         try checkUniqueness(of: touched, reader: reader)
         for (root, key) in maxKeys {

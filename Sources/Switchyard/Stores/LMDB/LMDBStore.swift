@@ -3,7 +3,8 @@ import Foundation
 // MARK: - LMDBStore
 
 /// A store in an LMDB environment: one directory holding `data.mdb` and `lock.mdb`, with the named databases
-/// `rows` (every object, keyed by root entity number and primary key, values in `LMDBRowCoding`), `meta`
+/// `rows` (every object, keyed by root entity number and primary key, values in `LMDBRowCoding`), `links`
+/// (many-to-many links and ordered to-many positions, `LMDBLinks`), `meta`
 /// (metadata plist, entity numbers, property positions, `max:<Root>` key counters), `modelcache`, and one
 /// `index:` database per secondary index (`LMDBIndexDefinition`). Predicates are evaluated in memory over a
 /// cursor; an equality or IN on an indexed property reads only the rows its index names. Readers see
@@ -205,12 +206,15 @@ struct LMDBStoreDatabases: Sendable {
     let rows: LMDBDatabase
     let meta: LMDBDatabase
     let modelCache: LMDBDatabase
+    /// To-many links and positions (`LMDBLinks`); `nil` where a store opened read-only predates it.
+    let links: LMDBDatabase?
     /// Index databases by root entity number (an array: every save and lookup needs them), each list aligned
     /// with `LMDBSchema.indexes`; `nil` where a store opened read-only lacks an index (its lookups scan).
     private let indexesByRoot: [[LMDBDatabase?]]
 
-    init(rows: LMDBDatabase, meta: LMDBDatabase, modelCache: LMDBDatabase, indexes: [Int: [LMDBDatabase?]]) {
+    init(rows: LMDBDatabase, meta: LMDBDatabase, modelCache: LMDBDatabase, links: LMDBDatabase?, indexes: [Int: [LMDBDatabase?]]) {
         self.rows = rows
+        self.links = links
         self.meta = meta
         self.modelCache = modelCache
         var byRoot = [[LMDBDatabase?]](repeating: [], count: (indexes.keys.max() ?? 0) + 1)

@@ -47,11 +47,55 @@ extension InMemoryStore {
                     actualVersion: contents.tables[entity.rootName]?[deletion.primaryKey]?.version)
             }
             contents.tables[entity.rootName]![row.primaryKey] = nil
+            removeLinks(of: row, in: &contents)
+        }
+        for link in changes.linkDeletes {
+            let (key, pairs) = try linkPairs(link)
+            for pair in pairs { contents.links[key]?.remove(pair) }
+        }
+        for link in changes.linkInserts {
+            let (key, pairs) = try linkPairs(link)
+            contents.links[key, default: []].formUnion(pairs)
+        }
+        for order in changes.orders {
+            let end = try toManyEnd(order.relationship, of: order.source.entityName)
+            guard end.relationship.isOrdered else {
+                throw StoreError.unknownProperty(path: displayPath, entity: order.source.entityName, property: order.relationship)
+            }
+            var positions: [Int64: Int64] = [:]
+            for (i, member) in order.members.enumerated() { positions[member.primaryKey] = Int64(i + 1) }
+            contents.positions[end.key, default: [:]][order.source.primaryKey] = positions
         }
         try checkUniqueness(of: changes, in: contents)
         for insert in changes.inserts {
             let root = model.entity(named: insert.entityName)!.rootName
             contents.maxKeys[root] = max(contents.maxKeys[root] ?? 0, insert.primaryKey)
+        }
+    }
+
+    /// The pair key and the link as the pair's first end sees it — both ways round for a relationship that is
+    /// its own inverse, so either row finds the other; `StoreError.unknownProperty` unless the relationship is a
+    /// many-to-many of the source entity.
+    private func linkPairs(_ link: RelationshipLink) throws -> (String, [LinkPair]) {
+        guard let (first, second) = model.manyToManyEnds(of: link.relationship, from: link.source.entityName) else {
+            throw StoreError.unknownProperty(path: displayPath, entity: link.source.entityName, property: link.relationship)
+        }
+        let forward = LinkPair(first: link.source.primaryKey, second: link.destination.primaryKey)
+        let backward = LinkPair(first: link.destination.primaryKey, second: link.source.primaryKey)
+        if first.key == second.key { return (first.key, [forward, backward]) }
+        let mine = model.end(of: link.relationship, from: link.source.entityName)
+        return (first.key, [mine?.key == first.key ? forward : backward])
+    }
+
+    /// Drops every link of a deleted row, on whichever end its entity is.
+    private func removeLinks(of row: StoreRow, in contents: inout Contents) {
+        for (first, second) in manyToManyPairs {
+            if model.entity(row.entityName, isKindOf: first.entityName) {
+                contents.links[first.key] = contents.links[first.key]?.filter { $0.first != row.primaryKey }
+            }
+            if model.entity(row.entityName, isKindOf: second.entityName) {
+                contents.links[first.key] = contents.links[first.key]?.filter { $0.second != row.primaryKey }
+            }
         }
     }
 

@@ -15,6 +15,11 @@ public final class InMemoryStore: PersistentStore {
         var tables: [String: [Int64: StoreRow]] = [:]
         /// `Z_MAX` by inheritance root name.
         var maxKeys: [String: Int64] = [:]
+        /// Many-to-many links by the key of the pair's first end (`RelationshipEnd.key`): (first-end row's
+        /// primary key, second-end row's primary key).
+        var links: [String: Set<LinkPair>] = [:]
+        /// Positions of ordered to-many members by end key, then source primary key, then member primary key.
+        var positions: [String: [Int64: [Int64: Int64]]] = [:]
         var metadata: StoreMetadata
     }
 
@@ -26,6 +31,8 @@ public final class InMemoryStore: PersistentStore {
     public let identifier: UUID
     public let isReadOnly = false
     let contents: Locked<Contents?>
+    /// The many-to-many pairs with an end in this store, computed once (deletes drop their links).
+    let manyToManyPairs: [(first: RelationshipEnd, second: RelationshipEnd)]
 
     /// Creates an empty store for `configuration` of `model`.
     public init(model: ObjectModel, configuration: String) throws {
@@ -37,6 +44,7 @@ public final class InMemoryStore: PersistentStore {
             versionIdentifiers: model.versionIdentifiers)
         self.identifier = metadata.uuid
         self.contents = Locked(Contents(metadata: metadata))
+        self.manyToManyPairs = model.manyToManyPairs(touching: entities)
     }
 
     // MARK: - Metadata
@@ -109,6 +117,50 @@ public final class InMemoryStore: PersistentStore {
         }
     }
 
+    /// Members of a to-many relationship for a batch of sources, in one pass over the links or the table.
+    public func relatedReferences(of sources: [RowReference], relationship: String) throws -> [RowReference: [RowReference]] {
+        let snapshot = try read { $0 }
+        var result: [RowReference: [RowReference]] = [:]
+        guard let first = sources.first else { return result }
+        let end = try toManyEnd(relationship, of: first.entityName)
+        guard let destination = model.entity(named: end.relationship.destinationEntityName) else { return result }
+        let table = snapshot.tables[destination.rootName] ?? [:]
+        let family = Set(destination.selfAndDescendantNames)
+        var bySource: [Int64: [RowReference]] = [:]
+        let keys = Set(sources.map(\.primaryKey))
+        func member(_ pk: Int64) -> RowReference? {
+            table[pk].flatMap { family.contains($0.entityName) ? $0.reference : nil }
+        }
+        if let (firstEnd, _) = model.manyToManyEnds(of: relationship, from: first.entityName) {
+            let mineIsFirst = firstEnd.key == end.key
+            for pair in snapshot.links[firstEnd.key] ?? [] {
+                let (from, to) = mineIsFirst ? (pair.first, pair.second) : (pair.second, pair.first)
+                if keys.contains(from), let m = member(to) { bySource[from, default: []].append(m) }
+            }
+        } else if let inverse = end.relationship.inverseName, model.isInverseBackedToMany(end.relationship) {
+            for row in table.values where family.contains(row.entityName) {
+                if let owner = row.toOne[inverse]?.primaryKey, keys.contains(owner) {
+                    bySource[owner, default: []].append(row.reference)
+                }
+            }
+        } else {
+            throw StoreError.unknownProperty(path: displayPath, entity: first.entityName, property: relationship)
+        }
+        let positions = end.relationship.isOrdered ? snapshot.positions[end.key] ?? [:] : [:]
+        for source in sources {
+            result[source] = RelationshipMembers.sorted(bySource[source.primaryKey] ?? [], positions: positions[source.primaryKey] ?? [:])
+        }
+        return result
+    }
+
+    /// The declaring end of to-many `relationship` of `entityName`, or `StoreError.unknownProperty`.
+    func toManyEnd(_ relationship: String, of entityName: String) throws -> RelationshipEnd {
+        guard let end = model.end(of: relationship, from: entityName), end.relationship.isToMany, !end.relationship.isTransient else {
+            throw StoreError.unknownProperty(path: displayPath, entity: entityName, property: relationship)
+        }
+        return end
+    }
+
     // MARK: - Keys
 
     public func allocatePrimaryKeys(for entityName: String, count: Int) throws -> ClosedRange<Int64> {
@@ -169,4 +221,12 @@ public final class InMemoryStore: PersistentStore {
             return result
         }
     }
+}
+
+// MARK: - LinkPair
+
+/// A many-to-many link as the memory store keeps it: the primary keys of the pair's first and second end rows.
+struct LinkPair: Sendable, Hashable {
+    var first: Int64
+    var second: Int64
 }

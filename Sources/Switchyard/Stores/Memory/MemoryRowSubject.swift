@@ -3,7 +3,7 @@ import Foundation
 // MARK: - MemoryRowSubject
 
 /// A memory-store row seen by the predicate evaluator: follows to-one references and finds to-many
-/// members through the inverse to-one, inside one snapshot of the store.
+/// members through the inverse to-one or the many-to-many links, inside one snapshot of the store.
 struct MemoryRowSubject: PredicateSubject {
     let row: StoreRow
     let contents: InMemoryStore.Contents
@@ -29,6 +29,17 @@ struct MemoryRowSubject: PredicateSubject {
         if !relationship.isToMany {
             guard let ref = item.toOne[relationship.name] else { return [] }
             return table[ref.primaryKey].map { [$0] } ?? []
+        }
+        if let (first, _) = model.manyToManyEnds(of: relationship.name, from: item.entityName) {
+            let mineIsFirst = model.end(of: relationship.name, from: item.entityName)?.key == first.key
+            let family = Set(destination.selfAndDescendantNames)
+            return (contents.links[first.key] ?? [])
+                .compactMap { pair -> StoreRow? in
+                    let (from, to) = mineIsFirst ? (pair.first, pair.second) : (pair.second, pair.first)
+                    guard from == item.primaryKey, let row = table[to], family.contains(row.entityName) else { return nil }
+                    return row
+                }
+                .sorted { $0.primaryKey < $1.primaryKey }
         }
         guard let inverse = relationship.inverseName, destination.relationship(named: inverse)?.isToMany == false else {
             throw StoreError.unsupportedPredicate(

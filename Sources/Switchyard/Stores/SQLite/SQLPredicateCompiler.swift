@@ -36,7 +36,8 @@ struct SQLFragment {
 // MARK: - SQLPredicateCompiler
 
 /// Compiles a `StoreFetchRequest` into one SQL statement over Core Data's tables: attributes become columns,
-/// to-one key paths LEFT JOINs, to-many comparisons correlated subqueries on the inverse foreign key.
+/// to-one key paths LEFT JOINs, to-many comparisons correlated subqueries on the inverse foreign key or, for a
+/// many-to-many, through its join table.
 ///
 /// ```swift
 /// let compiler = SQLPredicateCompiler(schema: schema, model: model, path: path)
@@ -208,11 +209,27 @@ struct SQLPredicateCompiler {
         return .value(SQLFragment("\(alias).\"Z_PK\""), nil)
     }
 
-    /// A scope over the destination table of a to-many, correlated to `base` through the inverse foreign key.
+    /// A scope over the destination table of a to-many, correlated to `base` through the inverse foreign key
+    /// or the join table.
     private func subquery(
         base: String, entity: SQLiteEntityLayout, relationship: RelationshipDescription, state: State
     ) throws -> (Scope, SQLFragment) {
         let name = "\(entity.name).\(relationship.name)"
+        if let end = model.end(of: relationship.name, from: entity.name), let side = schema.join(end.key) {
+            // Many-to-many: the destination rows whose keys the join table pairs with the source row.
+            guard let destination = schema.entities[relationship.destinationEntityName] else {
+                throw StoreError.unsupportedPredicate(
+                    path: path, reason: "relationship \(name) leads to \(relationship.destinationEntityName), which is not in this store")
+            }
+            let sub = Scope(alias: state.alias(), entity: destination)
+            let j = state.alias()
+            var correlation = "\(sub.alias).\"Z_PK\" IN (SELECT \(j).\(SQLiteNames.quote(side.memberColumn)) FROM "
+                + "\(SQLiteNames.quote(side.table)) AS \(j) WHERE \(j).\(SQLiteNames.quote(side.sourceColumn)) = \(base).\"Z_PK\")"
+            if let filter = entityFilter(destination, alias: sub.alias, includesSubentities: true) {
+                correlation += " AND " + filter
+            }
+            return (sub, SQLFragment(correlation))
+        }
         guard let inverseName = relationship.inverseName,
             let destinationModel = model.entity(named: relationship.destinationEntityName),
             let inverse = destinationModel.relationship(named: inverseName)

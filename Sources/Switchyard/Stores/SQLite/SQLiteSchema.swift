@@ -55,6 +55,15 @@ struct SQLiteSchema: Sendable {
     /// Projections with and without subentities, by entity name.
     var projections: [String: SQLiteProjection]
     var exactProjections: [String: SQLiteProjection]
+    /// Join tables of the many-to-many relationships whose two ends this store holds.
+    var joinTables: [SQLiteJoinTable] = []
+    /// Position in `joinTables` by `RelationshipEnd.key`, for both ends.
+    var joinByEnd: [String: Int] = [:]
+
+    /// The join table of many-to-many end `endKey`, seen from that end.
+    func join(_ endKey: String) -> SQLiteJoinTable.Side? {
+        joinByEnd[endKey].map { joinTables[$0].side(from: endKey) }
+    }
 
     /// The table holding `entity`'s rows.
     func table(of entity: SQLiteEntityLayout) -> SQLiteTableLayout {
@@ -114,6 +123,27 @@ struct SQLiteSchema: Sendable {
             entityNamesByNumber: Dictionary(entities.values.map { ($0.number, $0.name) }, uniquingKeysWith: { a, _ in a }),
             tableEntityNumbers: Dictionary(grouping: entities.values, by: \.table).mapValues { $0.map(\.number).sorted() },
             projections: [:], exactProjections: [:])
+        let roots = Set(tables.map(\.rootName))
+        for (first, second) in model.manyToManyPairs(touching: storeEntities) {
+            guard let a = model.entity(named: first.entityName), let b = model.entity(named: second.entityName),
+                roots.contains(a.rootName), roots.contains(b.rootName)
+            else { continue }
+            var join = SQLiteJoinTable.expected(first: first, second: second, numbers: numbers, model: model)
+            if let actualColumns {
+                // A store numbered differently from the model may have named the table after the other end.
+                let swapped = SQLiteJoinTable.expected(first: second, second: first, numbers: numbers, model: model)
+                guard let found = join.resolved(in: actualColumns) ?? swapped.resolved(in: actualColumns) else {
+                    throw StoreError.schemaMismatch(
+                        path: path, configuration: configuration,
+                        reason: "join table \(join.name) (columns \(join.firstColumn), \(join.secondColumn)) for many-to-many "
+                            + "\(first.key) <-> \(second.key) is missing")
+                }
+                join = found
+            }
+            schema.joinByEnd[first.key] = schema.joinTables.count
+            schema.joinByEnd[second.key] = schema.joinTables.count
+            schema.joinTables.append(join)
+        }
         for layout in entities.values {
             schema.projections[layout.name] = schema.projection(for: layout, includesSubentities: true)
             schema.exactProjections[layout.name] = schema.projection(for: layout, includesSubentities: false)
@@ -129,6 +159,8 @@ struct SQLiteSchema: Sendable {
     ) throws -> String? {
         let isEntityColumn = property.hasSuffix("\u{0}entity")
         guard let actual else { return expected.isEmpty ? nil : expected }
+        // An order column is optional: without it the relationship reads in primary-key order.
+        if property.hasSuffix("\u{0}order") { return actual[expected.uppercased()] }
         if !expected.isEmpty, let real = actual[expected.uppercased()] { return real }
         if isEntityColumn {
             let relationship = String(property.dropLast("\u{0}entity".count)).uppercased()

@@ -45,7 +45,7 @@ extension SQLiteStore {
         var row: StoreRow
     }
 
-    /// Applies deletes, then updates, then inserts in one IMMEDIATE transaction (deletes first so a save that
+    /// Applies deletes, then updates, then inserts, then links and orders in one IMMEDIATE transaction (deletes first so a save that
     /// replaces an object by a new one with the same unique values succeeds). Any failure rolls back everything.
     public func save(_ changes: StoreChangeSet) throws {
         try checkWritable("save")
@@ -91,6 +91,7 @@ extension SQLiteStore {
                     statement, layout: layout, primaryKey: insert.row.primaryKey, values: insert.row.values,
                     toOne: insert.row.toOne)
             }
+            try applyRelationshipChanges(changes, deleted: changes.deletes, db: db)
         }
     }
 

@@ -161,6 +161,10 @@ extension SQLiteStore {
             try db.execute(sql: table.createSQL)
             for index in table.indexes { try db.execute(sql: index.createSQL) }
         }
+        for join in schema.joinTables {
+            try db.execute(sql: join.createSQL)
+            try db.execute(sql: join.indexSQL)
+        }
         try db.execute(sql: "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
         try db.execute(sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
         try db.execute(sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")

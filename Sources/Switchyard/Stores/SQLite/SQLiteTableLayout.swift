@@ -42,6 +42,9 @@ struct SQLiteToOneMapping: Sendable, Hashable {
     var destination: String
     var column: String
     var entityColumn: String?
+    /// `Z_FOK_<REL>`: the row's position in its owner's list when the inverse is an ordered to-many (`nil` when
+    /// it is not, or an existing store lacks the column).
+    var orderColumn: String? = nil
 }
 
 // MARK: - SQLiteTableLayout
@@ -194,6 +197,13 @@ struct SQLiteLayoutBuilder {
                     entries.append(Entry(rank: 0, treeIndex: k, kind: 1, name: relationship.name + "\u{0}entity",
                                          column: SQLiteColumnSpec(name: ecol, sqlType: "INTEGER")))
                 }
+                // The member side of an ordered to-many keeps its position next to its foreign key.
+                if let inverse = model.inverse(of: relationship), inverse.isToMany, inverse.isOrdered {
+                    let ocol = allocate("Z_FOK_" + relationship.name.uppercased())
+                    own[relationship.name + "\u{0}order"] = ocol
+                    entries.append(Entry(rank: 0, treeIndex: k, kind: 1, name: relationship.name + "\u{0}order",
+                                         column: SQLiteColumnSpec(name: ocol, sqlType: "INTEGER")))
+                }
             }
             columnsByEntity[entity.name] = own
         }
@@ -297,9 +307,13 @@ struct SQLiteLayoutBuilder {
                 } else {
                     entityColumn = try resolve("", relationship.name + "\u{0}entity", declaring)
                 }
+                var orderColumn: String?
+                if let expectedOrder = own[relationship.name + "\u{0}order"] {
+                    orderColumn = try resolve(expectedOrder, relationship.name + "\u{0}order", declaring)
+                }
                 toOnes.append(SQLiteToOneMapping(
                     name: relationship.name, destination: relationship.destinationEntityName, column: col,
-                    entityColumn: entityColumn))
+                    entityColumn: entityColumn, orderColumn: orderColumn))
             }
         }
         let family = entity.selfAndDescendantNames.compactMap { numbers[$0] }

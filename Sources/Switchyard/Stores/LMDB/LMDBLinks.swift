@@ -1,0 +1,66 @@
+import Foundation
+
+// MARK: - LMDBLinks
+
+/// The `links` database: to-many bookkeeping the rows do not hold. A key is the to-many end's
+/// `RelationshipEnd.key`, a zero byte, then the source's and the member's primary keys (big-endian, so a
+/// cursor walks one source's members together); the value is the member's position (8 bytes, big-endian) in an
+/// ordered relationship, or empty. A many-to-many link is written under both ends, so either side finds its
+/// members with one prefix walk; an ordered to-many with a to-one inverse keeps only its positions here (its
+/// members come from the inverse's index).
+struct LMDBLinks {
+    let database: LMDBDatabase
+    let transaction: LMDBTransaction
+
+    /// `endKey` + 0 + source.
+    static func prefix(_ endKey: String, source: Int64) -> [UInt8] {
+        var w = LMDBByteWriter(capacity: endKey.utf8.count + 9)
+        for b in endKey.utf8 { w.byte(b) }
+        w.byte(0)
+        w.bigEndian(UInt64(bitPattern: source))
+        return w.bytes
+    }
+
+    static func key(_ endKey: String, source: Int64, member: Int64) -> [UInt8] {
+        var bytes = prefix(endKey, source: source)
+        var w = LMDBByteWriter(capacity: 8)
+        w.bigEndian(UInt64(bitPattern: member))
+        bytes += w.bytes
+        return bytes
+    }
+
+    /// The members stored under `endKey` for `source`, with their positions where they have one.
+    func members(_ endKey: String, source: Int64) throws -> [(member: Int64, position: Int64?)] {
+        let prefix = Self.prefix(endKey, source: source)
+        return try transaction.withCursor(database) { cursor in
+            var result: [(Int64, Int64?)] = []
+            var entry = try cursor.seek(atLeast: prefix)
+            while let current = entry, current.key.count == prefix.count + 8, current.key.starts(with: prefix) {
+                let member = Int64(bitPattern: LMDBRowKey.readBigEndian64(current.key, prefix.count))
+                let position = current.value.count == 8 ? Int64(bitPattern: LMDBRowKey.readBigEndian64(current.value, 0)) : nil
+                result.append((member, position))
+                entry = try cursor.next()
+            }
+            return result
+        }
+    }
+
+    /// Adds the entry unless it exists (an existing one keeps its position).
+    func add(_ endKey: String, source: Int64, member: Int64) throws {
+        _ = try transaction.put(database, Self.key(endKey, source: source, member: member), [], flags: .noOverwrite)
+    }
+
+    func remove(_ endKey: String, source: Int64, member: Int64) throws {
+        _ = try transaction.delete(database, Self.key(endKey, source: source, member: member))
+    }
+
+    /// Sets the position of an entry (creating it).
+    func setPosition(_ endKey: String, source: Int64, member: Int64, position: Int64?) throws {
+        var w = LMDBByteWriter(capacity: 8)
+        if let position { w.bigEndian(UInt64(bitPattern: position)) }
+        _ = try transaction.put(database, Self.key(endKey, source: source, member: member), w.bytes)
+    }
+}
+
+@available(*, unavailable, message: "LMDBLinks lives inside one transaction")
+extension LMDBLinks: Sendable {}

@@ -1,0 +1,140 @@
+import Foundation
+internal import GRDB
+
+// MARK: - To-many members
+
+extension SQLiteStore {
+    /// Members of a to-many relationship for a batch of sources: one SELECT per 500 sources, through the join
+    /// table for a many-to-many, through the members' foreign key otherwise; ordered by `Z_FOK_` when the
+    /// relationship is ordered.
+    public func relatedReferences(of sources: [RowReference], relationship: String) throws -> [RowReference: [RowReference]] {
+        guard let first = sources.first else { return [:] }
+        let end = try toManyEnd(relationship, of: first.entityName)
+        guard let destination = schema.entities[end.relationship.destinationEntityName] else {
+            throw StoreError.entityNotInStore(
+                path: displayPath, configuration: configurationName, entity: end.relationship.destinationEntityName)
+        }
+        let destinationTable = SQLiteNames.quote(schema.table(of: destination).name)
+        let from: String, sourceColumn: String
+        var orderColumn: String?
+        if let side = schema.join(end.key) {
+            from = "\(SQLiteNames.quote(side.table)) AS j JOIN \(destinationTable) AS d ON d.\"Z_PK\" = j.\(SQLiteNames.quote(side.memberColumn))"
+            sourceColumn = "j.\(SQLiteNames.quote(side.sourceColumn))"
+            orderColumn = side.orderColumn.map { "j.\(SQLiteNames.quote($0))" }
+        } else if model.isInverseBackedToMany(end.relationship), let inverse = end.relationship.inverseName,
+            let index = destination.toOneIndex[inverse]
+        {
+            let mapping = destination.toOnes[index]
+            from = "\(destinationTable) AS d"
+            sourceColumn = "d.\(SQLiteNames.quote(mapping.column))"
+            orderColumn = mapping.orderColumn.map { "d.\(SQLiteNames.quote($0))" }
+        } else {
+            throw StoreError.unknownProperty(path: displayPath, entity: first.entityName, property: relationship)
+        }
+        if !end.relationship.isOrdered { orderColumn = nil }
+        let family = compiler.entityFilter(destination, alias: "d", includesSubentities: true).map { " AND " + $0 } ?? ""
+        let order = orderColumn.map { "\($0) IS NULL, \($0), " } ?? ""
+        var bySource: [Int64: [RowReference]] = [:]
+        let keys = Array(Set(sources.map(\.primaryKey))).sorted()
+        try read { db in
+            var start = 0
+            while start < keys.count {
+                let chunk = Array(keys[start..<min(start + 500, keys.count)])
+                start += chunk.count
+                let sql = "SELECT \(sourceColumn), d.\"Z_PK\", d.\"Z_ENT\" FROM \(from) WHERE \(sourceColumn) IN ("
+                    + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")\(family) ORDER BY \(sourceColumn), \(order)d.\"Z_PK\""
+                let statement = try db.cachedStatement(sql: sql)
+                let rows = try Row.fetchCursor(statement, arguments: StatementArguments(chunk))
+                while let row = try rows.next() {
+                    guard case .int64(let owner) = (row[0] as DatabaseValue).storage,
+                        case .int64(let pk) = (row[1] as DatabaseValue).storage,
+                        case .int64(let number) = (row[2] as DatabaseValue).storage,
+                        let name = schema.entityNamesByNumber[number]
+                    else { continue }
+                    bySource[owner, default: []].append(RowReference(entityName: name, primaryKey: pk))
+                }
+            }
+        }
+        var result: [RowReference: [RowReference]] = [:]
+        for source in sources { result[source] = bySource[source.primaryKey] ?? [] }
+        return result
+    }
+
+    /// The declaring end of persistent to-many `relationship` of `entityName`, or `StoreError.unknownProperty`.
+    func toManyEnd(_ relationship: String, of entityName: String) throws -> RelationshipEnd {
+        guard let end = model.end(of: relationship, from: entityName), end.relationship.isToMany, !end.relationship.isTransient else {
+            throw StoreError.unknownProperty(path: displayPath, entity: entityName, property: relationship)
+        }
+        return end
+    }
+
+    // MARK: - Saving links and orders
+
+    /// Inside a save's transaction, after the row changes: drops the links of deleted rows, then applies link
+    /// deletes, link inserts and orders.
+    func applyRelationshipChanges(_ changes: StoreChangeSet, deleted: [RowDeletion], db: Database) throws {
+        if !schema.joinTables.isEmpty {
+            for deletion in deleted {
+                for join in schema.joinTables {
+                    for (end, column) in [(join.first, join.firstColumn), (join.second, join.secondColumn)]
+                    where model.entity(deletion.entityName, isKindOf: end.entityName) {
+                        try db.cachedStatement(sql: "DELETE FROM \(SQLiteNames.quote(join.name)) WHERE \(SQLiteNames.quote(column)) = ?")
+                            .execute(arguments: [deletion.primaryKey])
+                    }
+                }
+            }
+        }
+        for link in changes.linkDeletes {
+            let (side, reflexive) = try joinSide(link)
+            let statement = try db.cachedStatement(
+                sql: "DELETE FROM \(SQLiteNames.quote(side.table)) WHERE \(SQLiteNames.quote(side.sourceColumn)) = ? AND \(SQLiteNames.quote(side.memberColumn)) = ?")
+            try statement.execute(arguments: [link.source.primaryKey, link.destination.primaryKey])
+            if reflexive { try statement.execute(arguments: [link.destination.primaryKey, link.source.primaryKey]) }
+        }
+        for link in changes.linkInserts {
+            let (side, reflexive) = try joinSide(link)
+            let statement = try db.cachedStatement(
+                sql: "INSERT OR IGNORE INTO \(SQLiteNames.quote(side.table)) (\(SQLiteNames.quote(side.sourceColumn)), \(SQLiteNames.quote(side.memberColumn))) VALUES (?, ?)")
+            try statement.execute(arguments: [link.source.primaryKey, link.destination.primaryKey])
+            if reflexive { try statement.execute(arguments: [link.destination.primaryKey, link.source.primaryKey]) }
+        }
+        for order in changes.orders {
+            let end = try toManyEnd(order.relationship, of: order.source.entityName)
+            guard end.relationship.isOrdered else {
+                throw StoreError.unknownProperty(path: displayPath, entity: order.source.entityName, property: order.relationship)
+            }
+            let sql: String
+            if let side = schema.join(end.key) {
+                guard let column = side.orderColumn else { continue }
+                sql = "UPDATE \(SQLiteNames.quote(side.table)) SET \(SQLiteNames.quote(column)) = ? "
+                    + "WHERE \(SQLiteNames.quote(side.sourceColumn)) = ? AND \(SQLiteNames.quote(side.memberColumn)) = ?"
+            } else if let inverse = end.relationship.inverseName,
+                let destination = schema.entities[end.relationship.destinationEntityName],
+                let index = destination.toOneIndex[inverse]
+            {
+                let mapping = destination.toOnes[index]
+                // An existing Core Data store without the column keeps no order.
+                guard let column = mapping.orderColumn else { continue }
+                sql = "UPDATE \(SQLiteNames.quote(schema.table(of: destination).name)) SET \(SQLiteNames.quote(column)) = ? "
+                    + "WHERE \(SQLiteNames.quote(mapping.column)) = ? AND \"Z_PK\" = ?"
+            } else {
+                throw StoreError.unknownProperty(path: displayPath, entity: order.source.entityName, property: order.relationship)
+            }
+            let statement = try db.cachedStatement(sql: sql)
+            for (i, member) in order.members.enumerated() {
+                try statement.execute(arguments: [Int64(i + 1), order.source.primaryKey, member.primaryKey])
+            }
+        }
+    }
+
+    /// The join table of a link's relationship seen from its source, and whether the relationship is its own
+    /// inverse (then each link is kept both ways round, so either row finds the other through the same
+    /// columns); `StoreError.unknownProperty` for a relationship without a join table.
+    private func joinSide(_ link: RelationshipLink) throws -> (SQLiteJoinTable.Side, Bool) {
+        guard let end = model.end(of: link.relationship, from: link.source.entityName), let index = schema.joinByEnd[end.key] else {
+            throw StoreError.unknownProperty(path: displayPath, entity: link.source.entityName, property: link.relationship)
+        }
+        let join = schema.joinTables[index]
+        return (join.side(from: end.key), join.first.key == join.second.key)
+    }
+}
