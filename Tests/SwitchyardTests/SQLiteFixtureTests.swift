@@ -265,7 +265,7 @@ struct SQLiteFixtureTests {
                 "numericISO3166Code": 999, "uniquenessDummy": 0, "numberOfMoods": 0, "updatedAt": .date(Date()),
             ])]))
         } throws: { error in
-            guard case StoreError.uniquenessViolation(_, "GeographicRegion", let properties, _)? = error as? StoreError else { return false }
+            guard case StoreError.uniquenessViolation(_, "Country", let properties, _)? = error as? StoreError else { return false }
             return properties == ["numericISO3166Code", "uniquenessDummy"]
         }
     }

@@ -240,8 +240,9 @@ import Testing
         #expect {
             try insertBooks(store, [book(0, "Other", code: "X"), book(0, "Dune again", code: "D")])
         } throws: { error in
-            guard case StoreError.uniquenessViolation(_, _, let properties, _)? = error as? StoreError else { return false }
-            return properties == ["code"]
+            // Every backend names the row's entity (the constraint is declared by its parent, Publication).
+            guard case StoreError.uniquenessViolation(_, let entity, let properties, let values)? = error as? StoreError else { return false }
+            return entity == "Book" && properties == ["code"] && values == [AttributeValue.string("D").description]
         }
         #expect(try store.count(StoreFetchRequest(entityName: "Book")) == 1)
         // NULLs never collide.

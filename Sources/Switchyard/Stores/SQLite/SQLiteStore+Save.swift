@@ -138,8 +138,8 @@ extension SQLiteStore {
         let shown = properties.map { name in
             values[name]?.description ?? toOne[name]?.description ?? "nil"
         }
-        return StoreError.uniquenessViolation(
-            path: displayPath, entity: constraint?.entity ?? layout.name, properties: properties, values: shown)
+        // Named after the row's entity, as every backend does, even where an ancestor declares the constraint.
+        return StoreError.uniquenessViolation(path: displayPath, entity: layout.name, properties: properties, values: shown)
     }
 
     private func throwConflict(_ db: Database, layout: SQLiteEntityLayout, primaryKey: Int64, expected: Int64) throws -> Never {
