@@ -26,6 +26,12 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Source objects for the cross-store fetched-property measurement (0 skips it).")
     var fetchedSources = 10_000
 
+    @Option(help: "Store sizes to open unchanged, comma-separated (e.g. 100000,1000000; empty skips it).")
+    var openRows = ""
+
+    @Option(help: "Rows of the store an add-attribute migration runs on (0 skips it).")
+    var migrationRows = 0
+
     @Option(help: "Backends to measure, comma-separated: sqlite, lmdb.")
     var backends = "sqlite,lmdb"
 
@@ -41,6 +47,18 @@ struct BenchCommand: ParsableCommand {
         guard repeats > 0 else { throw ValidationError("--repeats must be positive") }
         guard fetchedSources == 0 || fetchedSources >= 2 else { throw ValidationError("--fetched-sources must be 0 or at least 2") }
         _ = try selectedBackends()
+        _ = try openSizes()
+        guard migrationRows >= 0 else { throw ValidationError("--migration-rows must not be negative") }
+    }
+
+    /// The `--open-rows` sizes, ascending.
+    func openSizes() throws -> [Int] {
+        try openRows.split(separator: ",").map { part in
+            guard let n = Int(part.trimmingCharacters(in: .whitespaces)), n > 0 else {
+                throw ValidationError("--open-rows: '\(part)' is not a positive number of rows")
+            }
+            return n
+        }.sorted()
     }
 
     /// The `--backends` list, in the order given, without repeats.
@@ -73,6 +91,13 @@ struct BenchCommand: ParsableCommand {
             case "sqlite": results += try SQLiteBench(data: data, model: objectModel, dir: dir, repeats: repeats).run(log: log)
             default: results += try LMDBBench(data: data, model: objectModel, dir: dir, repeats: repeats).run(log: log)
             }
+        }
+        let sizes = try openSizes()
+        if !sizes.isEmpty || migrationRows > 0 {
+            let xml = ModelWriter.xml(for: objectModel)
+            results += try StoreOpenBench(
+                sizes: sizes, migrationRows: migrationRows, model: objectModel, modelXML: xml, dir: dir, repeats: repeats
+            ).run(log: log)
         }
         if fetchedSources > 0 {
             results += try FetchedPropertyBench(sources: fetchedSources, model: objectModel, dir: dir, repeats: repeats).run(log: log)

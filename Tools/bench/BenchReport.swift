@@ -85,8 +85,9 @@ struct BenchData {
         try context.save()
     }
 
-    init(count: Int, lookups: Int) {
-        messages = (0..<count).map { (i: Int) -> Message in
+    /// `count` messages numbered from `offset`, and `lookups` IDs among them to look up.
+    init(count: Int, lookups: Int, offset: Int = 0) {
+        messages = (offset..<(offset + count)).map { (i: Int) -> Message in
             let sentAt: Double = 700_000_000 + Double(i)
             let score: Double = Double(i % 1000) / 10
             return Message(
@@ -94,7 +95,7 @@ struct BenchData {
                 sentAt: sentAt, score: score, isRead: i % 2 == 0, priority: Int64(i % 5), sequence: Int64(i))
         }
         var generator = SplitMix(seed: 42)
-        lookupIDs = (0..<lookups).map { _ in "m\(Int(generator.next() % UInt64(count)))" }
+        lookupIDs = (0..<lookups).map { _ in "m\(offset + Int(generator.next() % UInt64(count)))" }
     }
 }
 
