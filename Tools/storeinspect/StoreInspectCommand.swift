@@ -66,7 +66,7 @@ struct InspectCommand: ParsableCommand {
             return
         }
         var out = "store: \(inspection.path)\ntype: \(inspection.type.rawValue) (NSStoreType \(inspection.storeType))\n"
-        out += "uuid: \(inspection.uuid)\nmodel: \(inspection.model)\n"
+        out += "uuid: \(inspection.uuid)\nmodel: \(inspection.model), configuration \(inspection.configuration)\n"
         if !inspection.versionIdentifiers.isEmpty {
             out += "version identifiers: \(inspection.versionIdentifiers.joined(separator: ", "))\n"
         }

@@ -73,13 +73,13 @@ struct StoreSplitCommand: ParsableCommand {
             if json { try PlanOutput.printJSON(plan) } else { PlanOutput.printText(plan) }
             return
         }
-        if !json { for warning in plan.warnings { FileHandle.standardError.write(Data("storesplit: warning: \(warning)\n".utf8)) } }
         let bar = ProgressBar.onTerminal()
         let report = try splitter.run(
             plan, options: SplitOptions(batchSize: batchSize, verifyContent: verify, force: force),
             progress: bar.map { bar in { bar.update($0) } })
         bar?.finish()
         if json { try PlanOutput.printJSON(report) } else { PlanOutput.printText(report) }
+        if !json { for warning in plan.warnings { FileHandle.standardError.write(Data("storesplit: warning: \(warning)\n".utf8)) } }
     }
 
     private func loadModel(_ path: String, option: String) throws -> ObjectModel {

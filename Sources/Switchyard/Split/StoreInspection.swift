@@ -14,6 +14,8 @@ public struct StoreInspection: Sendable, Codable {
 
     public var path: String
     public var type: StoreType
+    /// The configuration the store was read as (`Default` for a monolithic store, else the one whose tables it has).
+    public var configuration: String
     public var uuid: String
     /// `NSStoreType` as recorded.
     public var storeType: String
@@ -40,7 +42,7 @@ public struct StoreInspection: Sendable, Codable {
             SplitPlan.Skipped(kind: $0.kind, name: $0.name, rows: $0.rows, reason: $0.reason)
         } ?? []
         return StoreInspection(
-            path: url.path, type: store.type, uuid: metadata.uuid.uuidString, storeType: metadata.storeType,
+            path: url.path, type: store.type, configuration: store.configurationName, uuid: metadata.uuid.uuidString, storeType: metadata.storeType,
             versionIdentifiers: metadata.versionIdentifiers,
             versionHashes: metadata.versionHashes.mapValues { $0.map { String(format: "%02x", $0) }.joined() },
             additionalMetadata: metadata.additional.mapValues(Self.text), model: origin, entities: entities,

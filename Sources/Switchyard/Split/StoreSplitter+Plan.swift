@@ -70,11 +70,13 @@ extension StoreSplitter {
             mappings.append(mapping)
         }
 
-        for item in try (source as? BulkCopyStore)?.extraneousItems() ?? [] {
+        let extraneous = try (source as? BulkCopyStore)?.extraneousItems() ?? []
+        for item in extraneous {
             skipped.append(.init(kind: item.kind, name: item.name, rows: item.rows, reason: item.reason))
-            if item.kind != "trigger" || skipped.filter({ $0.kind == "trigger" }).count == 1 {
-                warnings.append("skipped \(item.kind) \(item.name)" + (item.rows.map { " (\($0) rows)" } ?? "") + ": \(item.reason)")
-            }
+        }
+        if !extraneous.isEmpty {
+            let kinds = Dictionary(grouping: extraneous, by: \.kind).map { "\($1.count) \($0)\($1.count == 1 ? "" : "s")" }.sorted()
+            warnings.append("not copied, outside the model: \(kinds.joined(separator: ", ")) (persistent history, triggers)")
         }
         if !problems.isEmpty { throw SplitError.planning(problems) }
 

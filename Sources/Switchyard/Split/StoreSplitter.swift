@@ -58,13 +58,13 @@ public final class StoreSplitter {
             throw SplitError.source(path: url.path, reason: "no such file or directory")
         }
         do {
-            if let model { return (try open(type, url, model), "--model") }
+            if let model { return (try openAnyConfiguration(type, url, model), "--model") }
             // A store opened with an empty model reads nothing but its metadata and model cache.
             let probe = try open(type, url, try ObjectModel(entities: []))
             // Not closed explicitly: an LMDB environment is shared with other stores of the process.
             let cached = try probe.storedModel()
-            if let cached { return (try open(type, url, cached), "model cache") }
-            if let fallback { return (try open(type, url, fallback), "target model") }
+            if let cached { return (try openAnyConfiguration(type, url, cached), "model cache") }
+            if let fallback { return (try openAnyConfiguration(type, url, fallback), "target model") }
             throw SplitError.source(path: url.path, reason: "the store has no model cache; pass the model it was written with")
         } catch let error as SplitError {
             throw error
@@ -73,8 +73,22 @@ public final class StoreSplitter {
         }
     }
 
-    static func open(_ type: StoreType, _ url: URL, _ model: ObjectModel) throws -> PersistentStore {
-        let configuration = ConfigurationDescription.defaultName
+    /// Opens with `Default` (every entity); a store that holds one configuration's tables (a split output)
+    /// opens with the first configuration whose tables it has.
+    static func openAnyConfiguration(_ type: StoreType, _ url: URL, _ model: ObjectModel) throws -> PersistentStore {
+        do {
+            return try open(type, url, model)
+        } catch StoreError.schemaMismatch(let path, let configuration, let reason) {
+            for name in model.configurations.map(\.name) {
+                if let store = try? open(type, url, model, configuration: name) { return store }
+            }
+            throw StoreError.schemaMismatch(path: path, configuration: configuration, reason: reason)
+        }
+    }
+
+    static func open(
+        _ type: StoreType, _ url: URL, _ model: ObjectModel, configuration: String = ConfigurationDescription.defaultName
+    ) throws -> PersistentStore {
         switch type {
         case .lmdb: return try LMDBStore(url: url, model: model, configuration: configuration, options: .readOnly)
         default: return try SQLiteStore(url: url, model: model, configuration: configuration, options: .readOnly)
