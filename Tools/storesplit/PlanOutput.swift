@@ -49,7 +49,9 @@ enum PlanOutput {
         for output in report.outputs {
             let rows = output.entities.reduce(0) { $0 + $1.rows }
             out += "\(output.configuration): \(output.path) (\(output.type.rawValue)), \(rows) rows\n"
-            for entity in output.entities { out += "  \(entity.targetEntity): \(entity.rows) rows, checksum \(entity.checksum)\n" }
+            for entity in output.entities {
+                out += "  \(entity.targetEntity): \(entity.rows) rows" + (entity.checksum.map { ", checksum \($0)" } ?? "") + "\n"
+            }
         }
         let seconds = String(format: "%.2f", report.seconds)
         out += "copied \(report.rowsCopied) rows in \(seconds) s (\(Int(report.rowsPerSecond)) rows/s); "

@@ -8,8 +8,9 @@ public struct SplitReport: Sendable, Codable {
         public var sourceEntity: String
         public var targetEntity: String
         public var rows: Int
-        /// Content checksum of the rows as written (`SplitChecksum.hex`).
-        public var checksum: String
+        /// Content checksum of the rows as written (`SplitChecksum.hex`); nil when SQLite copied them directly
+        /// and no `verifyContent` pass read them.
+        public var checksum: String?
     }
     public struct Output: Sendable, Codable, Hashable {
         public var configuration: String

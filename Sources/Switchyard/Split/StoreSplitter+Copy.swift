@@ -25,7 +25,7 @@ extension StoreSplitter {
                 Self.remove(destination.temporaryURL, type: destination.type)
                 outputs.append(try Self.create(destination, at: destination.temporaryURL, model: targetModel))
             }
-            let checksums = try copyRows(plan, into: outputs.map { $0! }, batchSize: max(1, options.batchSize), progress: progress)
+            var results = try copyRows(plan, into: outputs.map { $0! }, batchSize: max(1, options.batchSize), progress: progress)
             for (index, output) in outputs.enumerated() {
                 guard let output else { continue }
                 try output.setPrimaryKeyMaxima(plan.primaryKeyMaxima[index])
@@ -35,10 +35,10 @@ extension StoreSplitter {
                 try output.closeFiles()
                 outputs[index] = nil
             }
-            try verify(plan, checksums: checksums, content: options.verifyContent)
+            try verify(plan, results: &results, content: options.verifyContent, batchSize: max(1, options.batchSize))
             for destination in plan.destinations { try Self.moveIntoPlace(destination) }
             let seconds = Date().timeIntervalSince(started)
-            return report(plan, checksums: checksums, seconds: seconds, verified: options.verifyContent)
+            return report(plan, results: results, seconds: seconds, verified: options.verifyContent)
         } catch {
             for output in outputs { try? output?.closeFiles() }
             for destination in plan.destinations { Self.remove(destination.temporaryURL, type: destination.type) }
@@ -49,40 +49,81 @@ extension StoreSplitter {
 
     // MARK: - Copy
 
-    /// Streams each entity in primary-key batches: read a batch, convert it, save it in one transaction.
+    /// What copying one entity produced: rows written and, where the rows passed through this process, the
+    /// content checksum of what was written.
+    struct CopyResult {
+        var rows = 0
+        var checksum: SplitChecksum?
+    }
+
+    /// Copies entity by entity: SQLite to SQLite without decoding rows (`SQLiteStore.copyRows`) where every
+    /// attribute keeps its type, else streaming primary-key batches (read, convert, save in one transaction).
     private func copyRows(
         _ plan: SplitPlan, into outputs: [BulkCopyStore], batchSize: Int, progress: ((SplitProgress) -> Void)?
-    ) throws -> [SplitChecksum] {
-        var checksums = [SplitChecksum](repeating: SplitChecksum(), count: plan.entities.count)
+    ) throws -> [CopyResult] {
+        var results = [CopyResult](repeating: CopyResult(), count: plan.entities.count)
         var copied = 0
         let total = plan.rowCount
         for (index, (copy, mapping)) in zip(plan.entities, plan.mappings).enumerated() {
             let output = outputs[copy.destination]
+            func report(_ entityCopied: Int) {
+                progress?(SplitProgress(
+                    entity: copy.targetEntity, configuration: copy.configuration, entityRowsCopied: entityCopied,
+                    entityRowCount: copy.rowCount, rowsCopied: copied + entityCopied, rowCount: total))
+            }
+            report(0)
+            if let from = source as? SQLiteStore, let to = output as? SQLiteStore, mapping.attributes.allSatisfy({ !$0.convert }) {
+                let rows = try to.copyRows(
+                    Self.bulkSpec(mapping, plan: plan), from: from, batchSize: max(batchSize, 50_000), progress: report)
+                results[index].rows = rows
+                copied += rows
+                continue
+            }
+            var checksum = SplitChecksum()
             var after: Int64?
             var entityCopied = 0
-            progress?(SplitProgress(
-                entity: copy.targetEntity, configuration: copy.configuration, entityRowsCopied: 0,
-                entityRowCount: copy.rowCount, rowsCopied: copied, rowCount: total))
             while true {
                 let batch = try readBatch(copy.sourceEntity, after: after, offset: entityCopied, limit: batchSize)
                 guard let last = batch.last else { break }
                 let rows = try convert(batch, mapping: mapping, plan: plan)
                 try output.save(StoreChangeSet(inserts: rows))
-                for row in rows { checksums[index].add(row, entity: mapping.targetEntity) }
+                for row in rows { checksum.add(row, entity: mapping.targetEntity) }
                 after = last.primaryKey
                 entityCopied += batch.count
-                copied += batch.count
-                progress?(SplitProgress(
-                    entity: copy.targetEntity, configuration: copy.configuration, entityRowsCopied: entityCopied,
-                    entityRowCount: copy.rowCount, rowsCopied: copied, rowCount: total))
+                report(entityCopied)
                 if batch.count < batchSize { break }
             }
+            results[index] = CopyResult(rows: entityCopied, checksum: checksum)
+            copied += entityCopied
         }
-        return checksums
+        return results
+    }
+
+    /// The mapping as the SQLite bulk copy takes it.
+    static func bulkSpec(_ mapping: EntityMapping, plan: SplitPlan) -> BulkCopySpec {
+        var attributes: [(target: String, value: BulkCopySpec.Value)] = []
+        for attribute in mapping.attributes {
+            if let source = attribute.source {
+                attributes.append((attribute.target.name, .attribute(source)))
+            } else if let value = attribute.target.defaultValue, !value.isNull {
+                attributes.append((attribute.target.name, .constant(value)))
+            }
+        }
+        for crossing in mapping.crossings {
+            switch crossing.kind {
+            case .primaryKey: attributes.append((crossing.target.name, .relatedKey(relationship: crossing.sourceRelationship)))
+            case .key:
+                attributes.append((crossing.target.name, .relatedAttribute(
+                    relationship: crossing.sourceRelationship, attribute: crossing.sourceKey ?? "")))
+            }
+        }
+        return BulkCopySpec(
+            sourceEntity: mapping.sourceEntity.name, targetEntity: mapping.targetEntity.name, attributes: attributes,
+            toOnes: mapping.toOnes.map { ($0.target, $0.source) }, entityNames: plan.entityNames)
     }
 
     /// A keyset batch where the store offers one, else an offset page (stores without `BulkCopyStore`).
-    private func readBatch(_ entity: String, after: Int64?, offset: Int, limit: Int) throws -> [StoreRow] {
+    func readBatch(_ entity: String, after: Int64?, offset: Int, limit: Int) throws -> [StoreRow] {
         if let bulk = source as? BulkCopyStore {
             return try bulk.rowBatch(entityName: entity, after: after, limit: limit)
         }
@@ -92,7 +133,7 @@ extension StoreSplitter {
 
     /// Source rows as target rows: renamed attributes, defaults for new ones, to-ones kept inside the store,
     /// crossing to-ones written as the primary key or the destination's key attribute.
-    private func convert(_ batch: [StoreRow], mapping: EntityMapping, plan: SplitPlan) throws -> [StoreRow] {
+    func convert(_ batch: [StoreRow], mapping: EntityMapping, plan: SplitPlan) throws -> [StoreRow] {
         var keyed: [RowReference: StoreRow] = [:]
         if mapping.crossings.contains(where: { $0.kind == .key }) {
             var references: Set<RowReference> = []

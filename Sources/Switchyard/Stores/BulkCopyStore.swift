@@ -26,3 +26,28 @@ struct StoreExtraneousItem: Sendable, Hashable {
     var rows: Int?
     var reason: String
 }
+
+// MARK: - BulkCopySpec
+
+/// How a store-to-store copy fills one target entity from one source entity, for a backend that can copy
+/// without decoding rows (`SQLiteStore.copyRows(_:from:batchSize:progress:)`).
+struct BulkCopySpec: Sendable {
+    enum Value: Sendable {
+        /// The source attribute's stored value, unchanged.
+        case attribute(String)
+        /// A constant (an attribute the source lacks, filled with its default).
+        case constant(AttributeValue)
+        /// The primary key the source's to-one relationship points at.
+        case relatedKey(relationship: String)
+        /// An attribute of the row the source's to-one relationship points at.
+        case relatedAttribute(relationship: String, attribute: String)
+    }
+    var sourceEntity: String
+    var targetEntity: String
+    /// Target attribute name -> where its value comes from.
+    var attributes: [(target: String, value: Value)]
+    /// Target to-one relationship -> source to-one relationship (same rows, so the same keys).
+    var toOnes: [(target: String, source: String)]
+    /// Source entity name -> target entity name, for the entity columns of to-ones.
+    var entityNames: [String: String]
+}
