@@ -75,7 +75,7 @@ extension StoreSplitter {
             skipped.append(.init(kind: item.kind, name: item.name, rows: item.rows, reason: item.reason))
         }
         if !extraneous.isEmpty {
-            let kinds = Dictionary(grouping: extraneous, by: \.kind).map { "\($1.count) \($0)\($1.count == 1 ? "" : "s")" }.sorted()
+            let kinds = Dictionary(grouping: extraneous, by: \.kind).map { "\($1.count) \($0 == "entity" ? ($1.count == 1 ? "entity" : "entities") : $0 + ($1.count == 1 ? "" : "s"))" }.sorted()
             warnings.append("not copied, outside the model: \(kinds.joined(separator: ", ")) (persistent history, triggers)")
         }
         if !problems.isEmpty { throw SplitError.planning(problems) }
