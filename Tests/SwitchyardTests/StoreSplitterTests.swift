@@ -248,4 +248,40 @@ import Testing
         #expect(a == b)
         #expect(a != c)
     }
+
+    @Test(arguments: [StoreType.sqlite, .lmdb])
+    func verificationCatchesAChangedOutputRow(cacheType: StoreType) throws {
+        let temp = TemporaryDirectory()
+        let url = source(.sqlite, in: temp)
+        try LegacyMessenger.make(.sqlite, at: url)
+        let target = try LegacyMessenger.targetModel()
+        let destinations = LegacyMessenger.destinations(in: temp.url, cacheType: cacheType)
+        let splitter = try StoreSplitter(source: url, targetModel: target, destinations: destinations)
+        let plan = try splitter.plan()
+        _ = try splitter.run(plan)
+        // Put the finished outputs back under their temporary names, change one LinkPreview, verify again.
+        for d in destinations { try FileManager.default.moveItem(at: d.url, to: d.temporaryURL) }
+        do {
+            let cache: any PersistentStore = cacheType == .lmdb
+                ? try LMDBStore(url: destinations[2].temporaryURL, model: target, configuration: "Cache")
+                : try SQLiteStore(url: destinations[2].temporaryURL, model: target, configuration: "Cache")
+            let row = try #require(try cache.fetch(StoreFetchRequest(entityName: "LinkPreview", fetchLimit: 1)).first)
+            try cache.save(StoreChangeSet(updates: [
+                RowUpdate(entityName: "LinkPreview", primaryKey: row.primaryKey, expectedVersion: row.version, values: ["title": "tampered"]),
+            ]))
+            try (cache as? BulkCopyStore)?.closeFiles()
+        }
+        var results = plan.entities.map { StoreSplitter.CopyResult(rows: $0.rowCount, checksum: nil) }
+        // Counts alone still match...
+        try splitter.verify(plan, results: &results, content: false, batchSize: 100)
+        // ...content checksums do not.
+        do {
+            try splitter.verify(plan, results: &results, content: true, batchSize: 100)
+            Issue.record("verification should fail")
+        } catch let error as SplitError {
+            #expect(error.step == "verify")
+            #expect(error.reason.contains("LinkPreview in Cache: content checksum"))
+            #expect(!error.reason.contains("Message"))
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Switchyard
 #if canImport(Glibc)
 import Glibc
@@ -33,18 +34,21 @@ struct SplitBench {
         let verified = try Self.time(tool.path, [source.path, "--model", targetURL.path, "--force", "--verify"] + storeArguments)
         let peak = Self.childrenPeakRSS()
 
-        // sqlite3: the same source tables into one fresh file per configuration, with the source's DDL.
+        // sqlite3: the same source tables into one fresh file per configuration, with the source's DDL (tables
+        // and their indexes, as storesplit's outputs have indexes).
         log("split: sqlite3 ATTACH + INSERT ... SELECT")
+        let ddl = try DatabaseQueue(path: source.path).read { db in
+            try Row.fetchAll(db, sql: "SELECT tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND type IN ('table', 'index') ORDER BY type DESC")
+                .map { (table: $0[0] as String, sql: $0[1] as String) }
+        }
         var script = ""
         for configuration in target.configurations {
             let file = dir.appendingPathComponent("sqlite3-\(configuration.name).sqlite").path
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
             let tables = Set(configuration.entityNames.compactMap { target.entity(named: $0)?.rootName }).map { "Z" + $0.uppercased() }
             script += ".open \(file)\nPRAGMA journal_mode=WAL;\nATTACH 'file:\(source.path)?mode=ro' AS src;\nBEGIN;\n"
-            for table in tables.sorted() {
-                script += "CREATE TABLE main.\(table) AS SELECT * FROM src.\(table) WHERE 0;\n"
-                script += "INSERT INTO main.\(table) SELECT * FROM src.\(table);\n"
-            }
+            for statement in ddl where tables.contains(statement.table) { script += statement.sql + ";\n" }
+            for table in tables.sorted() { script += "INSERT INTO main.\(table) SELECT * FROM src.\(table);\n" }
             script += "COMMIT;\nDETACH src;\n"
         }
         let scriptURL = dir.appendingPathComponent("split.sql")
