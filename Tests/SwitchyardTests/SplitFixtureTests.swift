@@ -47,6 +47,11 @@ struct SplitFixtureTests {
             let request = FetchRequest(entityName: entity, includesSubentities: false)
             #expect(try context.count(request) == rows, "\(entity)")
         }
+        // Core Data's own metadata keys describe the source file and are not copied.
+        for d in destinations {
+            let store = try #require(coordinator.stores(serving: d.configuration == "Library" ? "Page" : "Feedback").first)
+            #expect(try store.metadata().additional.keys.allSatisfy { !$0.hasPrefix("NS") && !$0.hasPrefix("_NS") })
+        }
         // Z_MAX copied from the source's Z_PRIMARYKEY (Page: 4970).
         let pages = try #require(coordinator.stores(serving: "Page").first)
         #expect(try pages.allocatePrimaryKeys(for: "Page", count: 1).lowerBound == 4971)

@@ -6,9 +6,12 @@ import Foundation
 /// row over a canonical encoding (entity, primary key, `Z_OPT`, every persistent attribute normalized to its
 /// type, every to-one reference), so the same rows read from any backend give the same checksum.
 public struct SplitChecksum: Sendable, Hashable, Codable {
+    /// Rows added.
     public private(set) var rows: Int = 0
+    /// Wrapping sum of the per-row hashes.
     public private(set) var sum: UInt64 = 0
 
+    /// An empty checksum (no rows).
     public init() {}
 
     /// The checksum as 16 hex digits.

@@ -4,11 +4,14 @@ import Foundation
 
 /// One output of a split: the store that receives a configuration of the target model.
 public struct SplitDestination: Sendable, Hashable, Codable {
+    /// The target model configuration this store receives.
     public var configuration: String
     /// The SQLite file or LMDB directory to create.
     public var url: URL
+    /// The backend: `.sqlite` or `.lmdb`.
     public var type: StoreType
 
+    /// An output for `configuration` at `url`.
     public init(configuration: String, url: URL, type: StoreType) {
         self.configuration = configuration
         self.url = url
@@ -41,34 +44,4 @@ public struct SplitDestination: Sendable, Hashable, Codable {
     var temporaryURL: URL {
         url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".storesplit-partial")
     }
-}
-
-// MARK: - SplitOptions
-
-/// How a split runs.
-public struct SplitOptions: Sendable, Hashable {
-    /// Rows read and written per transaction: bounds memory whatever the source size.
-    public var batchSize: Int
-    /// Re-read every output and compare content checksums with the source's (row counts are always compared).
-    public var verifyContent: Bool
-    /// Replace outputs that already exist.
-    public var force: Bool
-
-    public init(batchSize: Int = 5_000, verifyContent: Bool = false, force: Bool = false) {
-        self.batchSize = batchSize
-        self.verifyContent = verifyContent
-        self.force = force
-    }
-}
-
-// MARK: - SplitProgress
-
-/// Where a running split is: the entity being copied and the totals.
-public struct SplitProgress: Sendable, Hashable {
-    public var entity: String
-    public var configuration: String
-    public var entityRowsCopied: Int
-    public var entityRowCount: Int
-    public var rowsCopied: Int
-    public var rowCount: Int
 }

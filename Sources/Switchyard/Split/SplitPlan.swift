@@ -11,6 +11,7 @@ public struct SplitPlan: Sendable {
         public var sourceEntity: String
         /// Its name in the target model (differs after an `elementID` rename).
         public var targetEntity: String
+        /// The target configuration (and so the output) that receives the rows.
         public var configuration: String
         /// Index into `destinations`.
         public var destination: Int
@@ -20,6 +21,7 @@ public struct SplitPlan: Sendable {
 
     /// A to-one relationship that now crosses stores, written as an attribute of the source entity.
     public struct Conversion: Sendable, Hashable, Codable {
+        /// What the attribute receives.
         public enum Kind: String, Sendable, Hashable, Codable {
             /// The Integer 64 attribute receives the destination object's primary key.
             case primaryKey
@@ -28,35 +30,49 @@ public struct SplitPlan: Sendable {
         }
         /// Target entity and its relationship's old name.
         public var entity: String
+        /// The source relationship's name (the attribute's `elementID`).
         public var relationship: String
         /// The target entity the relationship pointed to.
         public var destinationEntity: String
         /// The attribute (target model) that receives the value.
         public var attribute: String
+        /// Primary key or key attribute.
         public var kind: Kind
         /// For `.key`: the destination entity's attribute (target model) whose value is copied.
         public var key: String?
+        /// The configuration of the relationship's source entity.
         public var fromConfiguration: String
+        /// The configuration of the relationship's destination entity.
         public var toConfiguration: String
     }
 
     /// Something in the source that is not copied, and why.
     public struct Skipped: Sendable, Hashable, Codable {
+        /// "entity", "table", "trigger" or "index".
         public var kind: String
+        /// The entity, table or trigger.
         public var name: String
+        /// Rows it holds, where known.
         public var rows: Int?
+        /// Why it is not copied.
         public var reason: String
     }
 
+    /// The source store.
     public var source: URL
+    /// The source's backend.
     public var sourceType: StoreType
     /// "--source-model", "model cache" or "target model".
     public var sourceModelOrigin: String
+    /// The outputs, one per configuration given.
     public var destinations: [SplitDestination]
     /// Copy order: destination by destination, entities in source entity-number order.
     public var entities: [EntityCopy]
+    /// Relationships that become attributes.
     public var conversions: [Conversion]
+    /// What the source holds that is not copied.
     public var skipped: [Skipped]
+    /// Things an operator should know before running the plan.
     public var warnings: [String]
 
     /// Rows the split copies.

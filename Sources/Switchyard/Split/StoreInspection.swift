@@ -5,20 +5,27 @@ import Foundation
 /// What `storeinspect` shows about a store: its type, metadata, the model it was read with and the rows of
 /// each entity, plus what it holds outside the model (history tables, triggers).
 public struct StoreInspection: Sendable, Codable {
+    /// Rows of one entity (not counting subentities).
     public struct EntityCount: Sendable, Codable, Hashable {
+        /// The entity name.
         public var entity: String
         /// `Z_ENT` in the model that read the store.
         public var number: Int
+        /// Rows of exactly this entity.
         public var rows: Int
     }
 
+    /// The store's path.
     public var path: String
+    /// The backend.
     public var type: StoreType
     /// The configuration the store was read as (`Default` for a monolithic store, else the one whose tables it has).
     public var configuration: String
+    /// `NSStoreUUID`.
     public var uuid: String
     /// `NSStoreType` as recorded.
     public var storeType: String
+    /// `NSStoreModelVersionIdentifiers`.
     public var versionIdentifiers: [String]
     /// Entity name -> version hash (hex).
     public var versionHashes: [String: String]
@@ -26,7 +33,9 @@ public struct StoreInspection: Sendable, Codable {
     public var additionalMetadata: [String: String]
     /// "--model", "model cache" or "none".
     public var model: String
+    /// Row counts per concrete entity, in entity-number order.
     public var entities: [EntityCount]
+    /// Tables, triggers and history entities outside the model.
     public var skipped: [SplitPlan.Skipped]
 
     /// Opens the store at `url` read-only (with `model`, else its model cache) and counts each entity's rows.

@@ -88,8 +88,8 @@ extension StoreSplitter {
             let value = max(sourceMaxima[copy.sourceEntity] ?? 0, sourceMaxima[mapping.sourceEntity.rootName] ?? 0)
             maxima[copy.destination][mapping.targetEntity.rootName] = max(maxima[copy.destination][mapping.targetEntity.rootName] ?? 0, value)
         }
-        var metadataKeys = try source.metadata().additional
-        metadataKeys[StoreMetadata.frameworkVersionKey] = nil
+        // The app's own keys travel; Core Data's (`NS...`, `_NS...`) describe the source file and its model.
+        let metadataKeys = try source.metadata().additional.filter { key, _ in !key.hasPrefix("NS") && !key.hasPrefix("_NS") }
         return SplitPlan(
             source: sourceURL, sourceType: sourceType, sourceModelOrigin: sourceModelOrigin, destinations: destinations,
             entities: order.map { copies[$0] }, conversions: conversions, skipped: skipped, warnings: warnings,

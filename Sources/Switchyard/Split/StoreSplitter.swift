@@ -15,9 +15,13 @@ import Foundation
 /// let report = try splitter.run(plan, options: SplitOptions(verifyContent: true))
 /// ```
 public final class StoreSplitter {
+    /// The monolithic store.
     public let sourceURL: URL
+    /// The source's backend.
     public let sourceType: StoreType
+    /// The model whose configurations the outputs hold.
     public let targetModel: ObjectModel
+    /// The outputs.
     public let destinations: [SplitDestination]
     /// The model the source was read with.
     public let sourceModel: ObjectModel
