@@ -37,6 +37,12 @@ import Glibc
         #expect(plan["rows"] as? Int == LegacyMessenger.counts(messages: 60).values.reduce(0, +))
         #expect((plan["conversions"] as? [Any])?.count == 2)
         #expect(!FileManager.default.fileExists(atPath: temp.file("Cloud.sqlite").path))
+        let explicit = try CLITests.run(
+            "storesplit",
+            [source.path, "--model", LegacyMessenger.targetURL.path, "--source-model", LegacyMessenger.legacyURL.path, "--dry-run"]
+                + stores(temp.url))
+        #expect(explicit.status == 0, "\(explicit.stderr)")
+        #expect(explicit.stdout.contains("model from --source-model"))
     }
 
     @Test(.enabled(if: built, "storesplit not built in .build/debug"))

@@ -196,11 +196,16 @@ extension StoreSplitter {
             else { continue }
             usedRelationships.insert(name)
             if !relationship.isToMany, !old.isToMany { toOnes.append(.init(target: relationship.name, source: name)) }
-            if relationship.isToMany, old.isToMany, let inverse = old.inverseName,
-                sourceModel.entity(named: old.destinationEntityName)?.relationship(named: inverse)?.isToMany == true
-            {
+            guard relationship.isToMany, old.isToMany else { continue }
+            let inverse = old.inverseName.flatMap { sourceModel.entity(named: old.destinationEntityName)?.relationship(named: $0) }
+            if inverse == nil || inverse?.isToMany == true {
+                // Core Data keeps these in join tables, which StoreRow does not carry yet.
                 problems.append(
-                    "many-to-many \(entity.name).\(name): copying join tables is not supported by this version (issue #4)")
+                    "\(inverse == nil ? "to-many without inverse" : "many-to-many") \(entity.name).\(name): "
+                        + "copying join tables is not supported by this version (issue #4)")
+            } else if old.isOrdered, rows > 0 {
+                warnings.append(
+                    "ordered to-many \(entity.name).\(name): members are copied, their order is not (issue #4)")
             }
         }
 
