@@ -56,4 +56,47 @@ struct SplitFixtureTests {
         let pages = try #require(coordinator.stores(serving: "Page").first)
         #expect(try pages.allocatePrimaryKeys(for: "Page", count: 1).lowerBound == 4971)
     }
+
+    /// objc.io's Moody store: Mood.country now crosses into another store and lands in an Integer 64 attribute
+    /// with elementID "country"; the app's own metadata key (a CloudKit user ID) travels to both outputs.
+    @Test func moodyCrossingRelationshipBecomesThePrimaryKeyAttribute() throws {
+        let temp = TemporaryDirectory()
+        let url = temp.file("Moody.moody")
+        let fixture = Fixtures.url("objcio__core-data/Migrations/MigrationsTests/Moody.moody").path
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: fixture + suffix) {
+            try FileManager.default.copyItem(atPath: fixture + suffix, toPath: url.path + suffix)
+        }
+        let stored = try #require(try StoreInspection.storedModel(url))
+        let entities = stored.entities.map { entity -> EntityDescription in
+            var e = entity
+            e.relationships.removeAll { ($0.name == "country" && e.name == "Mood") || ($0.name == "moods" && e.name == "Country") }
+            if e.name == "Mood" {
+                e.attributes.append(AttributeDescription(name: "countryKey", type: .integer64, renamingIdentifier: "country"))
+            }
+            return e
+        }
+        let target = try ObjectModel(entities: entities, configurations: [
+            ConfigurationDescription(name: "Geo", entityNames: ["GeographicRegion", "Continent", "Country"]),
+            ConfigurationDescription(name: "Moods", entityNames: ["Mood"]),
+        ])
+        let destinations = [
+            SplitDestination(configuration: "Geo", url: temp.file("Geo.sqlite"), type: .sqlite),
+            SplitDestination(configuration: "Moods", url: temp.file("Moods.lmdb"), type: .lmdb),
+        ]
+        let splitter = try StoreSplitter(source: url, targetModel: target, destinations: destinations)
+        let plan = try splitter.plan()
+        #expect(plan.conversions.map(\.attribute) == ["countryKey"])
+        _ = try splitter.run(plan, options: SplitOptions(verifyContent: true))
+        let source = try SQLiteStore(url: url, model: stored, configuration: "Default", options: .readOnly)
+        let expected = Dictionary(uniqueKeysWithValues: try source.fetch(StoreFetchRequest(entityName: "Mood")).map {
+            ($0.primaryKey, $0.toOne["country"].map { AttributeValue.integer($0.primaryKey) } ?? .null)
+        })
+        let moods = try LMDBStore(url: destinations[1].url, model: target, configuration: "Moods", options: .readOnly)
+        let rows = try moods.fetch(StoreFetchRequest(entityName: "Mood"))
+        #expect(rows.count == expected.count)
+        for row in rows { #expect(row["countryKey"] == expected[row.primaryKey]) }
+        let appKey = "io.objc.Moody.CloudKitUserID"
+        #expect(try moods.metadata().additional[appKey] == source.metadata().additional[appKey])
+        #expect(try moods.metadata().additional[appKey] != nil)
+    }
 }
