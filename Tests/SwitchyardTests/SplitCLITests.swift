@@ -191,4 +191,32 @@ import Glibc
         #expect(svg.contains("<svg"))
         #expect(svg.contains("LinkPreview"))
     }
+
+    static let scriptAvailable = FileManager.default.isExecutableFile(atPath: "/usr/bin/script")
+
+    /// On a terminal (a pty from script(1)) the progress bar shows entity, rows/s and ETA.
+    @Test(.enabled(if: built && scriptAvailable, "script(1) not installed (or storesplit not built): progress bar not tested"))
+    func progressBarOnATerminal() throws {
+        let temp = TemporaryDirectory()
+        let source = temp.file("Legacy.sqlite")
+        try LegacyMessenger.make(.sqlite, at: source)
+        let command = ([CLITests.binDirectory.appendingPathComponent("storesplit").path, source.path, "--model",
+                        LegacyMessenger.targetURL.path, "--store", "Cloud=\(temp.url.path)/Cloud.lmdb",
+                        "--store", "Local=\(temp.url.path)/Local.lmdb", "--store", "Cache=\(temp.url.path)/Cache.lmdb"])
+            .map { "'" + $0 + "'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let terminal = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(terminal)")
+        // The first entity is drawn at once, the last at 100%.
+        #expect(terminal.contains("0% Cloud.Account 0/3"))
+        #expect(terminal.contains("100% Cache.LinkPreview 4/4"))
+        #expect(terminal.contains("rows/s  ETA "))
+    }
 }

@@ -9,11 +9,11 @@ struct StoreSplitCommand: ParsableCommand {
         commandName: "storesplit",
         abstract: "Split a monolithic Core Data or Switchyard store into one store per configuration.",
         discussion: """
-            Reads SOURCE read-only (WAL sidecars honoured) and writes one store per --store, each under a temporary
-            name that is renamed into place only when complete and verified.
+            Reads SOURCE read-only (WAL sidecars honoured) and writes one store per --store, each under a \
+            temporary name that is renamed into place only when complete and verified.
 
-            Exit codes: 0 success (or a valid --dry-run plan); 1 --verify found a mismatch (outputs not renamed);
-            2 failure (open, plan, copy); 64 bad arguments.
+            Exit codes: 0 success (or a valid --dry-run plan); 1 --verify found a mismatch (outputs not \
+            renamed); 2 failure (open, plan, copy); 64 bad arguments.
             """,
         version: SwitchyardInfo.version)
 
