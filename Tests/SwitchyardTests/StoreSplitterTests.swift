@@ -177,6 +177,29 @@ import Testing
         }
     }
 
+    @Test func keyAttributeOfAnotherTypeIsAPlanningError() throws {
+        let temp = TemporaryDirectory()
+        let url = source(.sqlite, in: temp)
+        try LegacyMessenger.make(.sqlite, at: url)
+        let messenger = try LegacyMessenger.targetModel()
+        // Message.link (String) told to receive LinkPreview.price (Decimal).
+        let entities = messenger.entities.map { entity -> EntityDescription in
+            var e = entity
+            e.attributes = e.attributes.map { a in
+                var a = a
+                if e.name == "Message", a.name == "link" { a.userInfo["storesplit.key"] = "price" }
+                return a
+            }
+            return e
+        }
+        let target = try ObjectModel(entities: entities, configurations: messenger.configurations)
+        let splitter = try StoreSplitter(source: url, targetModel: target, destinations: LegacyMessenger.destinations(in: temp.url))
+        #expect(throws: SplitError.planning([
+            "Message.link (elementID \"preview\", the old relationship to LinkPreview): storesplit.key = price is Decimal "
+                + "but the attribute is String; declare it as Decimal",
+        ])) { try splitter.plan() }
+    }
+
     @Test func missingConfigurationStoreAndUnknownConfigurationAreErrors() throws {
         let temp = TemporaryDirectory()
         let url = source(.sqlite, in: temp)

@@ -164,6 +164,13 @@ extension StoreSplitter {
                         problems.append("\(subject): storesplit.key = \(key) names no attribute of \(relationship.destinationEntityName) in both models")
                         continue
                     }
+                    let keyType = sourceDestination.attribute(named: sourceKey)?.type ?? keyAttribute.type
+                    guard keyType == attribute.type || (keyType.isInteger && attribute.type.isInteger) else {
+                        problems.append(
+                            "\(subject): storesplit.key = \(key) is \(keyType.rawValue) but the attribute is "
+                                + "\(attribute.type.rawValue); declare it as \(keyType.rawValue)")
+                        continue
+                    }
                     crossings.append(.init(target: attribute, sourceRelationship: old, kind: .key, sourceKey: sourceKey))
                     conversions.append(.init(
                         entity: target.name, relationship: old, destinationEntity: destinationTarget, attribute: attribute.name,
