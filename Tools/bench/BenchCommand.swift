@@ -32,6 +32,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Rows of the store an add-attribute migration runs on (0 skips it).")
     var migrationRows = 0
 
+    @Option(name: .customLong("split-rows"), help: "Messages in the legacy store storesplit splits, against sqlite3 ATTACH + INSERT ... SELECT (0 skips it).")
+    var splitRows = 0
+
     @Option(help: "Backends to measure, comma-separated: sqlite, lmdb.")
     var backends = "sqlite,lmdb"
 
@@ -44,6 +47,7 @@ struct BenchCommand: ParsableCommand {
     func validate() throws {
         guard objects > 0 else { throw ValidationError("--objects must be positive") }
         guard lookups > 0, lookups <= objects else { throw ValidationError("--lookups must be between 1 and --objects") }
+        guard splitRows >= 0 else { throw ValidationError("--split-rows must not be negative") }
         guard repeats > 0 else { throw ValidationError("--repeats must be positive") }
         guard fetchedSources == 0 || fetchedSources >= 2 else { throw ValidationError("--fetched-sources must be 0 or at least 2") }
         _ = try selectedBackends()
@@ -101,6 +105,9 @@ struct BenchCommand: ParsableCommand {
         }
         if fetchedSources > 0 {
             results += try FetchedPropertyBench(sources: fetchedSources, model: objectModel, dir: dir, repeats: repeats).run(log: log)
+        }
+        if splitRows > 0 {
+            results += try SplitBench(messages: splitRows, dir: dir).run(log: log)
         }
         if json {
             let encoder = JSONEncoder()

@@ -10,6 +10,8 @@ struct BenchResult: Codable {
     var switchyard: Double
     /// Informational extra measurements (for example through ObjectContext), seconds.
     var extras: [String: Double] = [:]
+    /// Informational values that are not times (for example peak memory), printed as given.
+    var info: [String: String]? = nil
 
     var ratios: [String: Double] { baselines.mapValues { switchyard / $0 } }
 }
@@ -33,7 +35,8 @@ struct BenchReport: Codable {
                      "| backend | operation | baseline | baseline time | Switchyard | ratio | notes |",
                      "|---|---|---|---|---|---|---|"]
         for r in results {
-            let notes = r.extras.sorted(by: { $0.key < $1.key }).map { "\($0.key): \(ms($0.value))" }.joined(separator: "; ")
+            let notes = (r.extras.sorted(by: { $0.key < $1.key }).map { "\($0.key): \(ms($0.value))" }
+                + (r.info ?? [:]).sorted(by: { $0.key < $1.key }).map { "\($0.key): \($0.value)" }).joined(separator: "; ")
             for (name, t) in r.baselines.sorted(by: { $0.key < $1.key }) {
                 lines.append("| \(r.backend) | \(r.operation) | \(name) | \(ms(t)) | \(ms(r.switchyard)) | \(String(format: "%.2f", r.switchyard / t)) | \(notes) |")
             }

@@ -2,17 +2,128 @@ import ArgumentParser
 import Foundation
 import Switchyard
 
-/// `storeinspect`: prints a store's type, metadata and row counts.
+/// `storeinspect`: a store's type, metadata and row counts; the model in its cache; a model's picture.
+///
+/// Subcommands register here; `inspect` is the default, so `storeinspect STORE` works as before.
 @main
 struct StoreInspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storeinspect",
         abstract: "Inspect a Core Data or Switchyard store: type, metadata, row counts, model.",
-        version: SwitchyardInfo.version)
+        discussion: "Exit codes: 0 success; 2 failure (the store or model cannot be read); 64 bad arguments.",
+        version: SwitchyardInfo.version,
+        subcommands: [InspectCommand.self, ModelCommand.self, GraphCommand.self],
+        defaultSubcommand: InspectCommand.self)
+
+    /// Prints `storeinspect: <step> failed: <reason>` and exits with `code`.
+    static func fail(_ step: String, _ reason: String, code: Int32 = 2) -> ExitCode {
+        FileHandle.standardError.write(Data("storeinspect: \(step) failed: \(reason)\n".utf8))
+        return ExitCode(code)
+    }
+
+    static func loadModel(_ path: String, step: String) throws -> ObjectModel {
+        do {
+            return try ModelLoader.load(at: URL(fileURLWithPath: path))
+        } catch {
+            throw fail(step, "\(path): \(error)")
+        }
+    }
+
+    static func write(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
+}
+
+// MARK: - inspect
+
+/// `storeinspect [inspect] STORE [--model MODEL] [--json]`.
+struct InspectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect", abstract: "Print a store's type, metadata and per-entity row counts (the default).")
+
+    @Argument(help: "An SQLite store file or an LMDB store directory.")
+    var store: String?
+
+    @Option(help: "Read the store with this model instead of its model cache.")
+    var model: String?
+
+    @Flag(help: "Print JSON on stdout.")
+    var json = false
 
     func run() throws {
-        // The behaviour is issue #6; until then, say so in the CLIs' error format and exit non-zero.
-        FileHandle.standardError.write(Data("storeinspect: inspect failed: not available in version \(SwitchyardInfo.version) (issue #6)\n".utf8))
-        throw ExitCode(2)
+        guard let store else { throw StoreInspectCommand.fail("inspect", "no STORE given", code: 64) }
+        let model = try self.model.map { try StoreInspectCommand.loadModel($0, step: "inspect") }
+        let inspection: StoreInspection
+        do {
+            inspection = try StoreInspection.inspect(URL(fileURLWithPath: store), model: model)
+        } catch let error as SplitError {
+            throw StoreInspectCommand.fail("inspect", error.reason)
+        } catch {
+            throw StoreInspectCommand.fail("inspect", "\(error)")
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            StoreInspectCommand.write(String(decoding: try encoder.encode(inspection), as: UTF8.self) + "\n")
+            return
+        }
+        var out = "store: \(inspection.path)\ntype: \(inspection.type.rawValue) (NSStoreType \(inspection.storeType))\n"
+        out += "uuid: \(inspection.uuid)\nmodel: \(inspection.model), configuration \(inspection.configuration)\n"
+        if !inspection.versionIdentifiers.isEmpty {
+            out += "version identifiers: \(inspection.versionIdentifiers.joined(separator: ", "))\n"
+        }
+        out += "metadata:\n"
+        for key in inspection.additionalMetadata.keys.sorted() { out += "  \(key) = \(inspection.additionalMetadata[key]!)\n" }
+        let total = inspection.entities.reduce(0) { $0 + $1.rows }
+        out += "entities (\(total) rows):\n"
+        let width = inspection.entities.map(\.entity.count).max() ?? 0
+        for e in inspection.entities {
+            out += "  " + e.entity.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(e.rows)\n"
+        }
+        if !inspection.skipped.isEmpty {
+            out += "outside the model:\n"
+            for s in inspection.skipped { out += "  \(s.kind) \(s.name)" + (s.rows.map { " (\($0) rows)" } ?? "") + "\n" }
+        }
+        StoreInspectCommand.write(out)
+    }
+}
+
+// MARK: - model
+
+/// `storeinspect model STORE`: the model in the store's cache as `.xcdatamodel` XML.
+struct ModelCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "model", abstract: "Print the model recovered from a store's model cache as .xcdatamodel XML.")
+
+    @Argument(help: "An SQLite store file or an LMDB store directory.")
+    var store: String
+
+    func run() throws {
+        let model: ObjectModel?
+        do {
+            model = try StoreInspection.storedModel(URL(fileURLWithPath: store))
+        } catch let error as SplitError {
+            throw StoreInspectCommand.fail("read model cache", error.reason)
+        } catch {
+            throw StoreInspectCommand.fail("read model cache", "\(error)")
+        }
+        guard let model else { throw StoreInspectCommand.fail("read model cache", "\(store): the store has no model cache") }
+        StoreInspectCommand.write(ModelWriter.xml(for: model))
+    }
+}
+
+// MARK: - graph
+
+/// `storeinspect graph MODEL`: Graphviz dot of entities, configurations, relationships, fetched properties.
+struct GraphCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "graph",
+        abstract: "Print a Graphviz picture of a model: entities clustered by configuration, relationships, "
+            + "fetched properties (dashed; red when they cross stores). Render with: dot -Tsvg")
+
+    @Argument(help: "A .xcdatamodeld or .xcdatamodel.")
+    var model: String
+
+    func run() throws {
+        let model = try StoreInspectCommand.loadModel(model, step: "graph")
+        StoreInspectCommand.write(ModelGraph.dot(model))
     }
 }

@@ -8,11 +8,85 @@ struct StoreSplitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storesplit",
         abstract: "Split a monolithic Core Data or Switchyard store into one store per configuration.",
+        discussion: """
+            Reads SOURCE read-only (WAL sidecars honoured) and writes one store per --store, each under a \
+            temporary name that is renamed into place only when complete and verified.
+
+            Exit codes: 0 success (or a valid --dry-run plan); 1 --verify found a mismatch (outputs not \
+            renamed); 2 failure (open, plan, copy); 64 bad arguments.
+            """,
         version: SwitchyardInfo.version)
 
+    @Argument(help: "The monolithic store: an SQLite file or an LMDB directory.")
+    var source: String?
+
+    @Option(name: .long, help: "The target model (.xcdatamodeld or .xcdatamodel) with its configurations.")
+    var model: String?
+
+    @Option(name: .customLong("store"), help: "CONFIG=PATH[:sqlite|lmdb], once per configuration to write.")
+    var stores: [String] = []
+
+    @Option(name: .customLong("source-model"), help: "The model the source was written with (default: its model cache).")
+    var sourceModel: String?
+
+    @Flag(name: .customLong("dry-run"), help: "Print the plan and write nothing.")
+    var dryRun = false
+
+    @Flag(help: "Re-read the outputs and compare per-entity content checksums with the source.")
+    var verify = false
+
+    @Flag(help: "Replace outputs that already exist.")
+    var force = false
+
+    @Flag(help: "Print the plan or report as JSON on stdout.")
+    var json = false
+
+    @Option(name: .customLong("batch-size"), help: "Rows per read and write transaction.")
+    var batchSize = 5_000
+
     func run() throws {
-        // The behaviour is issue #6; until then, say so in the CLIs' error format and exit non-zero.
-        FileHandle.standardError.write(Data("storesplit: split failed: not available in version \(SwitchyardInfo.version) (issue #6)\n".utf8))
-        throw ExitCode(2)
+        do {
+            try split()
+        } catch let error as SplitError {
+            Self.fail(error.step, error.reason)
+            if case .verification = error { throw ExitCode(1) }
+            if case .usage = error { throw ExitCode(64) }
+            throw ExitCode(2)
+        }
+    }
+
+    static func fail(_ step: String, _ reason: String) {
+        FileHandle.standardError.write(Data("storesplit: \(step) failed: \(reason)\n".utf8))
+    }
+
+    private func split() throws {
+        guard let source else { throw SplitError.usage("no SOURCE store given") }
+        guard let model else { throw SplitError.usage("no --model given (the target model with its configurations)") }
+        guard batchSize > 0 else { throw SplitError.usage("--batch-size must be positive") }
+        let target = try loadModel(model, option: "--model")
+        let sourceModel = try self.sourceModel.map { try loadModel($0, option: "--source-model") }
+        let destinations = try stores.map { try SplitDestination(argument: $0) }
+        let splitter = try StoreSplitter(
+            source: URL(fileURLWithPath: source), targetModel: target, destinations: destinations, sourceModel: sourceModel)
+        let plan = try splitter.plan()
+        if dryRun {
+            if json { try PlanOutput.printJSON(plan) } else { PlanOutput.printText(plan) }
+            return
+        }
+        let bar = ProgressBar.onTerminal()
+        let report = try splitter.run(
+            plan, options: SplitOptions(batchSize: batchSize, verifyContent: verify, force: force),
+            progress: bar.map { bar in { bar.update($0) } })
+        bar?.finish()
+        if json { try PlanOutput.printJSON(report) } else { PlanOutput.printText(report) }
+        if !json { for warning in plan.warnings { FileHandle.standardError.write(Data("storesplit: warning: \(warning)\n".utf8)) } }
+    }
+
+    private func loadModel(_ path: String, option: String) throws -> ObjectModel {
+        do {
+            return try ModelLoader.load(at: URL(fileURLWithPath: path))
+        } catch {
+            throw SplitError.model(path: path, reason: "\(option): \(error)")
+        }
     }
 }

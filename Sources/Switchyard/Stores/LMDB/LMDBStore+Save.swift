@@ -26,7 +26,7 @@ extension LMDBStore {
         }
     }
 
-    private func maxKey(root: String, txn: LMDBTransaction) throws -> Int64 {
+    func maxKey(root: String, txn: LMDBTransaction) throws -> Int64 {
         guard let bytes = try txn.get(databases.meta, LMDBStoreDatabases.maxKey(root: root)) else { return 0 }
         guard bytes.count == 8 else {
             throw StoreError.notAStore(path: path, expected: .lmdb, reason: "meta's max:\(root) is not 8 bytes")
@@ -34,7 +34,7 @@ extension LMDBStore {
         return Int64(bitPattern: bytes.reduce(0) { $0 << 8 | UInt64($1) })
     }
 
-    private func setMaxKey(_ value: Int64, root: String, txn: LMDBTransaction) throws {
+    func setMaxKey(_ value: Int64, root: String, txn: LMDBTransaction) throws {
         var w = LMDBByteWriter(capacity: 8)
         w.bigEndian(UInt64(bitPattern: value))
         try txn.put(databases.meta, LMDBStoreDatabases.maxKey(root: root), w.bytes)

@@ -1,0 +1,122 @@
+import Foundation
+
+// MARK: - SplitPlan
+
+/// What a split will do, decided before anything is written: which entity goes to which store with how many
+/// rows, which relationships become attributes, and what is left behind.
+public struct SplitPlan: Sendable {
+    /// One entity to copy.
+    public struct EntityCopy: Sendable, Hashable, Codable {
+        /// The entity's name in the source model.
+        public var sourceEntity: String
+        /// Its name in the target model (differs after an `elementID` rename).
+        public var targetEntity: String
+        /// The target configuration (and so the output) that receives the rows.
+        public var configuration: String
+        /// Index into `destinations`.
+        public var destination: Int
+        /// Rows of exactly this entity in the source, counted at planning time.
+        public var rowCount: Int
+    }
+
+    /// A to-one relationship that now crosses stores, written as an attribute of the source entity.
+    public struct Conversion: Sendable, Hashable, Codable {
+        /// What the attribute receives.
+        public enum Kind: String, Sendable, Hashable, Codable {
+            /// The Integer 64 attribute receives the destination object's primary key.
+            case primaryKey
+            /// The attribute receives the destination object's attribute `key` (`storesplit.key`).
+            case key
+        }
+        /// Target entity and its relationship's old name.
+        public var entity: String
+        /// The source relationship's name (the attribute's `elementID`).
+        public var relationship: String
+        /// The target entity the relationship pointed to.
+        public var destinationEntity: String
+        /// The attribute (target model) that receives the value.
+        public var attribute: String
+        /// Primary key or key attribute.
+        public var kind: Kind
+        /// For `.key`: the destination entity's attribute (target model) whose value is copied.
+        public var key: String?
+        /// The configuration of the relationship's source entity.
+        public var fromConfiguration: String
+        /// The configuration of the relationship's destination entity.
+        public var toConfiguration: String
+    }
+
+    /// Something in the source that is not copied, and why.
+    public struct Skipped: Sendable, Hashable, Codable {
+        /// "entity", "table", "trigger" or "index".
+        public var kind: String
+        /// The entity, table or trigger.
+        public var name: String
+        /// Rows it holds, where known.
+        public var rows: Int?
+        /// Why it is not copied.
+        public var reason: String
+    }
+
+    /// The source store.
+    public var source: URL
+    /// The source's backend.
+    public var sourceType: StoreType
+    /// "--source-model", "model cache" or "target model".
+    public var sourceModelOrigin: String
+    /// The outputs, one per configuration given.
+    public var destinations: [SplitDestination]
+    /// Copy order: destination by destination, entities in source entity-number order.
+    public var entities: [EntityCopy]
+    /// Relationships that become attributes.
+    public var conversions: [Conversion]
+    /// What the source holds that is not copied.
+    public var skipped: [Skipped]
+    /// Things an operator should know before running the plan.
+    public var warnings: [String]
+
+    /// Rows the split copies.
+    public var rowCount: Int { entities.reduce(0) { $0 + $1.rowCount } }
+
+    // MARK: Internal mapping
+
+    let sourceModel: ObjectModel
+    let targetModel: ObjectModel
+    /// Per entered `entities` element, how a source row becomes a target row.
+    let mappings: [EntityMapping]
+    /// Source entity name -> target entity name, for the entity of a relationship's target.
+    let entityNames: [String: String]
+    /// Source `Z_MAX` by target inheritance root, per destination.
+    var primaryKeyMaxima: [[String: Int64]]
+    /// App keys of the source metadata, copied into every output.
+    var metadataKeys: [String: PropertyListValue]
+}
+
+// MARK: - EntityMapping
+
+/// How one source entity's rows become target rows: attribute by attribute, relationship by relationship.
+struct EntityMapping: Sendable {
+    struct Attribute: Sendable {
+        var target: AttributeDescription
+        /// The source attribute's name; nil for an attribute the source lacks (filled with its default).
+        var source: String?
+        /// Whether the value needs converting (the types differ).
+        var convert: Bool
+    }
+    struct ToOne: Sendable {
+        var target: String
+        var source: String
+    }
+    struct Crossing: Sendable {
+        var target: AttributeDescription
+        var sourceRelationship: String
+        var kind: SplitPlan.Conversion.Kind
+        /// For `.key`: the attribute of the destination's source row whose value is copied.
+        var sourceKey: String?
+    }
+    var sourceEntity: EntityDescription
+    var targetEntity: EntityDescription
+    var attributes: [Attribute]
+    var toOnes: [ToOne]
+    var crossings: [Crossing]
+}

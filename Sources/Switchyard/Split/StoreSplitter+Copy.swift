@@ -1,0 +1,216 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// MARK: - Running a plan
+
+extension StoreSplitter {
+    /// Copies the plan's rows in batches into temporary outputs, copies `Z_MAX` and the source's app metadata
+    /// keys, closes the outputs, verifies them (row counts always; content checksums with
+    /// `options.verifyContent`) and only then renames each into place. On any failure the temporary outputs
+    /// are removed and nothing appears under a final name.
+    public func run(
+        _ plan: SplitPlan, options: SplitOptions = SplitOptions(), progress: ((SplitProgress) -> Void)? = nil
+    ) throws -> SplitReport {
+        let started = Date()
+        for destination in plan.destinations where Self.exists(destination.url) && !options.force {
+            throw SplitError.outputExists(path: destination.url.path)
+        }
+        var outputs: [BulkCopyStore?] = []
+        do {
+            for destination in plan.destinations {
+                Self.remove(destination.temporaryURL, type: destination.type)
+                outputs.append(try Self.create(destination, at: destination.temporaryURL, model: targetModel))
+            }
+            var results = try copyRows(plan, into: outputs.map { $0! }, batchSize: max(1, options.batchSize), progress: progress)
+            for (index, output) in outputs.enumerated() {
+                guard let output else { continue }
+                try output.setPrimaryKeyMaxima(plan.primaryKeyMaxima[index])
+                var metadata = try output.metadata()
+                metadata.additional.merge(plan.metadataKeys) { _, source in source }
+                try output.setMetadata(metadata)
+                try output.closeFiles()
+                outputs[index] = nil
+            }
+            try verify(plan, results: &results, content: options.verifyContent, batchSize: max(1, options.batchSize))
+            for destination in plan.destinations { try Self.moveIntoPlace(destination) }
+            let seconds = Date().timeIntervalSince(started)
+            return report(plan, results: results, seconds: seconds, verified: options.verifyContent)
+        } catch {
+            for output in outputs { try? output?.closeFiles() }
+            for destination in plan.destinations { Self.remove(destination.temporaryURL, type: destination.type) }
+            if let error = error as? SplitError { throw error }
+            throw SplitError.copy(reason: "\(error)")
+        }
+    }
+
+    // MARK: - Copy
+
+    /// What copying one entity produced: rows written and, where the rows passed through this process, the
+    /// content checksum of what was written.
+    struct CopyResult {
+        var rows = 0
+        var checksum: SplitChecksum?
+    }
+
+    /// Copies entity by entity: SQLite to SQLite without decoding rows (`SQLiteStore.copyRows`) where every
+    /// attribute keeps its type, else streaming primary-key batches (read, convert, save in one transaction).
+    private func copyRows(
+        _ plan: SplitPlan, into outputs: [BulkCopyStore], batchSize: Int, progress: ((SplitProgress) -> Void)?
+    ) throws -> [CopyResult] {
+        var results = [CopyResult](repeating: CopyResult(), count: plan.entities.count)
+        var copied = 0
+        let total = plan.rowCount
+        for (index, (copy, mapping)) in zip(plan.entities, plan.mappings).enumerated() {
+            let output = outputs[copy.destination]
+            func report(_ entityCopied: Int) {
+                progress?(SplitProgress(
+                    entity: copy.targetEntity, configuration: copy.configuration, entityRowsCopied: entityCopied,
+                    entityRowCount: copy.rowCount, rowsCopied: copied + entityCopied, rowCount: total))
+            }
+            report(0)
+            if let from = source as? SQLiteStore, let to = output as? SQLiteStore, mapping.attributes.allSatisfy({ !$0.convert }) {
+                let rows = try to.copyRows(
+                    Self.bulkSpec(mapping, plan: plan), from: from, batchSize: max(batchSize, 50_000), progress: report)
+                results[index].rows = rows
+                copied += rows
+                continue
+            }
+            var checksum = SplitChecksum()
+            var after: Int64?
+            var entityCopied = 0
+            while true {
+                let batch = try readBatch(copy.sourceEntity, after: after, offset: entityCopied, limit: batchSize)
+                guard let last = batch.last else { break }
+                let rows = try convert(batch, mapping: mapping, plan: plan)
+                try output.save(StoreChangeSet(inserts: rows))
+                for row in rows { checksum.add(row, entity: mapping.targetEntity) }
+                after = last.primaryKey
+                entityCopied += batch.count
+                report(entityCopied)
+                if batch.count < batchSize { break }
+            }
+            results[index] = CopyResult(rows: entityCopied, checksum: checksum)
+            copied += entityCopied
+        }
+        return results
+    }
+
+    /// The mapping as the SQLite bulk copy takes it.
+    static func bulkSpec(_ mapping: EntityMapping, plan: SplitPlan) -> BulkCopySpec {
+        var attributes: [(target: String, value: BulkCopySpec.Value)] = []
+        for attribute in mapping.attributes {
+            if let source = attribute.source {
+                attributes.append((attribute.target.name, .attribute(source)))
+            } else if let value = attribute.target.defaultValue, !value.isNull {
+                attributes.append((attribute.target.name, .constant(value)))
+            }
+        }
+        for crossing in mapping.crossings {
+            switch crossing.kind {
+            case .primaryKey: attributes.append((crossing.target.name, .relatedKey(relationship: crossing.sourceRelationship)))
+            case .key:
+                attributes.append((crossing.target.name, .relatedAttribute(
+                    relationship: crossing.sourceRelationship, attribute: crossing.sourceKey ?? "")))
+            }
+        }
+        return BulkCopySpec(
+            sourceEntity: mapping.sourceEntity.name, targetEntity: mapping.targetEntity.name, attributes: attributes,
+            toOnes: mapping.toOnes.map { ($0.target, $0.source) }, entityNames: plan.entityNames)
+    }
+
+    /// A keyset batch where the store offers one, else an offset page (stores without `BulkCopyStore`).
+    func readBatch(_ entity: String, after: Int64?, offset: Int, limit: Int) throws -> [StoreRow] {
+        if let bulk = source as? BulkCopyStore {
+            return try bulk.rowBatch(entityName: entity, after: after, limit: limit)
+        }
+        return try source.fetch(StoreFetchRequest(
+            entityName: entity, fetchLimit: limit, fetchOffset: offset, includesSubentities: false))
+    }
+
+    /// Source rows as target rows: renamed attributes, defaults for new ones, to-ones kept inside the store,
+    /// crossing to-ones written as the primary key or the destination's key attribute.
+    func convert(_ batch: [StoreRow], mapping: EntityMapping, plan: SplitPlan) throws -> [StoreRow] {
+        var keyed: [RowReference: StoreRow] = [:]
+        if mapping.crossings.contains(where: { $0.kind == .key }) {
+            var references: Set<RowReference> = []
+            for row in batch {
+                for crossing in mapping.crossings where crossing.kind == .key {
+                    if let reference = row.toOne[crossing.sourceRelationship] { references.insert(reference) }
+                }
+            }
+            for row in try source.rows(for: Array(references)) { keyed[row.reference] = row }
+        }
+        let target = mapping.targetEntity
+        return try batch.map { row in
+            var values: [String: AttributeValue] = [:]
+            values.reserveCapacity(mapping.attributes.count + mapping.crossings.count)
+            for attribute in mapping.attributes {
+                guard let name = attribute.source else {
+                    if let value = attribute.target.defaultValue, !value.isNull { values[attribute.target.name] = value }
+                    continue
+                }
+                guard let value = row.values[name], !value.isNull else { continue }
+                if attribute.convert {
+                    guard let converted = value.normalized(for: attribute.target.type) else {
+                        throw SplitError.copy(reason:
+                            "\(row.entityName)/p\(row.primaryKey).\(name): value \(value) cannot become \(target.name).\(attribute.target.name) "
+                                + "of type \(attribute.target.type.rawValue)")
+                    }
+                    values[attribute.target.name] = converted
+                } else {
+                    values[attribute.target.name] = value
+                }
+            }
+            for crossing in mapping.crossings {
+                guard let reference = row.toOne[crossing.sourceRelationship] else { continue }
+                switch crossing.kind {
+                case .primaryKey:
+                    values[crossing.target.name] = .integer(reference.primaryKey)
+                case .key:
+                    if let key = crossing.sourceKey, let value = keyed[reference]?.values[key], !value.isNull {
+                        values[crossing.target.name] = value.normalized(for: crossing.target.type) ?? value
+                    }
+                }
+            }
+            var toOne: [String: RowReference] = [:]
+            for relationship in mapping.toOnes {
+                guard let reference = row.toOne[relationship.source] else { continue }
+                toOne[relationship.target] = RowReference(
+                    entityName: plan.entityNames[reference.entityName] ?? reference.entityName, primaryKey: reference.primaryKey)
+            }
+            return StoreRow(entityName: target.name, primaryKey: row.primaryKey, version: row.version, values: values, toOne: toOne)
+        }
+    }
+
+    // MARK: - Files
+
+    static func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }
+
+    /// Removes a store's file with its sidecars, or its directory.
+    static func remove(_ url: URL, type: StoreType) {
+        if type == .lmdb {
+            try? FileManager.default.removeItem(at: url)
+        } else {
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+        }
+    }
+
+    /// Renames the verified temporary output to its final name. An SQLite file replaces its predecessor with
+    /// one `rename(2)`; the old file's sidecars are removed first so they never apply to the new file.
+    static func moveIntoPlace(_ destination: SplitDestination) throws {
+        let temporary = destination.temporaryURL.path, final = destination.url.path
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporary + suffix) }
+        if destination.type == .lmdb {
+            if exists(destination.url) { try? FileManager.default.removeItem(at: destination.url) }
+        } else {
+            for suffix in ["-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: final + suffix) }
+        }
+        guard rename(temporary, final) == 0 else {
+            throw SplitError.copy(reason: "cannot rename \(temporary) to \(final): \(String(cString: strerror(errno)))")
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+// MARK: - StoreSplitter
+
+/// Splits a monolithic store (Switchyard SQLite or LMDB, or a real Core Data SQLite store) into one store per
+/// configuration of a target model: plan first, then a streaming copy in batches, then verification, and only
+/// then are the outputs renamed into place. The source is opened read-only and never written.
+///
+/// ```swift
+/// let splitter = try StoreSplitter(source: legacyURL, targetModel: model, destinations: [
+///     SplitDestination(configuration: "Cloud", url: dir.appendingPathComponent("Cloud.sqlite"), type: .sqlite),
+///     SplitDestination(configuration: "Cache", url: dir.appendingPathComponent("Cache.lmdb"), type: .lmdb),
+/// ])
+/// let plan = try splitter.plan()
+/// let report = try splitter.run(plan, options: SplitOptions(verifyContent: true))
+/// ```
+public final class StoreSplitter {
+    /// The monolithic store.
+    public let sourceURL: URL
+    /// The source's backend.
+    public let sourceType: StoreType
+    /// The model whose configurations the outputs hold.
+    public let targetModel: ObjectModel
+    /// The outputs.
+    public let destinations: [SplitDestination]
+    /// The model the source was read with.
+    public let sourceModel: ObjectModel
+    /// Where `sourceModel` came from: "--source-model", "model cache" or "target model".
+    public let sourceModelOrigin: String
+    let source: PersistentStore
+
+    /// Opens `source` read-only. The source model is `sourceModel`, else the store's model cache, else
+    /// `targetModel`.
+    public init(
+        source url: URL, targetModel: ObjectModel, destinations: [SplitDestination], sourceModel: ObjectModel? = nil
+    ) throws {
+        let opened = try Self.openReadOnly(url, model: sourceModel, fallback: targetModel)
+        self.sourceURL = url
+        self.sourceType = opened.store.type
+        self.targetModel = targetModel
+        self.destinations = destinations
+        self.sourceModel = opened.store.model
+        self.sourceModelOrigin = sourceModel != nil ? "--source-model" : opened.origin
+        self.source = opened.store
+    }
+
+    // MARK: - Opening stores
+
+    /// The backend of an existing store: a directory is LMDB, a file SQLite; nil when nothing is there.
+    public static func storeType(at url: URL) -> StoreType? {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else { return nil }
+        return isDirectory.boolValue ? .lmdb : .sqlite
+    }
+
+    /// Opens an existing store read-only with `model`, else with the model its cache holds, else with
+    /// `fallback`; returns the store and where its model came from.
+    public static func openReadOnly(
+        _ url: URL, model: ObjectModel?, fallback: ObjectModel? = nil
+    ) throws -> (store: PersistentStore, origin: String) {
+        guard let type = storeType(at: url) else {
+            throw SplitError.source(path: url.path, reason: "no such file or directory")
+        }
+        do {
+            if let model { return (try openAnyConfiguration(type, url, model), "--model") }
+            // A store opened with an empty model reads nothing but its metadata and model cache.
+            let probe = try open(type, url, try ObjectModel(entities: []))
+            // Not closed explicitly: an LMDB environment is shared with other stores of the process.
+            let cached = try probe.storedModel()
+            if let cached { return (try openAnyConfiguration(type, url, cached), "model cache") }
+            if let fallback { return (try openAnyConfiguration(type, url, fallback), "target model") }
+            throw SplitError.source(path: url.path, reason: "the store has no model cache; pass the model it was written with")
+        } catch let error as SplitError {
+            throw error
+        } catch {
+            throw SplitError.source(path: url.path, reason: "\(error)")
+        }
+    }
+
+    /// Opens with `Default` (every entity); a store that holds one configuration's tables (a split output)
+    /// opens with the first configuration whose tables it has.
+    static func openAnyConfiguration(_ type: StoreType, _ url: URL, _ model: ObjectModel) throws -> PersistentStore {
+        do {
+            return try open(type, url, model)
+        } catch StoreError.schemaMismatch(let path, let configuration, let reason) {
+            for name in model.configurations.map(\.name) {
+                if let store = try? open(type, url, model, configuration: name) { return store }
+            }
+            throw StoreError.schemaMismatch(path: path, configuration: configuration, reason: reason)
+        }
+    }
+
+    static func open(
+        _ type: StoreType, _ url: URL, _ model: ObjectModel, configuration: String = ConfigurationDescription.defaultName
+    ) throws -> PersistentStore {
+        switch type {
+        case .lmdb: return try LMDBStore(url: url, model: model, configuration: configuration, options: .readOnly)
+        default: return try SQLiteStore(url: url, model: model, configuration: configuration, options: .readOnly)
+        }
+    }
+
+    /// Creates an empty output store at `url`.
+    static func create(_ destination: SplitDestination, at url: URL, model: ObjectModel) throws -> BulkCopyStore {
+        switch destination.type {
+        case .lmdb: return try LMDBStore(url: url, model: model, configuration: destination.configuration)
+        default: return try SQLiteStore(url: url, model: model, configuration: destination.configuration)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension StoreSplitter: Sendable {}

@@ -1,0 +1,63 @@
+import Foundation
+
+// MARK: - Bulk copy
+
+extension LMDBStore: BulkCopyStore {
+    /// A cursor walk from the key after `primaryKey`, keeping rows of exactly `entityName`.
+    func rowBatch(entityName: String, after primaryKey: Int64?, limit: Int) throws -> [StoreRow] {
+        try checkOpen()
+        let layout = try servedLayout(entityName)
+        guard limit > 0 else { return [] }
+        return try environment.read { txn in
+            let reader = LMDBReader(store: self, transaction: txn)
+            let root = layout.rootNumber
+            var rows: [StoreRow] = []
+            let start = primaryKey.map { $0 == Int64.max ? nil : $0 + 1 } ?? 0
+            guard let start else { return [] }
+            try txn.withCursor(databases.rows) { cursor in
+                var entry = try cursor.seek(atLeast: LMDBRowKey.make(root: root, primaryKey: start))
+                while let current = entry, LMDBRowKey.root(of: current.key) == root, rows.count < limit {
+                    let key = LMDBRowKey.primaryKey(of: current.key)
+                    let number: Int
+                    do {
+                        number = try LMDBRowCoding.entityNumber(of: current.value)
+                    } catch {
+                        throw StoreError.notAStore(path: path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
+                    }
+                    if number < layout.alone.count, layout.alone[number], let row = try reader.row(root: root, primaryKey: key) {
+                        rows.append(row)
+                    }
+                    entry = try cursor.next()
+                }
+            }
+            return rows
+        }
+    }
+
+    func primaryKeyMaxima() throws -> [String: Int64] {
+        try checkOpen()
+        return try environment.read { txn in
+            var result: [String: Int64] = [:]
+            for entity in entities where entity.isRoot {
+                result[entity.name] = try maxKey(root: entity.name, txn: txn)
+            }
+            return result
+        }
+    }
+
+    func setPrimaryKeyMaxima(_ maxima: [String: Int64]) throws {
+        try checkWritable("set Z_MAX")
+        try environment.write { txn in
+            for (root, max) in maxima.sorted(by: { $0.key < $1.key }) { try setMaxKey(max, root: root, txn: txn) }
+        }
+    }
+
+    /// An LMDB store holds nothing outside its model.
+    func extraneousItems() throws -> [StoreExtraneousItem] { [] }
+
+    /// Closes the environment (LMDB commits are durable already).
+    func closeFiles() throws {
+        state.withLock { $0.isClosed = true }
+        environment.close()
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+internal import GRDB
+
+// MARK: - SQLite-to-SQLite bulk copy
+
+extension SQLiteStore {
+    /// Copies the rows of `spec.sourceEntity` from `source` into this store without decoding them: the source
+    /// file is attached read-only (WAL honoured) to the writer connection and each batch is one
+    /// `INSERT INTO ... SELECT ... WHERE Z_PK > ? AND Z_PK <= ?` transaction, so memory stays bounded and the
+    /// speed is SQLite's own. Primary keys and `Z_OPT` are kept; `Z_ENT` becomes this store's number. Returns
+    /// the number of rows copied.
+    func copyRows(
+        _ spec: BulkCopySpec, from source: SQLiteStore, batchSize: Int, progress: (Int) throws -> Void
+    ) throws -> Int {
+        try checkWritable("copy rows")
+        let target = try servedLayout(spec.targetEntity)
+        guard let from = source.schema.entities[spec.sourceEntity] else {
+            throw StoreError.entityNotInStore(path: source.displayPath, configuration: source.configurationName, entity: spec.sourceEntity)
+        }
+        let alias = "switchyard_source"
+        let sourceTable = "\(alias).\(SQLiteNames.quote(source.schema.table(of: from).name))"
+        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var expressions = ["t.\"Z_PK\"", String(target.number), "t.\"Z_OPT\""]
+        var arguments: [DatabaseValue] = []
+        func sourceColumn(_ attribute: String) throws -> String {
+            guard let index = from.attributeIndex[attribute] else {
+                throw StoreError.unknownProperty(path: source.displayPath, entity: from.name, property: attribute)
+            }
+            return "t." + SQLiteNames.quote(from.attributes[index].column)
+        }
+        func sourceToOne(_ relationship: String) throws -> SQLiteToOneMapping {
+            guard let index = from.toOneIndex[relationship] else {
+                throw StoreError.unknownProperty(path: source.displayPath, entity: from.name, property: relationship)
+            }
+            return from.toOnes[index]
+        }
+        for (name, value) in spec.attributes {
+            guard let index = target.attributeIndex[name] else {
+                throw StoreError.unknownProperty(path: displayPath, entity: target.name, property: name)
+            }
+            let mapping = target.attributes[index]
+            columns.append(mapping.column)
+            switch value {
+            case .attribute(let attribute):
+                expressions.append(try sourceColumn(attribute))
+            case .constant(let constant):
+                guard let encoded = SQLiteValueCoding.encode(constant, as: mapping.type) else {
+                    throw StoreError.invalidValue(
+                        path: displayPath, entity: target.name, attribute: name, value: "\(constant)", expected: mapping.type.rawValue)
+                }
+                expressions.append("?")
+                arguments.append(encoded)
+            case .relatedKey(let relationship):
+                expressions.append("t." + SQLiteNames.quote(try sourceToOne(relationship).column))
+            case .relatedAttribute(let relationship, let attribute):
+                let toOne = try sourceToOne(relationship)
+                guard let related = source.schema.entities[toOne.destination],
+                    let index = related.attributeIndex[attribute]
+                else {
+                    throw StoreError.unknownProperty(path: source.displayPath, entity: toOne.destination, property: attribute)
+                }
+                let table = "\(alias).\(SQLiteNames.quote(source.schema.table(of: related).name))"
+                expressions.append(
+                    "(SELECT r.\(SQLiteNames.quote(related.attributes[index].column)) FROM \(table) AS r "
+                        + "WHERE r.\"Z_PK\" = t.\(SQLiteNames.quote(toOne.column)))")
+            }
+        }
+        for (name, sourceName) in spec.toOnes {
+            guard let index = target.toOneIndex[name] else {
+                throw StoreError.unknownProperty(path: displayPath, entity: target.name, property: name)
+            }
+            let mapping = target.toOnes[index]
+            let old = try sourceToOne(sourceName)
+            let key = "t." + SQLiteNames.quote(old.column)
+            columns.append(mapping.column)
+            expressions.append(key)
+            guard let entityColumn = mapping.entityColumn else { continue }
+            // The destination's Z_ENT, renumbered from the source's numbering to this store's.
+            let sourceNumber = old.entityColumn.map { "t." + SQLiteNames.quote($0) }
+                ?? String(source.schema.entities[old.destination]?.number ?? 0)
+            var cases = ""
+            for (number, name) in source.schema.entityNamesByNumber.sorted(by: { $0.key < $1.key }) {
+                guard let targetName = spec.entityNames[name], let layout = schema.entities[targetName] else { continue }
+                cases += " WHEN \(number) THEN \(layout.number)"
+            }
+            columns.append(entityColumn)
+            expressions.append("CASE WHEN \(key) IS NULL THEN NULL ELSE (CASE \(sourceNumber)\(cases) END) END")
+        }
+        let insert = "INSERT INTO main.\(SQLiteNames.quote(schema.table(of: target).name)) "
+            + "(\(columns.map(SQLiteNames.quote).joined(separator: ", "))) SELECT \(expressions.joined(separator: ", ")) "
+            + "FROM \(sourceTable) AS t WHERE t.\"Z_ENT\" = ? AND t.\"Z_PK\" > ? AND t.\"Z_PK\" <= ?"
+        let boundary = "SELECT t.\"Z_PK\" FROM \(sourceTable) AS t WHERE t.\"Z_ENT\" = ? AND t.\"Z_PK\" > ? "
+            + "ORDER BY t.\"Z_PK\" LIMIT 1 OFFSET ?"
+        let attachURI = SQLiteStore.readOnlyURI(path: source.location.path, isWAL: source.isWAL)
+        do {
+            return try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "ATTACH DATABASE ? AS \(alias)", arguments: [attachURI])
+                defer { try? db.execute(sql: "DETACH DATABASE \(alias)") }
+                var copied = 0
+                var low = Int64.min
+                while true {
+                    let high = try Int64.fetchOne(
+                        db, sql: boundary, arguments: [from.number, low, max(0, batchSize - 1)]) ?? Int64.max
+                    try db.inTransaction(.immediate) {
+                        try db.execute(sql: insert, arguments: StatementArguments(arguments + [from.number.databaseValue, low.databaseValue, high.databaseValue]))
+                        copied += db.changesCount
+                        return .commit
+                    }
+                    try progress(copied)
+                    if high == Int64.max { break }
+                    low = high
+                }
+                return copied
+            }
+        } catch {
+            throw mapError(error)
+        }
+    }
+
+    /// Whether the file's header says WAL (decides how a read-only attach opens it).
+    var isWAL: Bool {
+        guard let handle = FileHandle(forReadingAtPath: location.path) else { return false }
+        defer { try? handle.close() }
+        let header = [UInt8]((try? handle.read(upToCount: 20)) ?? Data())
+        return header.count == 20 && header[18] == 2 && header[19] == 2
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import Testing
+@testable import Switchyard
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `storesplit` and `storeinspect` as built binaries: plans, reports, exit codes, error format, kill safety.
+@Suite struct SplitCLITests {
+    static let built = CLITests.built
+    static let dotAvailable = FileManager.default.isExecutableFile(atPath: "/usr/bin/dot")
+        || FileManager.default.isExecutableFile(atPath: "/usr/local/bin/dot")
+
+    private func stores(_ dir: URL) -> [String] {
+        ["Cloud=\(dir.path)/Cloud.sqlite", "Local=\(dir.path)/Local.sqlite", "Cache=\(dir.path)/Cache.lmdb"]
+            .flatMap { ["--store", $0] }
+    }
+
+    private func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test(.enabled(if: built, "storesplit not built in .build/debug"))
+    func dryRunPrintsThePlanAndWritesNothing() throws {
+        let temp = TemporaryDirectory()
+        let source = temp.file("Legacy.sqlite")
+        try LegacyMessenger.make(.sqlite, at: source)
+        let text = try CLITests.run("storesplit", [source.path, "--model", LegacyMessenger.targetURL.path, "--dry-run"] + stores(temp.url))
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("Message: 60 rows"))
+        #expect(text.stdout.contains("Message.preview (Cloud -> Cache) -> Message.link = LinkPreview.url"))
+        let run = try CLITests.run(
+            "storesplit", [source.path, "--model", LegacyMessenger.targetURL.path, "--dry-run", "--json"] + stores(temp.url))
+        #expect(run.status == 0)
+        let plan = try json(run.stdout)
+        #expect(plan["dryRun"] as? Bool == true)
+        #expect(plan["rows"] as? Int == LegacyMessenger.counts(messages: 60).values.reduce(0, +))
+        #expect((plan["conversions"] as? [Any])?.count == 2)
+        #expect(!FileManager.default.fileExists(atPath: temp.file("Cloud.sqlite").path))
+        let explicit = try CLITests.run(
+            "storesplit",
+            [source.path, "--model", LegacyMessenger.targetURL.path, "--source-model", LegacyMessenger.legacyURL.path, "--dry-run"]
+                + stores(temp.url))
+        #expect(explicit.status == 0, "\(explicit.stderr)")
+        #expect(explicit.stdout.contains("model from --source-model"))
+    }
+
+    @Test(.enabled(if: built, "storesplit not built in .build/debug"))
+    func splitWithVerifyReportsJSONAndOutputsOpen() throws {
+        let temp = TemporaryDirectory()
+        let source = temp.file("Legacy.lmdb")
+        try LegacyMessenger.make(.lmdb, at: source)
+        let run = try CLITests.run(
+            "storesplit", [source.path, "--model", LegacyMessenger.targetURL.path, "--verify", "--json"] + stores(temp.url))
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.isEmpty, "no progress bar or warnings when stderr is not a terminal")
+        let report = try json(run.stdout)
+        #expect(report["contentVerified"] as? Bool == true)
+        #expect(report["rowsCopied"] as? Int == LegacyMessenger.counts(messages: 60).values.reduce(0, +))
+        let inspect = try CLITests.run("storeinspect", [temp.file("Cloud.sqlite").path, "--json"])
+        #expect(inspect.status == 0, "\(inspect.stderr)")
+        let inspection = try json(inspect.stdout)
+        #expect(inspection["configuration"] as? String == "Cloud")
+        let counts = (inspection["entities"] as? [[String: Any]] ?? []).reduce(into: [String: Int]()) {
+            $0[$1["entity"] as? String ?? ""] = $1["rows"] as? Int
+        }
+        #expect(counts == ["Account": 3, "Chat": 6, "Message": 60])
+        #expect((inspection["additionalMetadata"] as? [String: String])?[LegacyMessenger.appKey] == "41")
+    }
+
+    @Test(.enabled(if: built, "storesplit not built in .build/debug"))
+    func exitCodesAndErrorFormat() throws {
+        let temp = TemporaryDirectory()
+        let source = temp.file("Legacy.sqlite")
+        try LegacyMessenger.make(.sqlite, at: source)
+        let model = LegacyMessenger.targetURL.path
+        let noModel = try CLITests.run("storesplit", [source.path] + stores(temp.url))
+        #expect(noModel.status == 64)
+        #expect(noModel.stderr.hasPrefix("storesplit: arguments failed: no --model"))
+        let badType = try CLITests.run("storesplit", [source.path, "--model", model, "--store", "Cloud=\(temp.url.path)/x.txt"])
+        #expect(badType.status == 64)
+        #expect(badType.stderr.contains("cannot tell the store type"))
+        let missing = try CLITests.run("storesplit", [temp.file("nope.sqlite").path, "--model", model] + stores(temp.url))
+        #expect(missing.status == 2)
+        #expect(missing.stderr.hasPrefix("storesplit: open source failed: "))
+        let plan = try CLITests.run(
+            "storesplit", [source.path, "--model", model, "--store", "Cloud=\(temp.url.path)/Cloud.sqlite"])
+        #expect(plan.status == 2)
+        #expect(plan.stderr.hasPrefix("storesplit: plan failed: "))
+        #expect(plan.stderr.contains("add --store Local=PATH"))
+        try Data().write(to: temp.file("Local.sqlite"))
+        let exists = try CLITests.run("storesplit", [source.path, "--model", model] + stores(temp.url))
+        #expect(exists.status == 2)
+        #expect(exists.stderr.hasPrefix("storesplit: prepare outputs failed: "))
+        #expect(exists.stderr.contains("--force"))
+        let forced = try CLITests.run("storesplit", [source.path, "--model", model, "--force"] + stores(temp.url))
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(forced.stdout.contains("row counts match"))
+    }
+
+    /// SIGKILL at random points: no store ever appears under a final name unless it is complete.
+    @Test(.enabled(if: built, "storesplit not built in .build/debug"))
+    func killedSplitLeavesNoPartialStoreUnderAFinalName() throws {
+        let temp = TemporaryDirectory()
+        let source = temp.file("Legacy.sqlite")
+        try LegacyMessenger.make(.sqlite, at: source, messages: 3_000)
+        let arguments = [source.path, "--model", LegacyMessenger.targetURL.path, "--batch-size", "25", "--force"] + stores(temp.url)
+        var generator = SystemRandomNumberGenerator()
+        var killedMidRun = 0
+        for attempt in 0..<4 {
+            let process = Process()
+            process.executableURL = CLITests.binDirectory.appendingPathComponent("storesplit")
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32.random(in: 20_000...(150_000 + UInt32(attempt) * 100_000), using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if process.terminationReason == .uncaughtSignal { killedMidRun += 1 }
+            let target = try LegacyMessenger.targetModel()
+            let cloud = temp.file("Cloud.sqlite")
+            if FileManager.default.fileExists(atPath: cloud.path) {
+                // Renamed into place only after verification: complete.
+                let store = try SQLiteStore(url: cloud, model: target, configuration: "Cloud", options: .readOnly)
+                #expect(try store.count(StoreFetchRequest(entityName: "Message")) == 3_000, "attempt \(attempt)")
+            }
+            if FileManager.default.fileExists(atPath: temp.file("Cache.lmdb").path) {
+                let store = try LMDBStore(url: temp.file("Cache.lmdb"), model: target, configuration: "Cache", options: .readOnly)
+                #expect(try store.count(StoreFetchRequest(entityName: "LinkPreview")) == 4, "attempt \(attempt)")
+            }
+        }
+        #expect(killedMidRun > 0, "at least one run must be killed before it finished")
+        // A later run replaces any leftover temporary output and completes.
+        let run = try CLITests.run("storesplit", arguments + ["--verify"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: temp.url.path).filter { $0.contains("storesplit-partial") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test(.enabled(if: built, "storeinspect not built in .build/debug"))
+    func modelSubcommandPrintsTheCachedModelThatLoadsBack() throws {
+        let temp = TemporaryDirectory()
+        let source = temp.file("Legacy.sqlite")
+        try LegacyMessenger.make(.sqlite, at: source)
+        let run = try CLITests.run("storeinspect", ["model", source.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let dir = temp.file("Recovered.xcdatamodel")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try Data(run.stdout.utf8).write(to: dir.appendingPathComponent("contents"))
+        let recovered = try ModelLoader.load(at: dir)
+        let legacy = try LegacyMessenger.legacyModel()
+        #expect(recovered.entities.map(\.name) == legacy.entities.map(\.name))
+        #expect(recovered.versionHashes == legacy.versionHashes)
+        let lmdb = temp.file("Legacy.lmdb")
+        try LegacyMessenger.make(.lmdb, at: lmdb)
+        let fromLMDB = try CLITests.run("storeinspect", ["model", lmdb.path])
+        #expect(fromLMDB.status == 0)
+        #expect(fromLMDB.stdout == run.stdout)
+        let missing = try CLITests.run("storeinspect", ["model", temp.file("none.sqlite").path])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.hasPrefix("storeinspect: read model cache failed: "))
+    }
+
+    @Test(.enabled(if: built, "storeinspect not built in .build/debug"))
+    func graphClustersConfigurationsAndDashesFetchedProperties() throws {
+        let run = try CLITests.run("storeinspect", ["graph", LegacyMessenger.targetURL.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.hasPrefix("digraph model {"))
+        for configuration in ["Cloud", "Local", "Cache"] { #expect(run.stdout.contains("label=\"\(configuration)\";")) }
+        #expect(run.stdout.contains("\"Message\" -> \"LinkPreview\" [style=dashed, label=\"preview: url == $FETCH_SOURCE.link\", color=red"))
+        #expect(run.stdout.contains("\"Chat\" -> \"Message\" [label=\"messages * / chat\", dir=both]"))
+    }
+
+    @Test(.enabled(if: built && dotAvailable, "graphviz dot not installed (or storeinspect not built): SVG rendering not tested"))
+    func graphRendersWithGraphviz() throws {
+        let temp = TemporaryDirectory()
+        let graph = try CLITests.run("storeinspect", ["graph", LegacyMessenger.targetURL.path])
+        let file = temp.file("model.dot")
+        try Data(graph.stdout.utf8).write(to: file)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: FileManager.default.isExecutableFile(atPath: "/usr/bin/dot") ? "/usr/bin/dot" : "/usr/local/bin/dot")
+        process.arguments = ["-Tsvg", file.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let svg = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(svg.contains("<svg"))
+        #expect(svg.contains("LinkPreview"))
+    }
+
+    static let scriptAvailable = FileManager.default.isExecutableFile(atPath: "/usr/bin/script")
+
+    /// On a terminal (a pty from script(1)) the progress bar shows entity, rows/s and ETA.
+    @Test(.enabled(if: built && scriptAvailable, "script(1) not installed (or storesplit not built): progress bar not tested"))
+    func progressBarOnATerminal() throws {
+        let temp = TemporaryDirectory()
+        let source = temp.file("Legacy.sqlite")
+        try LegacyMessenger.make(.sqlite, at: source)
+        let command = ([CLITests.binDirectory.appendingPathComponent("storesplit").path, source.path, "--model",
+                        LegacyMessenger.targetURL.path, "--store", "Cloud=\(temp.url.path)/Cloud.lmdb",
+                        "--store", "Local=\(temp.url.path)/Local.lmdb", "--store", "Cache=\(temp.url.path)/Cache.lmdb"])
+            .map { "'" + $0 + "'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let terminal = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(terminal)")
+        // The first entity is drawn at once, the last at 100%.
+        #expect(terminal.contains("0% Cloud.Account 0/3"))
+        #expect(terminal.contains("100% Cache.LinkPreview 4/4"))
+        #expect(terminal.contains("rows/s  ETA "))
+    }
+}
