@@ -60,4 +60,40 @@ import Testing
         #expect(fetched.values.count == 2)
         #expect(fetched["code"] == .null)
     }
+
+    @Test func retiredPositionsNeverHoldValues() {
+        // A store's layout where "a" was dropped at position 0 and added again at position 1.
+        let layout = RowLayout(names: ["a", "a"], positions: ["a": 1])
+        let values = RowValues(layout: layout, slots: [.null, 2])
+        #expect(values["a"] == 2)
+        #expect(values.dictionary == ["a": 2])
+        #expect(values.count == 1)
+        #expect(values == ["a": 2])
+    }
+
+    @Test(arguments: [Backend.sqlite, .lmdb])
+    func aRowReadAloneKeepsOnlyASmallBlock(backend: Backend) throws {
+        let directory = TemporaryDirectory()
+        let store = try backend.open(try TestModels.library(), configuration: "Main", in: directory)
+        let keys = try store.allocatePrimaryKeys(for: "Book", count: 50)
+        try store.save(StoreChangeSet(inserts: keys.map { StoreRow(entityName: "Book", primaryKey: $0, values: ["title": .string("t\($0)")]) }))
+        let one = try #require(try store.rows(for: [RowReference(entityName: "Book", primaryKey: keys.lowerBound)]).first)
+        let width = try #require(one.values.layout).names.count
+        #expect(one.values.storageCapacity <= RowArena.firstBlockRows * width)
+        // A fetch of many rows shares bigger blocks, but never past the limit.
+        let all = try store.fetch(StoreFetchRequest(entityName: "Book"))
+        #expect(all.count == 50)
+        #expect(all.allSatisfy { $0.values.storageCapacity <= max(RowArena.maxBlockValues, width) })
+    }
+
+    @Test func largeValuesCloseABlockEarly() {
+        let arena = RowArena(width: 1)
+        let big = AttributeValue.binary(Data(count: RowArena.maxBlockBytes))
+        let (first, _) = arena.allocate(width: 1)
+        arena.noteStored(big)
+        let (second, _) = arena.allocate(width: 1)
+        #expect(first !== second)
+        let (third, _) = arena.allocate(width: 1)
+        #expect(second === third)
+    }
 }

@@ -120,6 +120,28 @@ public final class ManagedObject {
             }
         }
         try context?.willChange(self)
+        // A member of an ordered to-many moves through its to-one: it leaves the old owner's list and goes last
+        // in the new owner's, so every backend is sent the same order (as Core Data appends it).
+        var reordered: [(owner: ManagedObject, members: [ManagedObject], key: String)] = []
+        if let inverse = relationship.inverseName, let context,
+            let inverseRelationship = context.coordinator.model.entity(named: relationship.destinationEntityName)?
+                .relationship(named: inverse), inverseRelationship.isToMany, inverseRelationship.isOrdered
+        {
+            let old = try relatedObject(forKey: key)
+            if old !== object {
+                if let old, !old.isDeleted {
+                    reordered.append((old, try old.relatedObjects(forKey: inverse).filter { $0 !== self }, inverse))
+                }
+                if let object {
+                    reordered.append((object, try object.relatedObjects(forKey: inverse).filter { $0 !== self } + [self], inverse))
+                }
+            }
+        }
+        defer {
+            for (owner, members, inverse) in reordered where (try? context?.willChange(owner)) != nil {
+                owner.changedToMany[inverse] = members
+            }
+        }
         // One-to-one: both rows hold a key, so the old partners on either side must let go.
         if let inverse = relationship.inverseName, let context,
             let inverseRelationship = context.coordinator.model.entity(named: relationship.destinationEntityName)?

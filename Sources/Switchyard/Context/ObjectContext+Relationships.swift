@@ -10,7 +10,10 @@ extension ObjectContext {
     func relatedObjects(of object: ManagedObject, through relationship: RelationshipDescription) throws -> [ManagedObject] {
         let model = coordinator.model
         if model.isManyToMany(relationship) {
-            if let changed = object.changedToMany[relationship.name] { return changed.filter { !$0.isDeleted } }
+            if let changed = object.changedToMany[relationship.name] {
+                let live = changed.filter { !$0.isDeleted }
+                return relationship.isOrdered ? live : Self.byPrimaryKey(live)
+            }
             return try objects(for: committedMembers(of: object, relationship))
         }
         guard model.isInverseBackedToMany(relationship), let inverse = relationship.inverseName else {
@@ -29,14 +32,7 @@ extension ObjectContext {
         for candidate in pending where !candidate.isDeleted && candidate.changedToOne[inverse].map({ $0 === object }) == true {
             if seen.insert(ObjectIdentifier(candidate)).inserted { members.append(candidate) }
         }
-        members = members.enumerated().sorted { a, b in
-            switch (a.element.objectID.primaryKey, b.element.objectID.primaryKey) {
-            case let (x?, y?): return x < y
-            case (.some, nil): return true
-            case (nil, .some): return false
-            case (nil, nil): return a.offset < b.offset
-            }
-        }.map(\.element)
+        members = Self.byPrimaryKey(members)
         guard relationship.isOrdered else { return members }
         // Membership comes from the inverse; the order from the object's own list, else the store's positions.
         // Members with no place in either keep their fetched order after the placed ones.
@@ -51,6 +47,18 @@ extension ObjectContext {
         return members.enumerated().sorted { a, b in
             let ra = rank[ObjectIdentifier(a.element)] ?? Int.max, rb = rank[ObjectIdentifier(b.element)] ?? Int.max
             return ra != rb ? ra < rb : a.offset < b.offset
+        }.map(\.element)
+    }
+
+    /// Saved objects by primary key, then unsaved ones in their given order: how unordered to-many members read.
+    static func byPrimaryKey(_ objects: [ManagedObject]) -> [ManagedObject] {
+        objects.enumerated().sorted { a, b in
+            switch (a.element.objectID.primaryKey, b.element.objectID.primaryKey) {
+            case let (x?, y?): return x < y
+            case (.some, nil): return true
+            case (nil, .some): return false
+            case (nil, nil): return a.offset < b.offset
+            }
         }.map(\.element)
     }
 

@@ -64,20 +64,42 @@ final class RowStorage: @unchecked Sendable {
 // MARK: - RowArena
 
 /// Hands out the value slices of many rows from shared `RowStorage` blocks. Used by one decoding loop.
+///
+/// Blocks start small (a read of one row must not pin a large block) and double up to `maxBlockValues`; a block
+/// is also closed once the text and data stored in it pass `maxBlockBytes`, so a row kept alive never keeps
+/// much of other rows' contents with it.
 final class RowArena {
     private var block: RowStorage?
-    /// Values per block: enough to amortize the allocation, few enough that one row kept alive does not keep
-    /// much memory with it.
-    static let blockValues = 4096
+    private var nextCapacity: Int
+    private var blockBytes = 0
+    static let firstBlockRows = 8
+    static let maxBlockValues = 4096
+    static let maxBlockBytes = 256 * 1024
 
-    init() {}
+    /// An arena expecting rows about `width` values wide.
+    init(width: Int = 8) {
+        nextCapacity = max(width, 1) * Self.firstBlockRows
+    }
 
     /// A slice of `width` nulls: its block and the index of its first value.
     func allocate(width: Int) -> (storage: RowStorage, base: Int) {
-        if let block, block.remaining >= width { return (block, block.appendNulls(width)) }
-        let block = RowStorage(capacity: max(Self.blockValues, width))
+        if let block, block.remaining >= width, blockBytes < Self.maxBlockBytes { return (block, block.appendNulls(width)) }
+        let capacity = max(nextCapacity, width)
+        nextCapacity = min(capacity * 2, max(Self.maxBlockValues, width))
+        let block = RowStorage(capacity: capacity)
         self.block = block
+        blockBytes = 0
         return (block, block.appendNulls(width))
+    }
+
+    /// Counts the bytes of text or data a decoder stored in the current block.
+    @inline(__always)
+    func noteStored(_ value: AttributeValue) {
+        switch value {
+        case .string(let s): blockBytes &+= s.utf8.count
+        case .binary(let d): blockBytes &+= d.count
+        default: break
+        }
     }
 }
 

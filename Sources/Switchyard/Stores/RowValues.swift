@@ -1,35 +1,5 @@
 import Foundation
 
-// MARK: - RowLayout
-
-/// The attribute names of one entity in a fixed order, shared by every row a store decodes for it.
-///
-/// Rows decoded by the hundred thousand keep their values in an array ordered by a layout instead of a
-/// dictionary: building a row is then one array allocation, with no name hashed. A class, so each row refers
-/// to its layout without copying it.
-public final class RowLayout: Sendable {
-    /// Attribute names by position.
-    public let names: [String]
-    /// Position of each name.
-    let positions: [String: Int]
-
-    /// A layout for `names` (duplicates keep their first position).
-    public init(names: [String]) {
-        self.names = names
-        positions = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-    }
-
-    /// A layout whose positions need not cover every name: a store's retired positions (properties a model
-    /// dropped) keep their place in `names` but are never found by name and never hold a value.
-    init(names: [String], positions: [String: Int]) {
-        self.names = names
-        self.positions = positions
-    }
-
-    /// The position of `name`, nil when the layout does not have it.
-    public func position(of name: String) -> Int? { positions[name] }
-}
-
 // MARK: - RowValues
 
 /// A row's attribute values by name: a dictionary to its users, an array ordered by a `RowLayout` inside.
@@ -64,14 +34,17 @@ public struct RowValues: Sendable {
     /// Values positioned by `layout`; `slots` must have one value per name (`.null` where absent).
     public init(layout: RowLayout, slots: [AttributeValue]) {
         precondition(slots.count == layout.names.count, "RowValues: \(slots.count) slots for \(layout.names.count) names")
+        precondition(zip(slots, layout.isLive).allSatisfy { $1 || $0.isNull }, "RowValues: a retired position holds a value")
         self.layout = layout
         storage = RowStorage(slots)
         base = 0
         extra = [:]
     }
 
-    /// Values positioned by `layout` in a slice of `storage` starting at `base` (see `RowArena`).
+    /// Values positioned by `layout` in a slice of `storage` starting at `base` (see `RowArena`); retired
+    /// positions of the layout must hold `.null`.
     init(layout: RowLayout, storage: RowStorage, base: Int) {
+        assert(base + layout.names.count <= storage.count, "RowValues: slice outside its storage")
         self.layout = layout
         self.storage = storage
         self.base = base
@@ -90,6 +63,9 @@ public struct RowValues: Sendable {
         self.init(layout: layout, slots: Array(repeating: .null, count: layout.names.count))
         for (name, value) in dictionary { self[name] = value }
     }
+
+    /// Values the block holding this row's slice has room for (what keeping the row keeps allocated).
+    var storageCapacity: Int { storage.capacity }
 
     /// The number of layout positions.
     private var width: Int { layout?.names.count ?? 0 }
@@ -136,6 +112,7 @@ public struct RowValues: Sendable {
         }
         set {
             precondition(position >= 0 && position < width, "RowValues: position \(position) outside the layout")
+            precondition(layout!.isLive[position], "RowValues: position \(position) is retired: it never holds a value")
             setSlot(position, newValue)
         }
     }
@@ -180,6 +157,7 @@ extension RowValues: Sequence {
             extraIterator = values.extra.makeIterator()
         }
 
+        /// The next non-null name and value.
         public mutating func next() -> (key: String, value: AttributeValue)? {
             if let layout = values.layout {
                 while position < values.width {
@@ -192,11 +170,14 @@ extension RowValues: Sequence {
         }
     }
 
+    /// An iterator over the non-null values.
     public func makeIterator() -> Iterator { Iterator(self) }
+    /// Zero: counting the non-null values would cost a pass over them.
     public var underestimatedCount: Int { 0 }
 }
 
 extension RowValues: ExpressibleByDictionaryLiteral {
+    /// Values with no layout; null entries are dropped.
     public init(dictionaryLiteral elements: (String, AttributeValue)...) {
         self.init()
         for (name, value) in elements where !value.isNull { extra[name] = value }
@@ -212,12 +193,14 @@ extension RowValues: Hashable {
         return a.dictionary == b.dictionary
     }
 
+    /// Hashes the non-null entries, whatever the layout.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(dictionary)
     }
 }
 
 extension RowValues: CustomStringConvertible {
+    /// The non-null entries, sorted by name.
     public var description: String {
         "[" + dictionary.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]"
     }

@@ -39,7 +39,10 @@ struct LMDBRowBuilder {
                 }
                 let value = try LMDBRowCoding.decodeValue(&r)
                 // Retired positions (properties the model dropped) are read past, never returned.
-                if types[tagged - 1] != .undefined { storage[base + tagged - 1] = value }
+                if types[tagged - 1] != .undefined {
+                    storage[base + tagged - 1] = value
+                    arena.noteStored(value)
+                }
             }
         }
         var toOne: [String: RowReference] = [:]

@@ -65,7 +65,11 @@ struct SQLiteRowDecoder {
         let (storage, base) = arena.allocate(width: attributes.count)
         for i in attributes.indices {
             let value = DatabaseValue(sqliteStatement: sqlite, index: attributes[i].column)
-            if !value.isNull { storage[base + i] = SQLiteValueCoding.decode(value, as: attributes[i].type) }
+            if !value.isNull {
+                let decoded = SQLiteValueCoding.decode(value, as: attributes[i].type)
+                storage[base + i] = decoded
+                arena.noteStored(decoded)
+            }
         }
         return RowValues(layout: reader.rowLayout, storage: storage, base: base)
     }

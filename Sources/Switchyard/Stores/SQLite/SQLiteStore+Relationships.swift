@@ -103,11 +103,13 @@ extension SQLiteStore {
             guard end.relationship.isOrdered else {
                 throw StoreError.unknownProperty(path: displayPath, entity: order.source.entityName, property: order.relationship)
             }
-            let sql: String
+            let sql: String, clear: String
             if let side = schema.join(end.key) {
                 guard let column = side.orderColumn else { continue }
                 sql = "UPDATE \(SQLiteNames.quote(side.table)) SET \(SQLiteNames.quote(column)) = ? "
                     + "WHERE \(SQLiteNames.quote(side.sourceColumn)) = ? AND \(SQLiteNames.quote(side.memberColumn)) = ?"
+                clear = "UPDATE \(SQLiteNames.quote(side.table)) SET \(SQLiteNames.quote(column)) = NULL "
+                    + "WHERE \(SQLiteNames.quote(side.sourceColumn)) = ?"
             } else if let inverse = end.relationship.inverseName,
                 let destination = schema.entities[end.relationship.destinationEntityName],
                 let index = destination.toOneIndex[inverse]
@@ -117,9 +119,13 @@ extension SQLiteStore {
                 guard let column = mapping.orderColumn else { continue }
                 sql = "UPDATE \(SQLiteNames.quote(schema.table(of: destination).name)) SET \(SQLiteNames.quote(column)) = ? "
                     + "WHERE \(SQLiteNames.quote(mapping.column)) = ? AND \"Z_PK\" = ?"
+                clear = "UPDATE \(SQLiteNames.quote(schema.table(of: destination).name)) SET \(SQLiteNames.quote(column)) = NULL "
+                    + "WHERE \(SQLiteNames.quote(mapping.column)) = ?"
             } else {
                 throw StoreError.unknownProperty(path: displayPath, entity: order.source.entityName, property: order.relationship)
             }
+            // Members the order leaves out keep no position (they read after the others), as on every backend.
+            try db.cachedStatement(sql: clear).execute(arguments: [order.source.primaryKey])
             let statement = try db.cachedStatement(sql: sql)
             for (i, member) in order.members.enumerated() {
                 try statement.execute(arguments: [Int64(i + 1), order.source.primaryKey, member.primaryKey])
