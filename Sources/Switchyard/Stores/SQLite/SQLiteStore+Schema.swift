@@ -21,7 +21,8 @@ extension SQLiteStore {
     }
 
     static func open(
-        url: URL, model: ObjectModel, configuration: String, entities: [EntityDescription], options: StoreOptions
+        url: URL, model: ObjectModel, configuration: String, entities: [EntityDescription], options: StoreOptions,
+        progress: MigrationProgressHandler? = nil
     ) throws -> OpenedDatabase {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else {
@@ -34,15 +35,27 @@ extension SQLiteStore {
         let isWAL = try checkHeader(path: path, configuration: configuration)
         let readOnlyPath = readOnlyURI(path: path, isWAL: isWAL)
         do {
+            var migrator: SQLiteMigrator?
             if !options.readOnly {
                 // Look before opening for writing: a writable open switches the file to WAL, which must never
-                // happen to a file that turns out not to be a store.
+                // happen to a file that turns out not to be a store — nor to one whose model is incompatible.
                 let probe = try DatabaseQueue(path: readOnlyPath, configuration: databaseConfiguration(readOnly: true))
                 defer { try? probe.close() }
-                _ = try probe.read { db in try inspect(db, path: path) }
+                migrator = try probe.read { db in
+                    _ = try inspect(db, path: path)
+                    return try plannedMigration(db, path: path, model: model, configuration: configuration, progress: progress)
+                }
             }
             let pool = try DatabasePool(
                 path: options.readOnly ? readOnlyPath : path, configuration: databaseConfiguration(readOnly: options.readOnly))
+            if let migrator {
+                do {
+                    try migrator.run(in: pool)
+                } catch {
+                    try? pool.close()
+                    throw error
+                }
+            }
             return try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities)
         } catch {
             throw classify(error, path: path, configuration: configuration)
