@@ -8,7 +8,8 @@ struct StoreInspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storeinspect",
         abstract: "Inspect a Core Data or Switchyard store: type, metadata, row counts, model.",
-        version: SwitchyardInfo.version)
+        version: SwitchyardInfo.version,
+        subcommands: [CompatCommand.self])
 
     func run() throws {
         // The behaviour is issue #6; until then, say so in the CLIs' error format and exit non-zero.

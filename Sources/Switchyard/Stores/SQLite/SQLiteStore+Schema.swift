@@ -199,7 +199,7 @@ extension SQLiteStore {
 
     /// Checks the 100-byte SQLite header before SQLite sees the file, so an empty or foreign file gets a clear
     /// reason. Returns whether the header says WAL.
-    private static func checkHeader(path: String, configuration: String) throws -> Bool {
+    static func checkHeader(path: String, configuration: String) throws -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw StoreError.openFailed(path: path, configuration: configuration, reason: "the file cannot be read")
         }
