@@ -18,6 +18,8 @@ public final class StoreCoordinator: Sendable {
     /// Store fetches issued so far (one per store per `fetchRows`); tests use it to prove batching.
     let storeFetchCount = Locked<Int>(0)
     let logger = Logger(label: "switchyard.coordinator")
+    /// See `disposalHandler`.
+    let disposal = Locked<DisposalHandler?>(nil)
 
     /// Creates a coordinator with no stores.
     public init(model: ObjectModel) {
@@ -44,7 +46,11 @@ public final class StoreCoordinator: Sendable {
 
     /// Opens (or creates) a store for `configuration` and adds it.
     ///
-    /// Errors: an unknown configuration, a file already added, a file that is not a store of that type.
+    /// A store written with another model is migrated in place when every change is inferable; a disposable
+    /// one that cannot be is recreated (see `disposalHandler`).
+    ///
+    /// Errors: an unknown configuration, a file already added, a file that is not a store of that type, a
+    /// non-disposable store that cannot be migrated (`StoreError.incompatibleModel`, with the report).
     @discardableResult
     public func addStore(
         _ type: StoreType, configuration: String, at url: URL? = nil, options: StoreOptions = .default
@@ -55,8 +61,12 @@ public final class StoreCoordinator: Sendable {
     /// Opens (or creates) the described store and adds it.
     @discardableResult
     public func addStore(_ description: StoreDescription) throws -> any PersistentStore {
+        try addStore(description, progress: nil)
+    }
+
+    func addStore(_ description: StoreDescription, progress: (@Sendable (StoreLoadEvent) -> Void)?) throws -> any PersistentStore {
         try checkCanAdd(description)
-        let store = try openStore(description)
+        let store = try openMigrating(description, progress: progress)
         try register(store)
         return store
     }
@@ -79,7 +89,8 @@ public final class StoreCoordinator: Sendable {
 
     /// Loads several stores without blocking the caller, reporting progress.
     ///
-    /// Each store opens on a background thread; `progress` receives events in order.
+    /// Each store opens on a background thread (migrating it if needed, a batch at a time); `progress` receives
+    /// events in order: opening, migrating entity X n of m rows, recreated (a disposable store), loaded, done.
     /// ```swift
     /// try await coordinator.loadStores(descriptions) { event in print(event) }
     /// ```
@@ -92,7 +103,7 @@ public final class StoreCoordinator: Sendable {
             let path = description.url?.path ?? "memory:\(description.configuration)"
             progress(.opening(path: path, configuration: description.configuration))
             let store = try await Task.detached(priority: .utility) { [self] in
-                try self.addStore(description)
+                try self.addStore(description, progress: progress)
             }.value
             progress(.loaded(path: path, configuration: description.configuration))
             loaded.append(store)
@@ -128,16 +139,18 @@ public final class StoreCoordinator: Sendable {
         logger.debug("added store", metadata: ["path": "\(store.displayPath)", "configuration": "\(store.configurationName)"])
     }
 
-    private func openStore(_ d: StoreDescription) throws -> any PersistentStore {
+    func openStore(_ d: StoreDescription, migrationProgress: MigrationProgressHandler?) throws -> any PersistentStore {
         switch d.type {
         case .memory:
             return try InMemoryStore(model: model, configuration: d.configuration)
         case .sqlite:
             guard let url = d.url else { throw CoordinatorError.missingURL(type: d.type, configuration: d.configuration) }
-            return try SQLiteStore(url: url, model: model, configuration: d.configuration, options: d.options)
+            return try SQLiteStore(
+                url: url, model: model, configuration: d.configuration, options: d.options, migrationProgress: migrationProgress)
         case .lmdb:
             guard let url = d.url else { throw CoordinatorError.missingURL(type: d.type, configuration: d.configuration) }
-            return try LMDBStore(url: url, model: model, configuration: d.configuration, options: d.options)
+            return try LMDBStore(
+                url: url, model: model, configuration: d.configuration, options: d.options, migrationProgress: migrationProgress)
         }
     }
 

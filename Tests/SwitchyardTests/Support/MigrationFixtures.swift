@@ -9,7 +9,8 @@ enum MigrationFixtures {
     static let tags = 4
 
     /// Version 1, or a variant: `change` edits the entities by name before the model is resolved.
-    static func model(_ change: (inout [String: EntityDescription]) -> Void = { _ in }) throws -> ObjectModel {
+    /// With `configured`, the model declares `Cloud` (Owner, Item) and `Cache` (Tag).
+    static func model(configured: Bool = false, _ change: (inout [String: EntityDescription]) -> Void = { _ in }) throws -> ObjectModel {
         var entities: [String: EntityDescription] = [
             "Owner": EntityDescription(
                 name: "Owner", attributes: [AttributeDescription(name: "name", type: .string)],
@@ -25,33 +26,41 @@ enum MigrationFixtures {
             "Tag": EntityDescription(name: "Tag", attributes: [AttributeDescription(name: "label", type: .string)]),
         ]
         change(&entities)
-        return try ObjectModel(entities: entities.values.sorted { $0.name < $1.name })
+        let names = Set(entities.keys)
+        let configurations = configured ? [
+            ConfigurationDescription(name: "Cloud", entityNames: ["Owner", "Item"].filter(names.contains)),
+            ConfigurationDescription(name: "Cache", entityNames: names.subtracting(["Owner", "Item"]).sorted()),
+        ] : []
+        return try ObjectModel(entities: entities.values.sorted { $0.name < $1.name }, configurations: configurations)
     }
 
     /// Creates a store of version 1 at `url` with every row, and closes it.
-    static func populate(_ backend: Backend, url: URL?) throws {
-        let v1 = try model()
+    /// With `configuration` Cloud or Cache (of the configured model), only that configuration's rows.
+    static func populate(_ backend: Backend, url: URL?, items: Int = items, configuration: String = "Default") throws {
+        let v1 = try model(configured: configuration != "Default")
         let store: any PersistentStore
         switch backend {
-        case .sqlite: store = try SQLiteStore(url: url!, model: v1, configuration: "Default")
-        case .lmdb: store = try LMDBStore(url: url!, model: v1, configuration: "Default")
-        case .memory: store = try InMemoryStore(model: v1, configuration: "Default")
+        case .sqlite: store = try SQLiteStore(url: url!, model: v1, configuration: configuration)
+        case .lmdb: store = try LMDBStore(url: url!, model: v1, configuration: configuration)
+        case .memory: store = try InMemoryStore(model: v1, configuration: configuration)
         }
-        _ = try store.allocatePrimaryKeys(for: "Owner", count: owners)
-        _ = try store.allocatePrimaryKeys(for: "Item", count: items)
-        _ = try store.allocatePrimaryKeys(for: "Tag", count: tags)
         var rows: [StoreRow] = []
-        for o in 1...owners {
-            rows.append(StoreRow(entityName: "Owner", primaryKey: Int64(o), version: 1, values: ["name": .string("o\(o)")], toOne: [:]))
+        if store.serves("Item") {
+            _ = try store.allocatePrimaryKeys(for: "Owner", count: owners)
+            _ = try store.allocatePrimaryKeys(for: "Item", count: items)
+            for o in 1...owners {
+                rows.append(StoreRow(entityName: "Owner", primaryKey: Int64(o), version: 1, values: ["name": .string("o\(o)")], toOne: [:]))
+            }
         }
-        for i in 1...items {
+        for i in store.serves("Item") ? Array(1...items) : [] {
             var values: [String: AttributeValue] = ["title": .string("t\(i)"), "count": .integer(Int64(i))]
             if i % 2 == 0 { values["note"] = .string("n\(i)") }
             rows.append(StoreRow(
                 entityName: "Item", primaryKey: Int64(i), version: 1, values: values,
                 toOne: ["owner": RowReference(entityName: "Owner", primaryKey: Int64(i % owners + 1))]))
         }
-        for t in 1...tags {
+        if store.serves("Tag") { _ = try store.allocatePrimaryKeys(for: "Tag", count: tags) }
+        for t in store.serves("Tag") ? Array(1...tags) : [] {
             rows.append(StoreRow(entityName: "Tag", primaryKey: Int64(t), version: 1, values: ["label": .string("l\(t)")], toOne: [:]))
         }
         try store.save(StoreChangeSet(inserts: rows))
@@ -83,5 +92,12 @@ enum MigrationFixtures {
             for suffix in ["", "-wal"] { result[suffix] = FileManager.default.contents(atPath: url.path + suffix) }
         }
         return result
+    }
+}
+
+extension MigrationFixtures {
+    /// How many rows of `entity` match `predicate`.
+    static func count(_ store: any PersistentStore, _ entity: String, _ predicate: String) throws -> Int {
+        try store.count(StoreFetchRequest(entityName: entity, predicate: FetchPredicate(format: predicate)))
     }
 }
