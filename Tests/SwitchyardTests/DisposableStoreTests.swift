@@ -104,9 +104,14 @@ import Testing
         let seen = Locked<[(event: StoreLoadEvent, ticks: Int)]>([])
         let coordinator = StoreCoordinator(model: v2)
         try await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Default", url: url)]) { event in
-            seen.withLock { $0.append((event, ticks.withLock { $0 })) }
-            // A slow consumer: migration batches take time, during which the ticker must keep running.
-            if case .migrating = event { Thread.sleep(forTimeInterval: 0.02) }
+            let now = ticks.withLock { $0 }
+            seen.withLock { $0.append((event, now)) }
+            // A slow consumer holds the migration between batches until the ticker has moved on (or 5 s pass,
+            // when the parallel suite leaves the ticker no thread): the migration must not need its threads.
+            if case .migrating = event {
+                let deadline = Date().addingTimeInterval(5)
+                while ticks.withLock({ $0 }) == now, Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
+            }
         }
         ticker.cancel()
         let all = seen.withLock { $0 }
