@@ -95,7 +95,8 @@ import Testing
             e["Item"]!.attributes.append(AttributeDescription(name: "rank", type: .integer32, isOptional: false, defaultValue: 1))
         }
         let ticks = Locked(0)
-        let ticker = Task {
+        // High priority: in the parallel suite, default-priority work queues up ahead of a new task.
+        let ticker = Task(priority: .high) {
             while !Task.isCancelled {
                 ticks.withLock { $0 += 1 }
                 try? await Task.sleep(for: .milliseconds(1))

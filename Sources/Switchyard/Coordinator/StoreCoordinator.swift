@@ -89,7 +89,7 @@ public final class StoreCoordinator: Sendable {
 
     /// Loads several stores without blocking the caller, reporting progress.
     ///
-    /// Each store opens on a Dispatch thread, outside the cooperative pool (migrating it if needed, a batch at a time); `progress` receives
+    /// Each store opens on a thread of its own, outside the cooperative pool (migrating it if needed, a batch at a time); `progress` receives
     /// events in order: opening, migrating entity X n of m rows, recreated (a disposable store), loaded, done.
     /// ```swift
     /// try await coordinator.loadStores(descriptions) { event in print(event) }
@@ -102,12 +102,15 @@ public final class StoreCoordinator: Sendable {
         for description in descriptions {
             let path = description.url?.path ?? "memory:\(description.configuration)"
             progress(.opening(path: path, configuration: description.configuration))
-            // Opening (and migrating) blocks, so it runs on a Dispatch thread rather than in the cooperative
-            // pool: the caller's other tasks keep their threads however long a migration takes.
+            // Opening (and migrating) blocks, so it runs on a thread of its own: not in the cooperative pool
+            // (nor Dispatch's global queues, which on Linux share the pool's threads), so the caller's other
+            // tasks keep running however long a migration takes.
             let store: any PersistentStore = try await withCheckedThrowingContinuation { continuation in
-                DispatchQueue.global(qos: .utility).async { [self] in
+                let thread = Thread { [self] in
                     continuation.resume(with: Result { try self.addStore(description, progress: progress) })
                 }
+                thread.name = "Switchyard.loadStores"
+                thread.start()
             }
             progress(.loaded(path: path, configuration: description.configuration))
             loaded.append(store)
