@@ -190,3 +190,41 @@ import Testing
         #expect(MigrationFixtures.snapshot(url)["data.mdb"] == before["data.mdb"])
     }
 }
+
+extension MigrationTests {
+    /// A migration that fails half-way (entity renamed, one entity's rows rewritten, then a default that does
+    /// not fit its attribute) rolls back whole: the store opens with its old model, every row as it was.
+    @Test(arguments: backends) func aMigrationFailingHalfWayLeavesTheOldStore(backend: Backend) throws {
+        let v2 = try MigrationFixtures.model { e in
+            e["Item"]!.attributes.append(AttributeDescription(name: "rank", type: .integer32, isOptional: false, defaultValue: 1))
+            e["Tag"]!.attributes.append(AttributeDescription(name: "weight", type: .integer16, isOptional: false, defaultValue: "heavy"))
+            var person = e.removeValue(forKey: "Owner")!
+            person.name = "Person"
+            person.renamingIdentifier = "Owner"
+            e["Person"] = person
+            e["Item"]!.relationships[0].destinationEntityName = "Person"
+        }
+        let url = backend.url(in: dir, name: "m")!
+        try MigrationFixtures.populate(backend, url: url)
+        let v1 = try MigrationFixtures.model()
+        var before: [String: [Int64: StoreRow]] = [:]
+        do {
+            let store = try MigrationFixtures.open(backend, url: url, model: v1)
+            for entity in ["Owner", "Item", "Tag"] { before[entity] = try MigrationFixtures.rows(store, entity) }
+        }
+        let events = Locked<[MigrationProgress]>([])
+        #expect {
+            _ = try MigrationFixtures.open(backend, url: url, model: v2) { e in events.withLock { $0.append(e) } }
+        } throws: { error in
+            guard case StoreError.invalidValue(_, "Tag", "weight", _, _)? = error as? StoreError else { return false }
+            return true
+        }
+        // Item's rows were rewritten before Tag failed.
+        #expect(events.withLock { $0 }.contains { $0.entity == "Item" && $0.done == MigrationFixtures.items })
+        let store = try MigrationFixtures.open(backend, url: url, model: v1)
+        #expect(try store.storedModel() == v1)
+        for entity in ["Owner", "Item", "Tag"] {
+            #expect(try MigrationFixtures.rows(store, entity) == before[entity], "\(entity)")
+        }
+    }
+}

@@ -20,9 +20,13 @@ public struct StoreCompatibility: Sendable, Hashable, Codable {
         case tableLayout
     }
 
+    /// The store's file or directory.
     public var path: String
+    /// The store's backend.
     public var type: StoreType
+    /// How the verdict was reached.
     public var basis: Basis
+    /// Per entity, what changed and whether it can be inferred.
     public var report: CompatibilityReport
 
     /// Reads the store at `url` (read-only) and compares it with `model`'s `configuration`.

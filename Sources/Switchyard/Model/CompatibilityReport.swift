@@ -89,13 +89,23 @@ public struct CompatibilityReport: Sendable, Hashable, Codable {
 public struct EntityChange: Sendable, Hashable, Codable {
     /// The kind of change to the entity as a whole.
     public enum Kind: String, Sendable, Hashable, Codable {
-        case unchanged, added, removed, renamed, changed
+        /// Structurally the same.
+        case unchanged
+        /// Only in the new model.
+        case added
+        /// Only in the old model: its rows are dropped.
+        case removed
+        /// Matched through the new entity's renaming identifier (possibly with property changes too).
+        case renamed
+        /// Same name, different properties or flags.
+        case changed
     }
 
     /// The entity's name in the new model (its old name for a removed entity).
     public var name: String
     /// The entity's name in the old model (nil for an added entity).
     public var oldName: String?
+    /// What happened to the entity as a whole.
     public var kind: Kind
     /// Property changes (empty for unchanged, added and removed entities).
     public var properties: [PropertyChange]
@@ -135,7 +145,12 @@ public struct EntityChange: Sendable, Hashable, Codable {
 public struct PropertyChange: Sendable, Hashable, Codable {
     /// The kind of change.
     public enum Kind: String, Sendable, Hashable, Codable {
-        case added, removed, renamed
+        /// Only in the new model.
+        case added
+        /// Only in the old model: its values are dropped.
+        case removed
+        /// Matched through the new property's renaming identifier.
+        case renamed
         /// The attribute's storage type changed (never inferable).
         case typeChanged
         /// A type change every stored value survives unchanged (integer widening, Transformable <-> Binary).
@@ -144,7 +159,10 @@ public struct PropertyChange: Sendable, Hashable, Codable {
         case becameRequired
         /// Required became optional.
         case becameOptional
-        case toOneBecameToMany, toManyBecameToOne
+        /// A to-one became a to-many (its key column goes; the inverse keeps the link).
+        case toOneBecameToMany
+        /// A to-many became a to-one (filled from the inverse to-one where there is one).
+        case toManyBecameToOne
         /// The relationship points at another entity (never inferable).
         case destinationChanged
         /// Ordered became unordered or the reverse (stores keep no order column: nothing to rewrite).
@@ -155,12 +173,15 @@ public struct PropertyChange: Sendable, Hashable, Codable {
 
     /// The property's name in the new model (its old name when removed).
     public var name: String
+    /// The property's name in the old model (nil for an added property).
     public var oldName: String?
     /// True for a relationship, false for an attribute.
     public var isRelationship: Bool
+    /// What happened to the property.
     public var kind: Kind
     /// What changed, in words (for example `Integer 32 -> String`).
     public var detail: String
+    /// Whether the change can be migrated without help.
     public var isInferable: Bool
     /// Why the change cannot be inferred (nil when it can).
     public var reason: String?

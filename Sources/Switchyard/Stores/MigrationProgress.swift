@@ -4,9 +4,13 @@ import Foundation
 
 /// One step of an in-place migration: `done` of `total` rows of `entity` rewritten in the store at `path`.
 public struct MigrationProgress: Sendable, Hashable {
+    /// The store being migrated.
     public var path: String
+    /// The entity whose rows are being rewritten (or deleted, for a removed entity).
     public var entity: String
+    /// Rows of `entity` handled so far.
     public var done: Int
+    /// Rows of `entity` to handle.
     public var total: Int
 
     /// Creates a progress step.

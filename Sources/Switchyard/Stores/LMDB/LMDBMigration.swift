@@ -107,7 +107,12 @@ struct LMDBMigration {
                     let attribute = entity.attribute(named: p.name), let value = attribute.defaultValue,
                     let position = layout.attributeIndex[p.name]
                 {
-                    defaults.append((position, value.normalized(for: attribute.type) ?? value))
+                    guard let normalized = value.normalized(for: attribute.type) else {
+                        throw StoreError.invalidValue(
+                            path: path, entity: entity.name, attribute: attribute.name, value: "\(value)",
+                            expected: "\(attribute.type.rawValue) (the default value used to migrate existing rows)")
+                    }
+                    defaults.append((position, normalized))
                 }
                 if p.isRelationship, p.kind == .toManyBecameToOne, let fill = inverseIndex(
                     entity: entity, relationship: p.name, layout: layout, schema: schema, databases: databases)
