@@ -94,29 +94,46 @@ public final class StoreCoordinator: Sendable {
     /// ```swift
     /// try await coordinator.loadStores(descriptions) { event in print(event) }
     /// ```
+    ///
+    /// With `movingEntities`, an entity the model moved from one configuration to another (both stores in
+    /// `descriptions`) has its rows copied into its new store, in batches, before its old store is migrated
+    /// (which drops them there); without it, they are dropped. Stores are returned in `descriptions` order.
     @discardableResult
     public func loadStores(
-        _ descriptions: [StoreDescription], progress: @escaping @Sendable (StoreLoadEvent) -> Void = { _ in }
+        _ descriptions: [StoreDescription], movingEntities: Bool = false,
+        progress: @escaping @Sendable (StoreLoadEvent) -> Void = { _ in }
     ) async throws -> [any PersistentStore] {
-        var loaded: [any PersistentStore] = []
-        for description in descriptions {
+        let moves = movingEntities ? try plannedMoves(descriptions) : []
+        // Destinations of moves load first, so they can take the rows before their old stores drop them.
+        let order = descriptions.indices.sorted { a, b in
+            let (ma, mb) = (moves.contains { $0.destination == descriptions[a] }, moves.contains { $0.destination == descriptions[b] })
+            return ma != mb ? ma : a < b
+        }
+        var loadedByIndex: [Int: any PersistentStore] = [:]
+        for index in order {
+            let description = descriptions[index]
             let path = description.url?.path ?? "memory:\(description.configuration)"
             progress(.opening(path: path, configuration: description.configuration))
-            // Opening (and migrating) blocks, so it runs on a thread of its own: not in the cooperative pool
-            // (nor Dispatch's global queues, which on Linux share the pool's threads), so the caller's other
-            // tasks keep running however long a migration takes.
-            let store: any PersistentStore = try await withCheckedThrowingContinuation { continuation in
-                let thread = Thread { [self] in
-                    continuation.resume(with: Result { try self.addStore(description, progress: progress) })
-                }
-                thread.name = "Switchyard.loadStores"
-                thread.start()
-            }
+            // Opening (and migrating) blocks: the caller's other tasks keep running however long it takes.
+            let store = try await Self.onOwnThread { [self] in try self.addStore(description, progress: progress) }
             progress(.loaded(path: path, configuration: description.configuration))
-            loaded.append(store)
+            loadedByIndex[index] = store
+            for move in moves where move.destination == description {
+                try await Self.onOwnThread { try self.move(move, into: store, progress: progress) }
+            }
         }
-        progress(.done(storeCount: loaded.count))
-        return loaded
+        progress(.done(storeCount: loadedByIndex.count))
+        return descriptions.indices.compactMap { loadedByIndex[$0] }
+    }
+
+    /// Runs blocking work on a thread of its own: not in the cooperative pool (nor Dispatch's global queues,
+    /// which on Linux share the pool's threads), so the caller's other tasks keep running meanwhile.
+    static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { continuation.resume(with: Result { try body() }) }
+            thread.name = "Switchyard.loadStores"
+            thread.start()
+        }
     }
 
     // MARK: - Private
