@@ -131,3 +131,25 @@ import Testing
         #expect(try MigrationFixtures.count(coordinator.stores[0], "Item", "rank == 1") == rows)
     }
 }
+
+extension DisposableStoreTests {
+    /// A store without a model cache is judged by its tables: one missing a column the model needs is
+    /// incompatible (nothing says what the column should hold), so a disposable one is recreated.
+    @Test(.enabled(if: SQLite3.available, "needs the sqlite3 CLI")) func storeWithoutModelCacheIsJudgedByItsTables() throws {
+        let url = dir.file("Old.sqlite")
+        try MigrationFixtures.populate(.sqlite, url: url)
+        try SQLite3.execute(url.path, "DELETE FROM Z_MODELCACHE")
+        let v2 = try MigrationFixtures.model { e in e["Tag"]!.attributes.append(AttributeDescription(name: "color", type: .string)) }
+        let check = try StoreCompatibility.check(.sqlite, at: url, model: v2, configuration: "Default")
+        #expect(check.basis == .tableLayout && check.report.verdict == .incompatible)
+        #expect(check.report.blockingReasons.contains { $0.contains("ZCOLOR") })
+        // The unchanged model still opens it, by layout.
+        #expect(try StoreCompatibility.check(.sqlite, at: url, model: try MigrationFixtures.model(), configuration: "Default").report.verdict == .identical)
+
+        let coordinator = StoreCoordinator(model: v2)
+        #expect(throws: StoreError.self) { try coordinator.addStore(.sqlite, configuration: "Default", at: url) }
+        let store = try coordinator.addStore(StoreDescription(.sqlite, configuration: "Default", url: url, options: StoreOptions(disposable: true)))
+        #expect(try MigrationFixtures.rows(store, "Tag").isEmpty)
+        #expect(try store.storedModel() == v2)
+    }
+}

@@ -38,9 +38,20 @@ extension StoreCoordinator {
         }
         do {
             return try openStore(d, migrationProgress: migrationProgress)
-        } catch StoreError.incompatibleModel(let storePath, let configuration, let report)
-            where d.options.disposable && !d.options.readOnly
-        {
+        } catch let error as StoreError where d.options.disposable && !d.options.readOnly {
+            let storePath: String, configuration: String, report: CompatibilityReport
+            switch error {
+            case let .incompatibleModel(p, c, r):
+                (storePath, configuration, report) = (p, c, r)
+            case .schemaMismatch:
+                // A store without a model cache whose tables do not fit: the layout report says why.
+                guard let url = d.url, let layout = try? StoreCompatibility.check(d.type, at: url, model: model, configuration: d.configuration),
+                    layout.report.verdict == .incompatible
+                else { throw error }
+                (storePath, configuration, report) = (url.path, d.configuration, layout.report)
+            default:
+                throw error
+            }
             let decision = disposalHandler?(d, report) ?? (d.options.quarantine ? .quarantine : .recreate)
             guard let url = d.url, decision != .keep else {
                 throw StoreError.incompatibleModel(path: storePath, configuration: configuration, report: report)
