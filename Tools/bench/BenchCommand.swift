@@ -26,6 +26,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Source objects for the cross-store fetched-property measurement (0 skips it).")
     var fetchedSources = 10_000
 
+    @Option(help: "Rows for the migration measurements (open unchanged store, add-attribute migration); 0 skips them.")
+    var migrationRows = 0
+
     @Option(help: "Backends to measure, comma-separated: sqlite, lmdb.")
     var backends = "sqlite,lmdb"
 
@@ -39,6 +42,7 @@ struct BenchCommand: ParsableCommand {
         guard objects > 0 else { throw ValidationError("--objects must be positive") }
         guard lookups > 0, lookups <= objects else { throw ValidationError("--lookups must be between 1 and --objects") }
         guard repeats > 0 else { throw ValidationError("--repeats must be positive") }
+        guard migrationRows >= 0 else { throw ValidationError("--migration-rows must be 0 or positive") }
         guard fetchedSources == 0 || fetchedSources >= 2 else { throw ValidationError("--fetched-sources must be 0 or at least 2") }
         _ = try selectedBackends()
     }
@@ -72,6 +76,11 @@ struct BenchCommand: ParsableCommand {
             switch backend {
             case "sqlite": results += try SQLiteBench(data: data, model: objectModel, dir: dir, repeats: repeats).run(log: log)
             default: results += try LMDBBench(data: data, model: objectModel, dir: dir, repeats: repeats).run(log: log)
+            }
+        }
+        if migrationRows > 0 {
+            for backend in try selectedBackends() {
+                results += try MigrationBench(rows: migrationRows, backend: backend, dir: dir, repeats: repeats).run(log: log)
             }
         }
         if fetchedSources > 0 {
