@@ -91,8 +91,9 @@ import Testing
         let url = backend.url(in: dir, name: "big")!
         let rows = 3 * StoreMigration.batchSize - 10
         try MigrationFixtures.populate(backend, url: url, items: rows)
+        // Optional -> required with a default rewrites the rows missing a value, a batch at a time.
         let v2 = try MigrationFixtures.model { e in
-            e["Item"]!.attributes.append(AttributeDescription(name: "rank", type: .integer32, isOptional: false, defaultValue: 1))
+            e["Item"]!.attributes[2] = AttributeDescription(name: "note", type: .string, isOptional: false, defaultValue: "-")
         }
         let ticks = Locked(0)
         // High priority: in the parallel suite, default-priority work queues up ahead of a new task.
@@ -128,7 +129,7 @@ import Testing
             Issue.record("events out of order: \(all.map(\.event))")
             return
         }
-        #expect(try MigrationFixtures.count(coordinator.stores[0], "Item", "rank == 1") == rows)
+        #expect(try MigrationFixtures.count(coordinator.stores[0], "Item", "note == '-'") == rows - rows / 2)
     }
 }
 

@@ -32,6 +32,10 @@ import Testing
         #expect(items.values.allSatisfy { $0["rank"] == .integer(7) && $0["extra"] == .null })
         #expect(items[4]?["note"] == .string("n4"))
         #expect(events.withLock { $0 }.last == MigrationProgress(path: store.url!.path, entity: "Item", done: 30, total: 30))
+        if backend == .sqlite {
+            // One entity per table: the column's DEFAULT gives old rows the value, O(1) whatever the row count.
+            #expect(try SQLite3.query(store.url!.path, "SELECT dflt_value FROM pragma_table_info('ZITEM') WHERE name = 'ZRANK'") == "7")
+        }
         #expect(try store.metadata().versionHashes == v2.versionHashes)
         #expect(try store.storedModel() == v2)
         // New rows get the attribute like any other.

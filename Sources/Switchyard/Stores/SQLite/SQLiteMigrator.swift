@@ -118,11 +118,12 @@ struct SQLiteMigrator {
                 for index in table.indexes { try db.execute(sql: index.createSQL) }
                 continue
             }
-            try alignColumns(db, table: table, columnsByEntity: columnsByEntity, changes: changes)
+            let defaulted = try alignColumns(
+                db, table: table, columnsByEntity: columnsByEntity, changes: changes, numbers: numbers)
             for name in table.entityNames {
                 guard let entity = new.entity(named: name), let change = changes[name] else { continue }
                 try fill(db, entity: entity, change: change, table: table.name, columns: columnsByEntity[name] ?? [:],
-                         builder: builder, numbers: numbers)
+                         builder: builder, numbers: numbers, defaulted: defaulted)
             }
             for index in table.indexes {
                 try db.execute(sql: index.createSQL.replacingOccurrences(of: "INDEX ", with: "INDEX IF NOT EXISTS ", options: .anchored, range: index.createSQL.range(of: "INDEX ")))
@@ -139,11 +140,15 @@ struct SQLiteMigrator {
     // MARK: - Columns
 
     /// Renames the columns of renamed properties, adds the missing ones, and drops those of removed
-    /// properties (with the indexes that use them).
+    /// properties (with the indexes that use them). Returns the columns added with a `DEFAULT` that already
+    /// gives every existing row its value.
     private func alignColumns(
         _ db: Database, table: SQLiteTableLayout, columnsByEntity: [String: [String: String]],
-        changes: [String: EntityChange]
-    ) throws {
+        changes: [String: EntityChange], numbers: [String: Int64]
+    ) throws -> Set<String> {
+        var defaulted: Set<String> = []
+        // Every entity whose rows the table holds, so a column DEFAULT cannot reach another entity's rows.
+        let tableNumbers = Set(try Int64.fetchAll(db, sql: "SELECT DISTINCT Z_ENT FROM \(SQLiteNames.quote(table.name))"))
         let quotedTable = SQLiteNames.quote(table.name)
         var actual = Set(try columns(db, table.name).map { $0.uppercased() })
         // Which property each expected column belongs to, to find a renamed property's old column.
@@ -169,7 +174,18 @@ struct SQLiteMigrator {
                     }
                 }
             }
-            try db.execute(sql: "ALTER TABLE \(quotedTable) ADD COLUMN \(SQLiteNames.ddl(spec.name)) \(spec.sqlType)")
+            var clause = ""
+            if let (entityName, property) = owner[spec.name.uppercased()], let entity = new.entity(named: entityName),
+                changes[entityName]?.properties.contains(where: { $0.kind == .added && $0.name == property && !$0.isRelationship }) == true,
+                let attribute = entity.attribute(named: property), let value = attribute.defaultValue,
+                let literal = SQLiteValueCoding.encode(value, as: attribute.type).flatMap(Self.literal),
+                tableNumbers.isSubset(of: Set(entity.selfAndDescendantNames.compactMap { numbers[$0] }))
+            {
+                // O(1) whatever the row count: SQLite reads the default for rows written before the column.
+                clause = " DEFAULT " + literal
+                defaulted.insert(spec.name.uppercased())
+            }
+            try db.execute(sql: "ALTER TABLE \(quotedTable) ADD COLUMN \(SQLiteNames.ddl(spec.name)) \(spec.sqlType)\(clause)")
             actual.insert(spec.name.uppercased())
         }
         let expected = Set(table.columns.map { $0.name.uppercased() })
@@ -190,6 +206,18 @@ struct SQLiteMigrator {
                     actual.remove(column)
                 }
             }
+        }
+        return defaulted
+    }
+
+    /// A constant as SQL text, for a column `DEFAULT` (DDL takes no bound parameters).
+    private static func literal(_ value: DatabaseValue) -> String? {
+        switch value.storage {
+        case .null: return nil
+        case .int64(let i): return String(i)
+        case .double(let d): return d.isFinite ? "\(d)" : nil
+        case .string(let s): return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+        case .blob(let data): return "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
         }
     }
 
@@ -215,7 +243,7 @@ struct SQLiteMigrator {
     /// Writes what the entity's changes need into its rows, in primary-key batches with progress.
     private func fill(
         _ db: Database, entity: EntityDescription, change: EntityChange, table: String, columns: [String: String],
-        builder: SQLiteLayoutBuilder, numbers: [String: Int64]
+        builder: SQLiteLayoutBuilder, numbers: [String: Int64], defaulted: Set<String>
     ) throws {
         let family = entity.selfAndDescendantNames.compactMap { numbers[$0] }
         guard !family.isEmpty else { return }
@@ -224,7 +252,7 @@ struct SQLiteMigrator {
         for p in change.properties {
             if !p.isRelationship, p.kind == .added || p.kind == .becameRequired,
                 let attribute = entity.attribute(named: p.name), let value = attribute.defaultValue,
-                let column = columns[p.name]
+                let column = columns[p.name], !(p.kind == .added && defaulted.contains(column.uppercased()))
             {
                 guard let encoded = SQLiteValueCoding.encode(value, as: attribute.type) else {
                     throw StoreError.invalidValue(
@@ -239,8 +267,14 @@ struct SQLiteMigrator {
                 updates.append((fill, "1", []))
             }
         }
-        guard !updates.isEmpty else { return }
         let quoted = SQLiteNames.quote(table)
+        guard !updates.isEmpty else {
+            if change.properties.contains(where: { $0.kind == .added && columns[$0.name].map { defaulted.contains($0.uppercased()) } == true }) {
+                let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(quoted) WHERE \(inFamily)") ?? 0
+                progress?(MigrationProgress(path: path, entity: entity.name, done: total, total: total))
+            }
+            return
+        }
         let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(quoted) WHERE \(inFamily)") ?? 0
         let bounds = try Row.fetchOne(db, sql: "SELECT MIN(Z_PK), MAX(Z_PK) FROM \(quoted) WHERE \(inFamily)")
         guard total > 0, let low: Int64 = bounds?[0], let high: Int64 = bounds?[1] else {
@@ -248,6 +282,7 @@ struct SQLiteMigrator {
             return
         }
         var start = low
+        var done = 0
         while start <= high {
             let end = start + Int64(StoreMigration.batchSize)
             for update in updates {
@@ -255,7 +290,9 @@ struct SQLiteMigrator {
                     sql: "UPDATE \(quoted) SET \(update.set) WHERE \(inFamily) AND Z_PK >= ? AND Z_PK < ? AND \(update.condition)",
                     arguments: StatementArguments(update.arguments + [start.databaseValue, end.databaseValue]))
             }
-            let done = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(quoted) WHERE \(inFamily) AND Z_PK < ?", arguments: [end]) ?? total
+            // The batch's rows, counted through the primary key's range: O(batch), not O(rows so far).
+            done += try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM \(quoted) WHERE \(inFamily) AND Z_PK >= ? AND Z_PK < ?", arguments: [start, end]) ?? 0
             progress?(MigrationProgress(path: path, entity: entity.name, done: min(done, total), total: total))
             start = end
         }
