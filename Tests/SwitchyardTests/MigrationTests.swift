@@ -232,3 +232,38 @@ extension MigrationTests {
         }
     }
 }
+
+extension MigrationTests {
+    /// A removed subentity takes its rows and their index entries along: the remaining entity's uniqueness
+    /// constraint and indexed lookups no longer see them.
+    @Test(arguments: backends) func removedSubentityLeavesNoIndexEntries(backend: Backend) throws {
+        func model(withSpecial: Bool) throws -> ObjectModel {
+            var entities = [EntityDescription(
+                name: "Item", attributes: [AttributeDescription(name: "code", type: .string, isIndexed: true)],
+                uniquenessConstraints: [["code"]])]
+            if withSpecial { entities.append(EntityDescription(name: "Special", parent: "Item")) }
+            return try ObjectModel(entities: entities)
+        }
+        let url = backend.url(in: dir, name: "tree")!
+        do {
+            let store = try MigrationFixtures.open(backend, url: url, model: try model(withSpecial: true))
+            _ = try store.allocatePrimaryKeys(for: "Item", count: 2)
+            try store.save(StoreChangeSet(inserts: [
+                StoreRow(entityName: "Item", primaryKey: 1, values: ["code": "a"]),
+                StoreRow(entityName: "Special", primaryKey: 2, values: ["code": "b"]),
+            ]))
+        }
+        let store = try MigrationFixtures.open(backend, url: url, model: try model(withSpecial: false))
+        #expect(try MigrationFixtures.rows(store, "Item").keys.sorted() == [1])
+        let key = try store.allocatePrimaryKeys(for: "Item", count: 1).lowerBound
+        try store.save(StoreChangeSet(inserts: [StoreRow(entityName: "Item", primaryKey: key, values: ["code": "b"])]))
+        #expect(try MigrationFixtures.count(store, "Item", "code == 'b'") == 1)
+        if let lmdb = store as? LMDBStore {
+            // Every index holds exactly the two live rows' entries.
+            let counts = try lmdb.environment.read { txn in
+                try lmdb.databases.indexes(root: lmdb.schema.numbers["Item"]!).map { try txn.entryCount($0!) }
+            }
+            #expect(!counts.isEmpty && counts.allSatisfy { $0 == 2 }, "\(counts)")
+        }
+    }
+}

@@ -87,7 +87,7 @@ struct LMDBBootstrap {
             storedLayouts[entity.name] = migration?.adjust(layout, for: entity) ?? layout
             if storedName == entity.name { written[entity.name] = layout } else { try txn.delete(meta, LMDBSchema.layoutKey(storedName)) }
         }
-        if let migration { try migration.deleteRemovedRows(numbers: numbers, rows: rows, txn: txn) }
+        let prunedRoots = try migration?.deleteRemovedRows(numbers: numbers, rows: rows, txn: txn) ?? []
         let schema = LMDBSchema(model: model, served: served, numbers: numbers, stored: storedLayouts)
         if writable {
             for (name, order) in schema.orders where written[name] != order {
@@ -116,6 +116,7 @@ struct LMDBBootstrap {
         }
         let databases = LMDBStoreDatabases(rows: rows, meta: meta, modelCache: modelCache, indexes: indexes)
         if let migration {
+            try migration.pruneIndexes(roots: prunedRoots, databases: databases, txn: txn)
             try migration.fillRows(schema: schema, databases: databases, served: served, txn: txn)
             let migrated = StoreMigration.migratedMetadata(metadata, model: model)
             try txn.put(meta, Array(LMDBStoreDatabases.metadataKey.utf8), Array(try migrated.binaryPropertyList()))

@@ -63,8 +63,11 @@ struct LMDBMigration {
     // MARK: - Rows
 
     /// Deletes the rows of removed entities (before any index is built from the rows, which could not decode
-    /// them). `numbers` are the store's numbers, removed entities included.
-    func deleteRemovedRows(numbers: [String: Int], rows: LMDBDatabase, txn: LMDBTransaction) throws {
+    /// them). `numbers` are the store's numbers, removed entities included. Returns the root numbers of the
+    /// tables that lost rows, whose indexes `pruneIndexes` then cleans.
+    @discardableResult
+    func deleteRemovedRows(numbers: [String: Int], rows: LMDBDatabase, txn: LMDBTransaction) throws -> Set<Int> {
+        var touched: Set<Int> = []
         for change in report.entities where change.kind == .removed {
             guard let entity = old.entity(named: change.name), let number = numbers[change.name] else { continue }
             let rootName = entityRenames[entity.rootName] ?? entity.rootName
@@ -89,7 +92,31 @@ struct LMDBMigration {
                 deleted += doomed.count
                 if after == nil { break }
             }
+            if deleted > 0 { touched.insert(root) }
             progress?(MigrationProgress(path: path, entity: change.name, done: deleted, total: deleted))
+        }
+        return touched
+    }
+
+    /// Removes index entries whose row is gone (those of removed entities' rows), so a lookup or a
+    /// uniqueness check never meets them.
+    func pruneIndexes(roots: Set<Int>, databases: LMDBStoreDatabases, txn: LMDBTransaction) throws {
+        for root in roots {
+            for case let index? in databases.indexes(root: root) {
+                var stale: [[UInt8]] = []
+                try txn.withCursor(index) { cursor in
+                    var entry = try cursor.first()
+                    while let current = entry {
+                        if let key = LMDBIndexKey.primaryKey(of: current.key),
+                            try txn.get(databases.rows, LMDBRowKey.make(root: root, primaryKey: key)) == nil
+                        {
+                            stale.append(Array(current.key))
+                        }
+                        entry = try cursor.next()
+                    }
+                }
+                for key in stale { try txn.delete(index, key) }
+            }
         }
     }
 
