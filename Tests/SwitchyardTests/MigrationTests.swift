@@ -267,3 +267,22 @@ extension MigrationTests {
         }
     }
 }
+
+extension MigrationTests {
+    /// Two opens racing to migrate the same store: one migrates, the other finds it done; both open. (Five
+    /// rounds per backend: the race is in the timing.)
+    @Test(arguments: (0..<5).flatMap { _ in backends }) func concurrentOpensMigrateOnce(backend: Backend) throws {
+        let v2 = try MigrationFixtures.model { e in
+            let i = e["Item"]!.attributes.firstIndex { $0.name == "note" }!
+            e["Item"]!.attributes[i] = AttributeDescription(name: "note", type: .string, isOptional: false, defaultValue: "-")
+        }
+        let url = backend.url(in: dir, name: "m")!
+        try MigrationFixtures.populate(backend, url: url)
+        let results = Locked<[Result<Int, any Error>]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            let result = Result { try MigrationFixtures.count(MigrationFixtures.open(backend, url: url, model: v2), "Item", "note == '-'") }
+            results.withLock { $0.append(result) }
+        }
+        #expect(try results.withLock { $0 }.map { try $0.get() } == [15, 15])
+    }
+}

@@ -55,7 +55,10 @@ struct SQLiteMigrator {
     func run(in pool: DatabasePool) throws {
         try pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
-                try run(db, metadata: try SQLiteStore.readMetadata(db, path: path))
+                let metadata = try SQLiteStore.readMetadata(db, path: path)
+                // Another process may have migrated the store between the probe and this write lock.
+                if metadata.versionHashes == new.versionHashes { return .rollback }
+                try run(db, metadata: metadata)
                 return .commit
             }
         }

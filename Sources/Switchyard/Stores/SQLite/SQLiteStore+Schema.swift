@@ -39,7 +39,9 @@ extension SQLiteStore {
             if !options.readOnly {
                 // Look before opening for writing: a writable open switches the file to WAL, which must never
                 // happen to a file that turns out not to be a store — nor to one whose model is incompatible.
-                let probe = try DatabaseQueue(path: readOnlyPath, configuration: databaseConfiguration(readOnly: true))
+                let probe = try DatabaseQueue(
+                    path: readOnlyURI(path: path, isWAL: isWAL, sharingMemoryWithWriters: true),
+                    configuration: databaseConfiguration(readOnly: true))
                 defer { try? probe.close() }
                 migrator = try probe.read { db in
                     _ = try inspect(db, path: path)
@@ -229,14 +231,17 @@ extension SQLiteStore {
     /// A URI that opens the file without ever writing to it or its sidecars: `readonly_shm` when both sidecars
     /// exist (rows in the `-wal` are read through the read-only `-shm`), `immutable` for a WAL file without a
     /// `-wal` (nothing else to read, and SQLite would otherwise create both sidecars).
-    static func readOnlyURI(path: String, isWAL: Bool) -> String {
+    ///
+    /// `sharingMemoryWithWriters` (the look before a writable open) leaves out `readonly_shm`: a connection
+    /// that may not write the `-shm` fails with SQLITE_CANTOPEN while another connection is writing.
+    static func readOnlyURI(path: String, isWAL: Bool, sharingMemoryWithWriters: Bool = false) -> String {
         let fm = FileManager.default
         let hasWAL = fm.fileExists(atPath: path + "-wal")
         let hasSHM = fm.fileExists(atPath: path + "-shm")
         var query = "mode=ro"
         if isWAL && !hasWAL {
             query += "&immutable=1"
-        } else if hasWAL && hasSHM {
+        } else if hasWAL && hasSHM && !sharingMemoryWithWriters {
             query += "&readonly_shm=1"
         }
         let escaped = path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "?", with: "%3f")
