@@ -286,3 +286,17 @@ extension MigrationTests {
         #expect(try results.withLock { $0 }.map { try $0.get() } == [15, 15])
     }
 }
+
+extension MigrationTests {
+    @Test(arguments: backends) func renameRelationshipThroughRenamingIdentifier(backend: Backend) throws {
+        let v2 = try MigrationFixtures.model { e in
+            e["Item"]!.relationships = [RelationshipDescription(name: "holder", destination: "Owner", inverse: "items", renamingIdentifier: "owner")]
+            e["Owner"]!.relationships = [RelationshipDescription(name: "items", destination: "Item", inverse: "holder", isToMany: true)]
+        }
+        let store = try migrate(backend, to: v2)
+        let items = try MigrationFixtures.rows(store, "Item")
+        #expect((1...30).allSatisfy { items[Int64($0)]?.toOne["holder"]?.primaryKey == Int64($0 % 3 + 1) })
+        // Lookups through the relationship's key (an index on LMDB) find the renamed links.
+        #expect(try store.count(StoreFetchRequest(entityName: "Item", predicate: FetchPredicate(format: "holder == 2"))) == 10)
+    }
+}
