@@ -15,6 +15,8 @@ func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
+runMigrationCrashModeIfAsked()   // `migrate` mode: see MigrationCrash.swift
+
 let arguments = CommandLine.arguments
 guard arguments.count == 4, let committed = Int(arguments[2]), let pending = Int(arguments[3]), committed >= 0, pending > 0 else {
     FileHandle.standardError.write(Data("usage: lmdb-crash-helper STORE COMMITTED PENDING\n".utf8))

@@ -26,10 +26,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Source objects for the cross-store fetched-property measurement (0 skips it).")
     var fetchedSources = 10_000
 
-    @Option(help: "Store sizes to open unchanged, comma-separated (e.g. 100000,1000000; empty skips it).")
-    var openRows = ""
-
-    @Option(help: "Rows of the store an add-attribute migration runs on (0 skips it).")
+    @Option(help: "Rows for the migration measurements (open unchanged store, add-attribute migration); 0 skips them.")
     var migrationRows = 0
 
     @Option(name: .customLong("split-rows"), help: "Messages in the legacy store storesplit splits, against sqlite3 ATTACH + INSERT ... SELECT (0 skips it).")
@@ -49,20 +46,9 @@ struct BenchCommand: ParsableCommand {
         guard lookups > 0, lookups <= objects else { throw ValidationError("--lookups must be between 1 and --objects") }
         guard splitRows >= 0 else { throw ValidationError("--split-rows must not be negative") }
         guard repeats > 0 else { throw ValidationError("--repeats must be positive") }
+        guard migrationRows >= 0 else { throw ValidationError("--migration-rows must be 0 or positive") }
         guard fetchedSources == 0 || fetchedSources >= 2 else { throw ValidationError("--fetched-sources must be 0 or at least 2") }
         _ = try selectedBackends()
-        _ = try openSizes()
-        guard migrationRows >= 0 else { throw ValidationError("--migration-rows must not be negative") }
-    }
-
-    /// The `--open-rows` sizes, ascending.
-    func openSizes() throws -> [Int] {
-        try openRows.split(separator: ",").map { part in
-            guard let n = Int(part.trimmingCharacters(in: .whitespaces)), n > 0 else {
-                throw ValidationError("--open-rows: '\(part)' is not a positive number of rows")
-            }
-            return n
-        }.sorted()
     }
 
     /// The `--backends` list, in the order given, without repeats.
@@ -96,12 +82,10 @@ struct BenchCommand: ParsableCommand {
             default: results += try LMDBBench(data: data, model: objectModel, dir: dir, repeats: repeats).run(log: log)
             }
         }
-        let sizes = try openSizes()
-        if !sizes.isEmpty || migrationRows > 0 {
-            let xml = ModelWriter.xml(for: objectModel)
-            results += try StoreOpenBench(
-                sizes: sizes, migrationRows: migrationRows, model: objectModel, modelXML: xml, dir: dir, repeats: repeats
-            ).run(log: log)
+        if migrationRows > 0 {
+            for backend in try selectedBackends() {
+                results += try MigrationBench(rows: migrationRows, backend: backend, dir: dir, repeats: repeats).run(log: log)
+            }
         }
         if fetchedSources > 0 {
             results += try FetchedPropertyBench(sources: fetchedSources, model: objectModel, dir: dir, repeats: repeats).run(log: log)

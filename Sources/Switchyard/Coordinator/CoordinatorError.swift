@@ -21,6 +21,8 @@ public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertibl
     case invalidObjectURI(String, reason: String)
     /// The store backend is not available in this build.
     case unsupportedStoreType(StoreType, reason: String)
+    /// An entity that moved to another configuration could not have its rows moved to that store.
+    case cannotMoveEntity(entity: String, from: String, to: String, reason: String)
 
     public var description: String {
         switch self {
@@ -45,6 +47,8 @@ public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertibl
             return "invalid object URI '\(uri)': \(reason)"
         case let .unsupportedStoreType(type, reason):
             return "\(type.rawValue) stores are not available: \(reason)"
+        case let .cannotMoveEntity(entity, from, to, reason):
+            return "cannot move the rows of \(entity) from \(from) to \(to): \(reason)"
         }
     }
 }

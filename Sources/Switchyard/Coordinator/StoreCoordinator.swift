@@ -18,6 +18,8 @@ public final class StoreCoordinator: Sendable {
     /// Store fetches issued so far (one per store per `fetchRows`); tests use it to prove batching.
     let storeFetchCount = Locked<Int>(0)
     let logger = Logger(label: "switchyard.coordinator")
+    /// See `disposalHandler`.
+    let disposal = Locked<DisposalHandler?>(nil)
 
     /// Creates a coordinator with no stores.
     public init(model: ObjectModel) {
@@ -44,7 +46,11 @@ public final class StoreCoordinator: Sendable {
 
     /// Opens (or creates) a store for `configuration` and adds it.
     ///
-    /// Errors: an unknown configuration, a file already added, a file that is not a store of that type.
+    /// A store written with another model is migrated in place when every change is inferable; a disposable
+    /// one that cannot be is recreated (see `disposalHandler`).
+    ///
+    /// Errors: an unknown configuration, a file already added, a file that is not a store of that type, a
+    /// non-disposable store that cannot be migrated (`StoreError.incompatibleModel`, with the report).
     @discardableResult
     public func addStore(
         _ type: StoreType, configuration: String, at url: URL? = nil, options: StoreOptions = .default
@@ -55,8 +61,12 @@ public final class StoreCoordinator: Sendable {
     /// Opens (or creates) the described store and adds it.
     @discardableResult
     public func addStore(_ description: StoreDescription) throws -> any PersistentStore {
+        try addStore(description, progress: nil)
+    }
+
+    func addStore(_ description: StoreDescription, progress: (@Sendable (StoreLoadEvent) -> Void)?) throws -> any PersistentStore {
         try checkCanAdd(description)
-        let store = try openStore(description)
+        let store = try openMigrating(description, progress: progress)
         try register(store)
         return store
     }
@@ -79,26 +89,51 @@ public final class StoreCoordinator: Sendable {
 
     /// Loads several stores without blocking the caller, reporting progress.
     ///
-    /// Each store opens on a background thread; `progress` receives events in order.
+    /// Each store opens on a thread of its own, outside the cooperative pool (migrating it if needed, a batch at a time); `progress` receives
+    /// events in order: opening, migrating entity X n of m rows, recreated (a disposable store), loaded, done.
     /// ```swift
     /// try await coordinator.loadStores(descriptions) { event in print(event) }
     /// ```
+    ///
+    /// With `movingEntities`, an entity the model moved from one configuration to another (both stores in
+    /// `descriptions`) has its rows copied into its new store, in batches, before its old store is migrated
+    /// (which drops them there); without it, they are dropped. Stores are returned in `descriptions` order.
     @discardableResult
     public func loadStores(
-        _ descriptions: [StoreDescription], progress: @escaping @Sendable (StoreLoadEvent) -> Void = { _ in }
+        _ descriptions: [StoreDescription], movingEntities: Bool = false,
+        progress: @escaping @Sendable (StoreLoadEvent) -> Void = { _ in }
     ) async throws -> [any PersistentStore] {
-        var loaded: [any PersistentStore] = []
-        for description in descriptions {
+        let moves = movingEntities ? try plannedMoves(descriptions) : []
+        // Destinations of moves load first, so they can take the rows before their old stores drop them.
+        let order = descriptions.indices.sorted { a, b in
+            let (ma, mb) = (moves.contains { $0.destination == descriptions[a] }, moves.contains { $0.destination == descriptions[b] })
+            return ma != mb ? ma : a < b
+        }
+        var loadedByIndex: [Int: any PersistentStore] = [:]
+        for index in order {
+            let description = descriptions[index]
             let path = description.url?.path ?? "memory:\(description.configuration)"
             progress(.opening(path: path, configuration: description.configuration))
-            let store = try await Task.detached(priority: .utility) { [self] in
-                try self.addStore(description)
-            }.value
+            // Opening (and migrating) blocks: the caller's other tasks keep running however long it takes.
+            let store = try await Self.onOwnThread { [self] in try self.addStore(description, progress: progress) }
             progress(.loaded(path: path, configuration: description.configuration))
-            loaded.append(store)
+            loadedByIndex[index] = store
+            for move in moves where move.destination == description {
+                try await Self.onOwnThread { try self.move(move, into: store, progress: progress) }
+            }
         }
-        progress(.done(storeCount: loaded.count))
-        return loaded
+        progress(.done(storeCount: loadedByIndex.count))
+        return descriptions.indices.compactMap { loadedByIndex[$0] }
+    }
+
+    /// Runs blocking work on a thread of its own: not in the cooperative pool (nor Dispatch's global queues,
+    /// which on Linux share the pool's threads), so the caller's other tasks keep running meanwhile.
+    static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { continuation.resume(with: Result { try body() }) }
+            thread.name = "Switchyard.loadStores"
+            thread.start()
+        }
     }
 
     // MARK: - Private
@@ -128,16 +163,18 @@ public final class StoreCoordinator: Sendable {
         logger.debug("added store", metadata: ["path": "\(store.displayPath)", "configuration": "\(store.configurationName)"])
     }
 
-    private func openStore(_ d: StoreDescription) throws -> any PersistentStore {
+    func openStore(_ d: StoreDescription, migrationProgress: MigrationProgressHandler?) throws -> any PersistentStore {
         switch d.type {
         case .memory:
             return try InMemoryStore(model: model, configuration: d.configuration)
         case .sqlite:
             guard let url = d.url else { throw CoordinatorError.missingURL(type: d.type, configuration: d.configuration) }
-            return try SQLiteStore(url: url, model: model, configuration: d.configuration, options: d.options)
+            return try SQLiteStore(
+                url: url, model: model, configuration: d.configuration, options: d.options, migrationProgress: migrationProgress)
         case .lmdb:
             guard let url = d.url else { throw CoordinatorError.missingURL(type: d.type, configuration: d.configuration) }
-            return try LMDBStore(url: url, model: model, configuration: d.configuration, options: d.options)
+            return try LMDBStore(
+                url: url, model: model, configuration: d.configuration, options: d.options, migrationProgress: migrationProgress)
         }
     }
 

@@ -29,6 +29,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsupportedPredicate(path: String, reason: String)
     /// The store was closed or destroyed.
     case closed(path: String)
+    /// The store was written with a model it cannot be migrated from; `report` says what changed and why not.
+    /// Nothing in the store was changed.
+    case incompatibleModel(path: String, configuration: String, report: CompatibilityReport)
 
     public var description: String {
         switch self {
@@ -59,6 +62,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path): cannot run predicate: \(reason)"
         case let .closed(path):
             return "\(path): store is closed"
+        case let .incompatibleModel(path, configuration, report):
+            return "\(path) (configuration \(configuration)): the store's model cannot be migrated to this model: "
+                + report.blockingReasons.joined(separator: "; ")
         }
     }
 }

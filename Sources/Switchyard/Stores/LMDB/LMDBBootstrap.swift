@@ -9,6 +9,12 @@ struct LMDBBootstrap {
     let model: ObjectModel
     let served: [EntityDescription]
     let path: String
+    /// The configuration, for comparing the stored model with `model`.
+    var configuration: String = ConfigurationDescription.defaultName
+    var progress: MigrationProgressHandler? = nil
+    /// The store was opened read-only: nothing is created, migrated or written, even when another store of
+    /// this process shares the environment writable.
+    var readOnly = false
 
     /// What `run` found or created.
     struct Opened {
@@ -20,7 +26,7 @@ struct LMDBBootstrap {
     /// Opens everything in one transaction: a write transaction normally (creating what is missing), a
     /// committed read transaction for a read-only store (which must already be complete).
     func run(in environment: LMDBEnvironment) throws -> Opened {
-        if environment.isReadOnly {
+        if readOnly || environment.isReadOnly {
             return try environment.readKeepingDatabases { try open($0, writable: false) }
         }
         return try environment.write { try open($0, writable: true) }
@@ -60,27 +66,35 @@ struct LMDBBootstrap {
         } else {
             throw notAStore("meta has no metadata entry")
         }
+        let migration = writable && !isNew ? try migration(metadata: metadata, modelCache: modelCache, txn: txn) : nil
 
         var stored: [String: Int] = [:]
         if let bytes = try txn.get(meta, Array(LMDBStoreDatabases.entityNumbersKey.utf8)) {
             guard let numbers = bytes.withUnsafeBytes({ LMDBSchema.decodeNumbers($0) }) else { throw notAStore("meta's entity numbers are damaged") }
             stored = numbers
         }
+        let storedNumbers = stored
+        if let migration { stored = migration.renamingNumbers(stored) }
         let numbers = LMDBSchema.numbers(model: model, stored: stored)
-        if writable, numbers != stored {
+        if writable, numbers != storedNumbers {
             try txn.put(meta, Array(LMDBStoreDatabases.entityNumbersKey.utf8), LMDBSchema.encodeNumbers(numbers))
         }
         var storedLayouts: [String: LMDBSchema.StoredLayout] = [:]
+        // What `meta` holds under each entity's name now, to write back only what changed.
+        var written: [String: LMDBSchema.StoredLayout] = [:]
         for entity in model.entities {
-            guard let bytes = try txn.get(meta, LMDBSchema.layoutKey(entity.name)) else { continue }
+            let storedName = migration?.storedLayoutName(of: entity.name) ?? entity.name
+            guard let bytes = try txn.get(meta, LMDBSchema.layoutKey(storedName)) else { continue }
             guard let layout = bytes.withUnsafeBytes({ LMDBSchema.decodeLayout($0) }) else {
                 throw notAStore("meta's property layout of \(entity.name) is damaged")
             }
-            storedLayouts[entity.name] = layout
+            storedLayouts[entity.name] = migration?.adjust(layout, for: entity) ?? layout
+            if storedName == entity.name { written[entity.name] = layout } else { try txn.delete(meta, LMDBSchema.layoutKey(storedName)) }
         }
+        let prunedRoots = try migration?.deleteRemovedRows(numbers: numbers, rows: rows, txn: txn) ?? []
         let schema = LMDBSchema(model: model, served: served, numbers: numbers, stored: storedLayouts)
         if writable {
-            for (name, order) in schema.orders where storedLayouts[name] != order {
+            for (name, order) in schema.orders where written[name] != order {
                 try txn.put(meta, LMDBSchema.layoutKey(name), LMDBSchema.encodeLayout(order))
             }
         }
@@ -105,7 +119,38 @@ struct LMDBBootstrap {
             }
         }
         let databases = LMDBStoreDatabases(rows: rows, meta: meta, modelCache: modelCache, links: links, indexes: indexes)
+        if let migration {
+            try migration.pruneIndexes(roots: prunedRoots, databases: databases, txn: txn)
+            try migration.fillRows(schema: schema, databases: databases, served: served, txn: txn)
+            let migrated = StoreMigration.migratedMetadata(metadata, model: model)
+            try txn.put(meta, Array(LMDBStoreDatabases.metadataKey.utf8), Array(try migrated.binaryPropertyList()))
+            try txn.put(modelCache, Array(LMDBStoreDatabases.modelCacheKey.utf8), Array(try ModelCache.encode(model)))
+            return Opened(metadata: migrated, schema: schema, databases: databases)
+        }
         return Opened(metadata: metadata, schema: schema, databases: databases)
+    }
+
+    /// The migration to run when the stored model differs from `model` and every change is inferable; nil
+    /// when nothing needs migrating; `StoreError.incompatibleModel` (the transaction aborts: nothing written)
+    /// when a change cannot be inferred.
+    private func migration(metadata: StoreMetadata, modelCache: LMDBDatabase, txn: LMDBTransaction) throws -> LMDBMigration? {
+        var old: ObjectModel?
+        let report = try StoreMigration.report(
+            storedHashes: metadata.versionHashes,
+            storedModel: {
+                guard let blob = try txn.get(modelCache, Array(LMDBStoreDatabases.modelCacheKey.utf8)), !blob.isEmpty else { return nil }
+                old = try? ModelCache.decode(Data(blob), source: "\(path) model cache")
+                return old
+            }, model: model, configuration: configuration)
+        guard let report, let old else { return nil }
+        switch report.verdict {
+        case .identical, .compatible:
+            return nil
+        case .incompatible:
+            throw StoreError.incompatibleModel(path: path, configuration: configuration, report: report)
+        case .migratable:
+            return LMDBMigration(old: old, new: model, report: report, path: path, progress: progress)
+        }
     }
 
     /// Builds new indexes from the table's existing rows (a model that gained an index, or a store written

@@ -47,7 +47,14 @@ public final class LMDBStore: PersistentStore {
     /// not a complete LMDB file, or an LMDB environment that is not a Switchyard store;
     /// `StoreError.openFailed` when a read-only store does not exist; `StoreError.lmdb` for LMDB failures; and
     /// `ModelError.unknownConfiguration` for a configuration the model does not declare.
-    public init(url: URL, model: ObjectModel, configuration: String, options: StoreOptions = .default) throws {
+    ///
+    /// A store written with another model is compared structurally (see `ModelDiff`); inferable changes are
+    /// migrated in place in the opening write transaction, reporting to `migrationProgress`; otherwise
+    /// `StoreError.incompatibleModel` and nothing is written.
+    public init(
+        url: URL, model: ObjectModel, configuration: String, options: StoreOptions = .default,
+        migrationProgress: MigrationProgressHandler? = nil
+    ) throws {
         let entities = try model.entities(inConfiguration: configuration)
         let path = url.path
         try Self.prepareDirectory(path, configuration: configuration, readOnly: options.readOnly)
@@ -56,7 +63,10 @@ public final class LMDBStore: PersistentStore {
         let environment = try LMDBEnvironment.shared(
             path: path, mapSize: options.initialMapSize, maxDatabases: max(64, 2 * (indexCount + 4)),
             readOnly: options.readOnly)
-        let opened = try LMDBBootstrap(model: model, served: entities, path: path).run(in: environment)
+        let opened = try LMDBBootstrap(
+            model: model, served: entities, path: path, configuration: configuration, progress: migrationProgress,
+            readOnly: options.readOnly
+        ).run(in: environment)
         self.location = url
         self.path = path
         self.configurationName = configuration

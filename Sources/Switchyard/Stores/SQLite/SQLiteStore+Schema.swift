@@ -21,7 +21,8 @@ extension SQLiteStore {
     }
 
     static func open(
-        url: URL, model: ObjectModel, configuration: String, entities: [EntityDescription], options: StoreOptions
+        url: URL, model: ObjectModel, configuration: String, entities: [EntityDescription], options: StoreOptions,
+        progress: MigrationProgressHandler? = nil
     ) throws -> OpenedDatabase {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else {
@@ -34,15 +35,29 @@ extension SQLiteStore {
         let isWAL = try checkHeader(path: path, configuration: configuration)
         let readOnlyPath = readOnlyURI(path: path, isWAL: isWAL)
         do {
+            var migrator: SQLiteMigrator?
             if !options.readOnly {
                 // Look before opening for writing: a writable open switches the file to WAL, which must never
-                // happen to a file that turns out not to be a store.
-                let probe = try DatabaseQueue(path: readOnlyPath, configuration: databaseConfiguration(readOnly: true))
+                // happen to a file that turns out not to be a store — nor to one whose model is incompatible.
+                let probe = try DatabaseQueue(
+                    path: readOnlyURI(path: path, isWAL: isWAL, sharingMemoryWithWriters: true),
+                    configuration: databaseConfiguration(readOnly: true))
                 defer { try? probe.close() }
-                _ = try probe.read { db in try inspect(db, path: path) }
+                migrator = try probe.read { db in
+                    _ = try inspect(db, path: path)
+                    return try plannedMigration(db, path: path, model: model, configuration: configuration, progress: progress)
+                }
             }
             let pool = try DatabasePool(
                 path: options.readOnly ? readOnlyPath : path, configuration: databaseConfiguration(readOnly: options.readOnly))
+            if let migrator {
+                do {
+                    try migrator.run(in: pool)
+                } catch {
+                    try? pool.close()
+                    throw error
+                }
+            }
             return try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities)
         } catch {
             throw classify(error, path: path, configuration: configuration)
@@ -190,7 +205,7 @@ extension SQLiteStore {
 
     /// Checks the 100-byte SQLite header before SQLite sees the file, so an empty or foreign file gets a clear
     /// reason. Returns whether the header says WAL.
-    private static func checkHeader(path: String, configuration: String) throws -> Bool {
+    static func checkHeader(path: String, configuration: String) throws -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw StoreError.openFailed(path: path, configuration: configuration, reason: "the file cannot be read")
         }
@@ -220,14 +235,17 @@ extension SQLiteStore {
     /// A URI that opens the file without ever writing to it or its sidecars: `readonly_shm` when both sidecars
     /// exist (rows in the `-wal` are read through the read-only `-shm`), `immutable` for a WAL file without a
     /// `-wal` (nothing else to read, and SQLite would otherwise create both sidecars).
-    static func readOnlyURI(path: String, isWAL: Bool) -> String {
+    ///
+    /// `sharingMemoryWithWriters` (the look before a writable open) leaves out `readonly_shm`: a connection
+    /// that may not write the `-shm` fails with SQLITE_CANTOPEN while another connection is writing.
+    static func readOnlyURI(path: String, isWAL: Bool, sharingMemoryWithWriters: Bool = false) -> String {
         let fm = FileManager.default
         let hasWAL = fm.fileExists(atPath: path + "-wal")
         let hasSHM = fm.fileExists(atPath: path + "-shm")
         var query = "mode=ro"
         if isWAL && !hasWAL {
             query += "&immutable=1"
-        } else if hasWAL && hasSHM {
+        } else if hasWAL && hasSHM && !sharingMemoryWithWriters {
             query += "&readonly_shm=1"
         }
         let escaped = path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "?", with: "%3f")

@@ -40,10 +40,17 @@ public final class SQLiteStore: PersistentStore {
     /// Throws `StoreError.notAStore` for a file that is not a Core Data SQLite store (foreign, empty, truncated),
     /// `StoreError.schemaMismatch` when a table or column the model needs is missing, and
     /// `ModelError.unknownConfiguration` for a configuration the model does not declare.
-    public init(url: URL, model: ObjectModel, configuration: String, options: StoreOptions = .default) throws {
+    ///
+    /// A store written with another model is compared structurally (see `ModelDiff`); inferable changes are
+    /// migrated in place, reporting to `migrationProgress`; otherwise `StoreError.incompatibleModel`.
+    public init(
+        url: URL, model: ObjectModel, configuration: String, options: StoreOptions = .default,
+        migrationProgress: MigrationProgressHandler? = nil
+    ) throws {
         let entities = try model.entities(inConfiguration: configuration)
         let opened = try Self.open(
-            url: url, model: model, configuration: configuration, entities: entities, options: options)
+            url: url, model: model, configuration: configuration, entities: entities, options: options,
+            progress: migrationProgress)
         self.location = url
         self.configurationName = configuration
         self.model = model

@@ -1,0 +1,60 @@
+import Foundation
+
+// MARK: - MigrationProgress
+
+/// One step of an in-place migration: `done` of `total` rows of `entity` rewritten in the store at `path`.
+public struct MigrationProgress: Sendable, Hashable {
+    /// The store being migrated.
+    public var path: String
+    /// The entity whose rows are being rewritten (or deleted, for a removed entity).
+    public var entity: String
+    /// Rows of `entity` handled so far.
+    public var done: Int
+    /// Rows of `entity` to handle.
+    public var total: Int
+
+    /// Creates a progress step.
+    public init(path: String, entity: String, done: Int, total: Int) {
+        self.path = path
+        self.entity = entity
+        self.done = done
+        self.total = total
+    }
+}
+
+/// Receives migration progress on the thread that migrates; keep it short.
+public typealias MigrationProgressHandler = @Sendable (MigrationProgress) -> Void
+
+// MARK: - StoreMigration
+
+/// What the backends share when a store's stored model differs from the one it is opened with.
+enum StoreMigration {
+    /// Rows rewritten per batch: bounds the memory a batch holds and sets the progress granularity.
+    static let batchSize = 2_000
+
+    /// The report for a store of `configuration`, or nil when nothing needs deciding: the stored version hashes
+    /// equal the model's (the fast path, which never reads the model cache), or the store has no model cache
+    /// (then the table layout decides when the store opens).
+    static func report(
+        storedHashes: [String: Data], storedModel: () throws -> ObjectModel?, model: ObjectModel, configuration: String
+    ) throws -> CompatibilityReport? {
+        if storedHashes == model.versionHashes { return nil }
+        guard let old = try storedModel() else { return nil }
+        return ModelDiff.compare(from: old, to: model, configuration: configuration)
+    }
+
+    /// The metadata after a migration: the new model's hashes and identifiers, the UUID and app keys kept.
+    static func migratedMetadata(_ old: StoreMetadata, model: ObjectModel) -> StoreMetadata {
+        var metadata = old
+        metadata.versionHashes = model.versionHashes
+        metadata.versionIdentifiers = model.versionIdentifiers
+        return metadata
+    }
+
+    /// The store-side name of a property: its old name when the report says it was renamed.
+    static func oldPropertyNames(_ change: EntityChange) -> [String: String] {
+        var names: [String: String] = [:]
+        for p in change.properties where p.kind == .renamed { if let old = p.oldName { names[p.name] = old } }
+        return names
+    }
+}
