@@ -6,8 +6,8 @@ internal import GRDB
 extension SQLiteStore {
     /// Copies the rows of `spec.sourceEntity` from `source` into this store without decoding them: the source
     /// file is attached read-only (WAL honoured) to the writer connection and each batch is one
-    /// `INSERT INTO ... SELECT ... WHERE Z_PK > ? AND Z_PK <= ?` transaction, so memory stays bounded and the
-    /// speed is SQLite's own. Primary keys and `Z_OPT` are kept; `Z_ENT` becomes this store's number. Returns
+    /// `INSERT INTO ... SELECT ... WHERE Z_PK > ? AND Z_PK <= ?` inside one transaction per entity, so memory
+    /// stays bounded and the speed is SQLite's own. Primary keys and `Z_OPT` are kept; `Z_ENT` becomes this store's number. Returns
     /// the number of rows copied.
     func copyRows(
         _ spec: BulkCopySpec, from source: SQLiteStore, batchSize: Int, progress: (Int) throws -> Void
@@ -96,20 +96,44 @@ extension SQLiteStore {
             return try pool.writeWithoutTransaction { db in
                 try db.execute(sql: "ATTACH DATABASE ? AS \(alias)", arguments: [attachURI])
                 defer { try? db.execute(sql: "DETACH DATABASE \(alias)") }
+                // The output is a temporary file renamed into place only once complete and verified, so a batch
+                // need not reach the disk when it commits (an fsync per batch cost more than the copy itself).
+                // Before returning, the old setting is back and a checkpoint writes and syncs everything.
+                let synchronous = try Int.fetchOne(db, sql: "PRAGMA main.synchronous") ?? 2
+                try db.execute(sql: "PRAGMA main.synchronous = OFF")
+                defer { try? db.execute(sql: "PRAGMA main.synchronous = \(synchronous)") }
                 var copied = 0
                 var low = Int64.min
-                while true {
-                    let high = try Int64.fetchOne(
-                        db, sql: boundary, arguments: [from.number, low, max(0, batchSize - 1)]) ?? Int64.max
-                    try db.inTransaction(.immediate) {
+                // One transaction for the entity: committing each batch rewrote every index page the batch
+                // touched, which made large copies slow down as the indexes grew. Batches still bound each
+                // statement's work and report progress; SQLite spills dirty pages to the WAL, not to memory.
+                let table = schema.table(of: target).name
+                try db.inTransaction(.immediate) {
+                    // Into an empty table, the secondary indexes are built once after the copy (a sort) instead
+                    // of row by row: inserting into indexes on scattered keys thrashed the page cache and made
+                    // large copies several times slower than the copy itself.
+                    let isEmpty = try Int64.fetchOne(db, sql: "SELECT 1 FROM main.\(SQLiteNames.quote(table)) LIMIT 1") == nil
+                    let indexes = isEmpty ? try String.fetchAll(db, sql: """
+                        SELECT sql FROM main.sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL
+                        """, arguments: [table]) : []
+                    let names = isEmpty ? try String.fetchAll(db, sql: """
+                        SELECT name FROM main.sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL
+                        """, arguments: [table]) : []
+                    for name in names { try db.execute(sql: "DROP INDEX main.\(SQLiteNames.quote(name))") }
+                    while true {
+                        let high = try Int64.fetchOne(
+                            db, sql: boundary, arguments: [from.number, low, max(0, batchSize - 1)]) ?? Int64.max
                         try db.execute(sql: insert, arguments: StatementArguments(arguments + [from.number.databaseValue, low.databaseValue, high.databaseValue]))
                         copied += db.changesCount
-                        return .commit
+                        try progress(copied)
+                        if high == Int64.max { break }
+                        low = high
                     }
-                    try progress(copied)
-                    if high == Int64.max { break }
-                    low = high
+                    for sql in indexes { try db.execute(sql: sql) }
+                    return .commit
                 }
+                try db.execute(sql: "PRAGMA main.synchronous = \(synchronous)")
+                try db.execute(sql: "PRAGMA main.wal_checkpoint(TRUNCATE)")
                 return copied
             }
         } catch {
