@@ -7,12 +7,16 @@ import Foundation
 /// model declares that the store does not have yet from the rows already there.
 struct LMDBBootstrap {
     let model: ObjectModel
+    /// The configuration the store is opened for (recorded when the store is created).
+    let configuration: String
     let served: [EntityDescription]
     let path: String
 
     /// What `run` found or created.
     struct Opened {
         var metadata: StoreMetadata
+        /// The configuration the store was created for; nil for a store created before it was recorded.
+        var createdConfiguration: String?
         var schema: LMDBSchema
         var databases: LMDBStoreDatabases
     }
@@ -57,6 +61,8 @@ struct LMDBBootstrap {
             try txn.put(meta, Array(LMDBStoreDatabases.metadataKey.utf8), Array(try metadata.binaryPropertyList()))
             // The model that created the store, so a later open can tell what changed.
             try txn.put(modelCache, Array(LMDBStoreDatabases.modelCacheKey.utf8), Array(try ModelCache.encode(model)))
+            // The configuration it holds, so a tool opening it without knowing (storeinspect) reads the right entities.
+            try txn.put(meta, Array(LMDBStoreDatabases.configurationKey.utf8), Array(configuration.utf8))
         } else {
             throw notAStore("meta has no metadata entry")
         }
@@ -105,7 +111,8 @@ struct LMDBBootstrap {
             }
         }
         let databases = LMDBStoreDatabases(rows: rows, meta: meta, modelCache: modelCache, links: links, indexes: indexes)
-        return Opened(metadata: metadata, schema: schema, databases: databases)
+        let created = try txn.get(meta, Array(LMDBStoreDatabases.configurationKey.utf8)).map { String(decoding: $0, as: UTF8.self) }
+        return Opened(metadata: metadata, createdConfiguration: created, schema: schema, databases: databases)
     }
 
     /// Builds new indexes from the table's existing rows (a model that gained an index, or a store written
