@@ -66,6 +66,80 @@ import Glibc
         }
         #expect(counts == ["Account": 3, "Chat": 6, "Message": 60])
         #expect((inspection["additionalMetadata"] as? [String: String])?[LegacyMessenger.appKey] == "41")
+        // An LMDB output lists only the entities of the configuration it was created for.
+        let cache = try CLITests.run("storeinspect", [temp.file("Cache.lmdb").path, "--json"])
+        #expect(cache.status == 0, "\(cache.stderr)")
+        let cacheInspection = try json(cache.stdout)
+        #expect(cacheInspection["configuration"] as? String == "Cache")
+        let cacheCounts = (cacheInspection["entities"] as? [[String: Any]] ?? []).reduce(into: [String: Int]()) {
+            $0[$1["entity"] as? String ?? ""] = $1["rows"] as? Int
+        }
+        #expect(cacheCounts == ["Avatar": 3, "LinkPreview": 4])
+        // The monolithic LMDB source still reads as Default, every entity.
+        let legacy = try CLITests.run("storeinspect", [source.path, "--json"])
+        let legacyInspection = try json(legacy.stdout)
+        #expect(legacyInspection["configuration"] as? String == "Default")
+        #expect((legacyInspection["entities"] as? [Any])?.count == LegacyMessenger.counts(messages: 60).count)
+    }
+
+    /// Links and orders through the CLI: the dry run lists them, the verified JSON report counts and checksums
+    /// them per output.
+    @Test(.enabled(if: built, "storesplit not built in .build/debug"))
+    func manyToManyAndOrderedRelationshipsThroughTheCLI() throws {
+        let temp = TemporaryDirectory()
+        let source = temp.file("Legacy.lmdb")
+        try SplitRelationshipModel.make(.lmdb, at: source)
+        let model = try ModelWriter.write(try SplitRelationshipModel.target(), name: "Target", toDirectory: temp.url)
+        let stores = ["--store", "Media=\(temp.url.path)/Media.sqlite", "--store", "Music=\(temp.url.path)/Music.lmdb"]
+        let dry = try CLITests.run("storesplit", [source.path, "--model", model.path, "--dry-run"] + stores)
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("Label.photos <-> Photo.labels in Media: many-to-many links\n"))
+        #expect(dry.stdout.contains("Playlist.songs <-> Song.playlists in Music: many-to-many links with the order of songs and playlists"))
+        #expect(dry.stdout.contains("Album.tracks <-> Track.album in Media: member order"))
+        let run = try CLITests.run("storesplit", [source.path, "--model", model.path, "--verify", "--json"] + stores)
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try json(run.stdout)
+        let outputs = report["outputs"] as? [[String: Any]] ?? []
+        let links = outputs.flatMap { $0["links"] as? [[String: Any]] ?? [] }.reduce(into: [String: Int]()) {
+            $0["\($1["entity"] as? String ?? "").\($1["relationship"] as? String ?? "")"] = $1["links"] as? Int
+        }
+        #expect(links == ["Album.tracks": 28, "Label.photos": 240, "Person.friends": 40, "Playlist.songs": 55])
+        #expect(outputs.flatMap { $0["links"] as? [[String: Any]] ?? [] }.allSatisfy { ($0["checksum"] as? String)?.count == 16 })
+    }
+
+    /// Exit code 1: rows written to the source while the split runs (after planning counted them) make the
+    /// outputs disagree with the plan; verification refuses them and nothing is renamed into place.
+    @Test(.enabled(if: built, "storesplit not built in .build/debug"))
+    func sourceChangedDuringTheSplitFailsVerificationWithExitCode1() throws {
+        let temp = TemporaryDirectory()
+        let source = temp.file("Legacy.lmdb")
+        let legacy = try LegacyMessenger.make(.lmdb, at: source, messages: 3_000)
+        let process = Process()
+        process.executableURL = CLITests.binDirectory.appendingPathComponent("storesplit")
+        // One row per transaction: Messages (Cloud) take long enough to add an Avatar (Cache, copied last).
+        process.arguments = [source.path, "--model", LegacyMessenger.targetURL.path, "--batch-size", "1"] + stores(temp.url)
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        // The temporary outputs appear once planning (which counted the Avatars) is done.
+        let partial = temp.file("Cloud.sqlite.storesplit-partial").path
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: partial), process.isRunning, Date() < deadline { usleep(1_000) }
+        let key = try legacy.allocatePrimaryKeys(for: "Avatar", count: 1).lowerBound
+        try legacy.save(StoreChangeSet(inserts: [
+            StoreRow(entityName: "Avatar", primaryKey: key, values: ["accountID": "late", "imageData": .binary(Data([9]))]),
+        ]))
+        let stillRunning = process.isRunning
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        try #require(stillRunning, "the split finished before the source changed; the test needs a longer copy")
+        #expect(process.terminationStatus == 1, "\(stderr)")
+        #expect(stderr.hasPrefix("storesplit: verify failed: Avatar in Cache: source has 3 rows, copied 4, output holds 4"))
+        for name in ["Cloud.sqlite", "Local.sqlite", "Cache.lmdb"] {
+            #expect(!FileManager.default.fileExists(atPath: temp.file(name).path), "\(name) must not be renamed into place")
+            #expect(!FileManager.default.fileExists(atPath: temp.file(name + ".storesplit-partial").path))
+        }
     }
 
     @Test(.enabled(if: built, "storesplit not built in .build/debug"))

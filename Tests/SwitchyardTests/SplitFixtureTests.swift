@@ -99,4 +99,94 @@ struct SplitFixtureTests {
         #expect(try moods.metadata().additional[appKey] == source.metadata().additional[appKey])
         #expect(try moods.metadata().additional[appKey] != nil)
     }
+
+    /// Real Core Data models with the relationships the fixture stores lack, as split sources. Apple's Tags
+    /// (Photo.tags <<->> Tag.photos): the source was numbered by a model with one more entity, as a store written
+    /// by an older model version is, and is read with the Tags model, so its join table `Z_2TAGS(Z_2PHOTOS,
+    /// Z_4TAGS)` becomes the output's `Z_1TAGS(Z_1PHOTOS, Z_3TAGS)`. CoreStore (TestEntity2's ordered
+    /// self-referential to-many) split along its own configurations Config1 and Config2.
+    @Test(arguments: [StoreType.sqlite, .lmdb])
+    func coreDataModelsKeepManyToManyLinksAndOrderAcrossASplit(outputType: StoreType) throws {
+        let temp = TemporaryDirectory()
+        let ext = outputType == .lmdb ? "lmdb" : "sqlite"
+        let tags = try FixtureModelRelationshipTests.tagsModel()
+        let older = try ObjectModel(entities: [EntityDescription(name: "Album", attributes: [AttributeDescription(name: "title", type: .string)])] + tags.entities)
+        let url = temp.file("Tags.sqlite")
+        do {
+            let coordinator = StoreCoordinator(model: older)
+            try coordinator.addStore(.sqlite, configuration: "Default", at: url)
+            let context = ObjectContext(coordinator: coordinator)
+            let labels = try (0..<6).map { i -> ManagedObject in
+                let tag = try context.insert("Tag")
+                try tag.set("name", "t\(i)")
+                return tag
+            }
+            for i in 0..<40 {
+                let photo = try context.insert("Photo")
+                try photo.set("uniqueName", "p\(i)")
+                try photo.setRelatedObjects(labels.enumerated().filter { ($0.offset + i) % 3 == 0 }.map(\.element), forKey: "tags")
+            }
+            try context.save()
+        }
+        let before = try LegacyMessenger.fingerprint(url)
+        let target = try ObjectModel(entities: tags.entities, configurations: [
+            ConfigurationDescription(name: "Library", entityNames: ["Photo", "Tag", "PhotoData", "Thumbnail"]),
+        ])
+        let library = SplitDestination(configuration: "Library", url: temp.file("Library.\(ext)"), type: outputType)
+        let splitter = try StoreSplitter(source: url, targetModel: target, destinations: [library], sourceModel: tags)
+        let plan = try splitter.plan()
+        #expect(plan.links.map { "\($0.entity).\($0.relationship)" } == ["Photo.tags"])
+        let report = try splitter.run(plan, options: SplitOptions(batchSize: 9, verifyContent: true))
+        #expect(report.outputs[0].links.first?.links == 80)
+        #expect(try LegacyMessenger.fingerprint(url) == before)
+        if SQLite3.available {
+            #expect(try SQLite3.query(url.path, "SELECT COUNT(*) FROM Z_2TAGS") == "80")
+            if outputType == .sqlite { #expect(try SQLite3.query(library.url.path, "SELECT COUNT(*) FROM Z_1TAGS j JOIN ZTAG t ON t.Z_PK = j.Z_3TAGS") == "80") }
+        }
+        let split = StoreCoordinator(model: target)
+        try split.addStore(outputType, configuration: "Library", at: library.url)
+        let context = ObjectContext(coordinator: split)
+        for photo in try context.fetch(FetchRequest(entityName: "Photo")) {
+            let i = Int(try #require(try photo.get("uniqueName", as: String.self)).dropFirst())!
+            let names = try photo.relatedObjects(forKey: "tags").map { try $0.get("name", as: String.self)! }.sorted()
+            #expect(names == (0..<6).filter { ($0 + i) % 3 == 0 }.map { "t\($0)" }, "p\(i)")
+        }
+
+        let coreStore = try FixtureModelRelationshipTests.coreStoreModel()
+        let legacy = temp.file("CoreStore.sqlite")
+        var expected: [String: [String]] = [:]
+        do {
+            let coordinator = StoreCoordinator(model: coreStore)
+            try coordinator.addStore(.sqlite, configuration: "Default", at: legacy)
+            let context = ObjectContext(coordinator: coordinator)
+            let objects = try (0..<24).map { i -> ManagedObject in
+                let object = try context.insert("TestEntity2")
+                try object.set("testString", "e\(i)")
+                return object
+            }
+            for parent in 0..<4 {
+                // Children in descending key order: their order is not the primary-key order.
+                let children = stride(from: 23 - parent, through: 4, by: -4).map { objects[$0] }
+                try objects[parent].setRelatedObjects(children, forKey: "testToManyOrdered")
+                expected["e\(parent)"] = try children.map { try $0.get("testString", as: String.self)! }
+            }
+            _ = try context.insert("TestEntity1AAA")
+            try context.save()
+        }
+        let destinations = [
+            SplitDestination(configuration: "Config1", url: temp.file("Config1.\(ext)"), type: outputType),
+            SplitDestination(configuration: "Config2", url: temp.file("Config2.\(ext)"), type: outputType),
+        ]
+        let second = try StoreSplitter(source: legacy, targetModel: coreStore, destinations: destinations)
+        let secondPlan = try second.plan()
+        #expect(secondPlan.links.map { "\($0.entity).\($0.relationship) \($0.kind.rawValue)" } == ["TestEntity2.testToManyOrdered order"])
+        _ = try second.run(secondPlan, options: SplitOptions(batchSize: 5, verifyContent: true))
+        let coordinator = StoreCoordinator(model: coreStore)
+        for d in destinations { try coordinator.addStore(outputType, configuration: d.configuration, at: d.url) }
+        let check = ObjectContext(coordinator: coordinator)
+        for (parent, children) in expected {
+            let object = try #require(try check.fetch(FetchRequest(entityName: "TestEntity2", predicate: try FetchPredicate(format: "testString == %@", parent))).first)
+            #expect(try object.relatedObjects(forKey: "testToManyOrdered").map { try $0.get("testString", as: String.self)! } == children)
+        }
+    }
 }

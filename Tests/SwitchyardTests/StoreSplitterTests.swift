@@ -295,11 +295,12 @@ import Testing
             try (cache as? BulkCopyStore)?.closeFiles()
         }
         var results = plan.entities.map { StoreSplitter.CopyResult(rows: $0.rowCount, checksum: nil) }
+        var links = plan.links.map { _ in StoreSplitter.LinkResult() }
         // Counts alone still match...
-        try splitter.verify(plan, results: &results, content: false, batchSize: 100)
+        try splitter.verify(plan, results: &results, links: &links, content: false, batchSize: 100)
         // ...content checksums do not.
         do {
-            try splitter.verify(plan, results: &results, content: true, batchSize: 100)
+            try splitter.verify(plan, results: &results, links: &links, content: true, batchSize: 100)
             Issue.record("verification should fail")
         } catch let error as SplitError {
             #expect(error.step == "verify")

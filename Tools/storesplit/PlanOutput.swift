@@ -34,6 +34,13 @@ enum PlanOutput {
                 out += "    \(c.entity).\(c.relationship) (\(c.fromConfiguration) -> \(c.toConfiguration)) -> \(c.entity).\(c.attribute) = \(what)\n"
             }
         }
+        if !plan.links.isEmpty {
+            out += "  to-many links copied after the rows:\n"
+            for link in plan.links {
+                out += "    \(link.entity).\(link.relationship) <-> \(link.inverseEntity).\(link.inverse) in \(link.configuration): "
+                    + describe(link) + "\n"
+            }
+        }
         if !plan.skipped.isEmpty {
             out += "  skipped:\n"
             for s in plan.skipped {
@@ -52,11 +59,23 @@ enum PlanOutput {
             for entity in output.entities {
                 out += "  \(entity.targetEntity): \(entity.rows) rows" + (entity.checksum.map { ", checksum \($0)" } ?? "") + "\n"
             }
+            for link in output.links {
+                out += "  \(link.entity).\(link.relationship): \(link.links) links" + (link.checksum.map { ", checksum \($0)" } ?? "") + "\n"
+            }
         }
         let seconds = String(format: "%.2f", report.seconds)
         out += "copied \(report.rowsCopied) rows in \(seconds) s (\(Int(report.rowsPerSecond)) rows/s); "
-            + (report.contentVerified ? "verified: row counts and content checksums match\n" : "row counts match\n")
+            + (report.contentVerified ? "verified: row counts, content and link checksums match\n" : "row counts match\n")
         FileHandle.standardOutput.write(Data(out.utf8))
+    }
+
+    private static func describe(_ link: SplitPlan.LinkCopy) -> String {
+        switch link.kind {
+        case .order: return "member order"
+        case .manyToMany:
+            let orders = [link.ordered ? link.relationship : nil, link.inverseOrdered ? link.inverse : nil].compactMap { $0 }
+            return "many-to-many links" + (orders.isEmpty ? "" : " with the order of \(orders.joined(separator: " and "))")
+        }
     }
 }
 
@@ -75,6 +94,7 @@ private struct PlanJSON: Encodable {
     var destinations: [Destination]
     var entities: [SplitPlan.EntityCopy]
     var conversions: [SplitPlan.Conversion]
+    var links: [SplitPlan.LinkCopy]
     var skipped: [SplitPlan.Skipped]
     var warnings: [String]
 
@@ -86,6 +106,7 @@ private struct PlanJSON: Encodable {
         destinations = plan.destinations.map { Destination(configuration: $0.configuration, path: $0.url.path, type: $0.type) }
         entities = plan.entities
         conversions = plan.conversions
+        links = plan.links
         skipped = plan.skipped
         warnings = plan.warnings
     }

@@ -4,7 +4,8 @@ import Foundation
 
 /// An order-independent content checksum of an entity's rows: the wrapping sum of a 64-bit FNV-1a hash per
 /// row over a canonical encoding (entity, primary key, `Z_OPT`, every persistent attribute normalized to its
-/// type, every to-one reference), so the same rows read from any backend give the same checksum.
+/// type, every to-one reference), so the same rows read from any backend give the same checksum. The same sum
+/// over (relationship, owner, member, position) checksums a to-many relationship's links.
 public struct SplitChecksum: Sendable, Hashable, Codable {
     /// Rows added.
     public private(set) var rows: Int = 0
@@ -38,6 +39,20 @@ public struct SplitChecksum: Sendable, Hashable, Codable {
                 h.byte(0)
             }
         }
+        rows += 1
+        sum &+= h.value
+    }
+
+    /// Adds one member of `owner`'s to-many `relationship` ("Entity.name"): `position` is its 1-based place in
+    /// an ordered relationship, 0 where order is not compared.
+    mutating func add(member: RowReference, of owner: RowReference, relationship: String, position: Int) {
+        var h = FNV()
+        h.add(relationship)
+        h.add(owner.entityName)
+        h.add(UInt64(bitPattern: owner.primaryKey))
+        h.add(member.entityName)
+        h.add(UInt64(bitPattern: member.primaryKey))
+        h.add(UInt64(position))
         rows += 1
         sum &+= h.value
     }

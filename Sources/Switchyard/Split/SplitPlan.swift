@@ -46,6 +46,37 @@ public struct SplitPlan: Sendable {
         public var toConfiguration: String
     }
 
+    /// A to-many relationship inside one output whose links or positions are copied after the rows: a
+    /// many-to-many's links (with the positions of an ordered end), or an ordered to-many's positions (its
+    /// members arrive with their to-one inverse, in the rows).
+    public struct LinkCopy: Sendable, Hashable, Codable {
+        /// What is copied.
+        public enum Kind: String, Sendable, Hashable, Codable {
+            /// A many-to-many: every link, and the positions of each ordered end.
+            case manyToMany
+            /// An ordered to-many with a to-one inverse: the members' positions.
+            case order
+        }
+        /// The target entity declaring the relationship (a many-to-many's end Core Data names the join table after).
+        public var entity: String
+        /// The relationship's name in the target model.
+        public var relationship: String
+        /// The target entity declaring the inverse.
+        public var inverseEntity: String
+        /// The inverse's name in the target model.
+        public var inverse: String
+        /// Links and positions, or positions only.
+        public var kind: Kind
+        /// Whether `relationship`'s member order is copied.
+        public var ordered: Bool
+        /// Whether the inverse's member order is copied (a many-to-many ordered from the other side).
+        public var inverseOrdered: Bool
+        /// The target configuration (and so the output) holding both ends.
+        public var configuration: String
+        /// Index into `destinations`.
+        public var destination: Int
+    }
+
     /// Something in the source that is not copied, and why.
     public struct Skipped: Sendable, Hashable, Codable {
         /// "entity", "table", "trigger" or "index".
@@ -70,6 +101,8 @@ public struct SplitPlan: Sendable {
     public var entities: [EntityCopy]
     /// Relationships that become attributes.
     public var conversions: [Conversion]
+    /// Relationships whose links or positions are copied after the rows, destination by destination.
+    public var links: [LinkCopy]
     /// What the source holds that is not copied.
     public var skipped: [Skipped]
     /// Things an operator should know before running the plan.
@@ -84,6 +117,8 @@ public struct SplitPlan: Sendable {
     let targetModel: ObjectModel
     /// Per entered `entities` element, how a source row becomes a target row.
     let mappings: [EntityMapping]
+    /// Per `links` element, the relationship's ends in both models.
+    let linkMappings: [LinkMapping]
     /// Source entity name -> target entity name, for the entity of a relationship's target.
     let entityNames: [String: String]
     /// Source `Z_MAX` by target inheritance root, per destination.
@@ -119,4 +154,15 @@ struct EntityMapping: Sendable {
     var attributes: [Attribute]
     var toOnes: [ToOne]
     var crossings: [Crossing]
+}
+
+// MARK: - LinkMapping
+
+/// The ends of one copied to-many relationship in both models: `target` (the to-many whose members are walked)
+/// and its inverse, and the source model's ends they come from.
+struct LinkMapping: Sendable {
+    var target: RelationshipEnd
+    var targetInverse: RelationshipEnd
+    var source: RelationshipEnd
+    var sourceInverse: RelationshipEnd
 }

@@ -16,6 +16,18 @@ public struct SplitReport: Sendable, Codable {
         /// and no `verifyContent` pass read them.
         public var checksum: String?
     }
+    /// One relationship's links copied into one output.
+    public struct LinkResult: Sendable, Codable, Hashable {
+        /// The target entity declaring the relationship.
+        public var entity: String
+        /// The relationship (target model).
+        public var relationship: String
+        /// Links (many-to-many) or positioned members (ordered to-many) written.
+        public var links: Int
+        /// Checksum of (relationship, owner, member, position) over both ends as written (`SplitChecksum.hex`);
+        /// nil when SQLite copied them directly and no `verifyContent` pass read them.
+        public var checksum: String?
+    }
     /// One output store.
     public struct Output: Sendable, Codable, Hashable {
         /// The configuration the output holds.
@@ -26,6 +38,8 @@ public struct SplitReport: Sendable, Codable {
         public var type: StoreType
         /// Its entities, in copy order.
         public var entities: [EntityResult]
+        /// Its copied many-to-many and ordered to-many relationships.
+        public var links: [LinkResult]
         /// `Z_MAX` per inheritance root, as copied from the source.
         public var primaryKeyMaxima: [String: Int64]
     }

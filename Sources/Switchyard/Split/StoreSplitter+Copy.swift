@@ -8,9 +8,10 @@ import Darwin
 // MARK: - Running a plan
 
 extension StoreSplitter {
-    /// Copies the plan's rows in batches into temporary outputs, copies `Z_MAX` and the source's app metadata
-    /// keys, closes the outputs, verifies them (row counts always; content checksums with
-    /// `options.verifyContent`) and only then renames each into place. On any failure the temporary outputs
+    /// Copies the plan's rows in batches into temporary outputs, then the links and positions of its to-many
+    /// relationships, copies `Z_MAX` and the source's app metadata keys, closes the outputs, verifies them (row
+    /// counts always; content and link checksums with `options.verifyContent`) and only then renames each into
+    /// place. On any failure the temporary outputs
     /// are removed and nothing appears under a final name.
     public func run(
         _ plan: SplitPlan, options: SplitOptions = SplitOptions(), progress: ((SplitProgress) -> Void)? = nil
@@ -26,6 +27,7 @@ extension StoreSplitter {
                 outputs.append(try Self.create(destination, at: destination.temporaryURL, model: targetModel))
             }
             var results = try copyRows(plan, into: outputs.map { $0! }, batchSize: max(1, options.batchSize), progress: progress)
+            var linkResults = try copyLinks(plan, into: outputs.map { $0! }, batchSize: max(1, options.batchSize))
             for (index, output) in outputs.enumerated() {
                 guard let output else { continue }
                 try output.setPrimaryKeyMaxima(plan.primaryKeyMaxima[index])
@@ -35,10 +37,11 @@ extension StoreSplitter {
                 try output.closeFiles()
                 outputs[index] = nil
             }
-            try verify(plan, results: &results, content: options.verifyContent, batchSize: max(1, options.batchSize))
+            try verify(
+                plan, results: &results, links: &linkResults, content: options.verifyContent, batchSize: max(1, options.batchSize))
             for destination in plan.destinations { try Self.moveIntoPlace(destination) }
             let seconds = Date().timeIntervalSince(started)
-            return report(plan, results: results, seconds: seconds, verified: options.verifyContent)
+            return report(plan, results: results, links: linkResults, seconds: seconds, verified: options.verifyContent)
         } catch {
             for output in outputs { try? output?.closeFiles() }
             for destination in plan.destinations { Self.remove(destination.temporaryURL, type: destination.type) }
@@ -124,11 +127,7 @@ extension StoreSplitter {
 
     /// A keyset batch where the store offers one, else an offset page (stores without `BulkCopyStore`).
     func readBatch(_ entity: String, after: Int64?, offset: Int, limit: Int) throws -> [StoreRow] {
-        if let bulk = source as? BulkCopyStore {
-            return try bulk.rowBatch(entityName: entity, after: after, limit: limit)
-        }
-        return try source.fetch(StoreFetchRequest(
-            entityName: entity, fetchLimit: limit, fetchOffset: offset, includesSubentities: false))
+        try Self.keyBatch(source, entity, after: after, offset: offset, limit: limit)
     }
 
     /// Source rows as target rows: renamed attributes, defaults for new ones, to-ones kept inside the store,

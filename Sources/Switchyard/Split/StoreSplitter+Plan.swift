@@ -78,6 +78,7 @@ extension StoreSplitter {
             let kinds = Dictionary(grouping: extraneous, by: \.kind).map { "\($1.count) \($0 == "entity" ? ($1.count == 1 ? "entity" : "entities") : $0 + ($1.count == 1 ? "" : "s"))" }.sorted()
             warnings.append("not copied, outside the model: \(kinds.joined(separator: ", ")) (persistent history, triggers)")
         }
+        let links = planLinks(copies: copies, targetBySource: targetBySource, problems: &problems, warnings: &warnings)
         if !problems.isEmpty { throw SplitError.planning(problems) }
 
         // Copy order: destination by destination, entities in source entity-number order.
@@ -92,8 +93,9 @@ extension StoreSplitter {
         let metadataKeys = try source.metadata().additional.filter { key, _ in !key.hasPrefix("NS") && !key.hasPrefix("_NS") }
         return SplitPlan(
             source: sourceURL, sourceType: sourceType, sourceModelOrigin: sourceModelOrigin, destinations: destinations,
-            entities: order.map { copies[$0] }, conversions: conversions, skipped: skipped, warnings: warnings,
-            sourceModel: sourceModel, targetModel: targetModel, mappings: order.map { mappings[$0] },
+            entities: order.map { copies[$0] }, conversions: conversions, links: links.map(\.copy), skipped: skipped,
+            warnings: warnings, sourceModel: sourceModel, targetModel: targetModel, mappings: order.map { mappings[$0] },
+            linkMappings: links.map(\.mapping),
             entityNames: targetBySource, primaryKeyMaxima: maxima, metadataKeys: metadataKeys)
     }
 
@@ -202,18 +204,8 @@ extension StoreSplitter {
                 let old = entity.relationship(named: name)
             else { continue }
             usedRelationships.insert(name)
+            // To-manys are planned apart (`planLinks`): their members come with the rows or as links.
             if !relationship.isToMany, !old.isToMany { toOnes.append(.init(target: relationship.name, source: name)) }
-            guard relationship.isToMany, old.isToMany else { continue }
-            let inverse = old.inverseName.flatMap { sourceModel.entity(named: old.destinationEntityName)?.relationship(named: $0) }
-            if inverse == nil || inverse?.isToMany == true {
-                // Core Data keeps these in join tables, which StoreRow does not carry yet.
-                problems.append(
-                    "\(inverse == nil ? "to-many without inverse" : "many-to-many") \(entity.name).\(name): "
-                        + "copying join tables is not supported by this version (issue #4)")
-            } else if old.isOrdered, rows > 0 {
-                warnings.append(
-                    "ordered to-many \(entity.name).\(name): members are copied, their order is not (issue #4)")
-            }
         }
 
         for relationship in entity.allRelationships where !relationship.isTransient && !usedRelationships.contains(relationship.name) {

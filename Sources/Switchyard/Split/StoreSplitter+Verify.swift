@@ -4,8 +4,11 @@ import Foundation
 
 extension StoreSplitter {
     /// Reopens every temporary output read-only and compares row counts (and, with `content`, checksums) per
-    /// entity with what was read from the source, and `Z_MAX` with the source's.
-    func verify(_ plan: SplitPlan, results: inout [CopyResult], content: Bool, batchSize: Int) throws {
+    /// entity with what was read from the source, `Z_MAX` with the source's and, with `content`, each copied
+    /// relationship's links and positions (count and checksum) with the source's.
+    func verify(
+        _ plan: SplitPlan, results: inout [CopyResult], links: inout [LinkResult], content: Bool, batchSize: Int
+    ) throws {
         var mismatches: [String] = []
         for (index, destination) in plan.destinations.enumerated() {
             let store: PersistentStore
@@ -45,6 +48,21 @@ extension StoreSplitter {
                             + "source \(written.hex) over \(written.rows) rows")
                 }
             }
+            if content {
+                for (linkIndex, link) in plan.links.enumerated() where link.destination == index {
+                    // Links copied inside SQLite never passed through here: checksum the source's.
+                    let expected = try links[linkIndex].checksum.map { (links[linkIndex].links, $0) }
+                        ?? linkChecksum(linkIndex, plan: plan, store: source, batchSize: batchSize)
+                    links[linkIndex].checksum = expected.1
+                    let actual = try linkChecksum(linkIndex, plan: plan, store: store, batchSize: batchSize)
+                    if actual.checksum != expected.1 || actual.links != expected.0 {
+                        mismatches.append(
+                            "\(link.entity).\(link.relationship) in \(destination.configuration): \(actual.links) links, "
+                                + "checksum \(actual.checksum.hex) over \(actual.checksum.rows) members; source \(expected.0) links, "
+                                + "checksum \(expected.1.hex) over \(expected.1.rows) members")
+                    }
+                }
+            }
             if let bulk = store as? BulkCopyStore {
                 let maxima = try bulk.primaryKeyMaxima()
                 for (root, expected) in plan.primaryKeyMaxima[index] where (maxima[root] ?? 0) != expected {
@@ -79,7 +97,7 @@ extension StoreSplitter {
 
     // MARK: - Report
 
-    func report(_ plan: SplitPlan, results: [CopyResult], seconds: Double, verified: Bool) -> SplitReport {
+    func report(_ plan: SplitPlan, results: [CopyResult], links: [LinkResult], seconds: Double, verified: Bool) -> SplitReport {
         let outputs = plan.destinations.enumerated().map { index, destination in
             SplitReport.Output(
                 configuration: destination.configuration, path: destination.url.path, type: destination.type,
@@ -87,6 +105,10 @@ extension StoreSplitter {
                     SplitReport.EntityResult(
                         sourceEntity: copy.sourceEntity, targetEntity: copy.targetEntity, rows: results[i].rows,
                         checksum: results[i].checksum?.hex)
+                },
+                links: plan.links.enumerated().filter { $0.element.destination == index }.map { i, link in
+                    SplitReport.LinkResult(
+                        entity: link.entity, relationship: link.relationship, links: links[i].links, checksum: links[i].checksum?.hex)
                 },
                 primaryKeyMaxima: plan.primaryKeyMaxima[index])
         }

@@ -78,10 +78,17 @@ public final class StoreSplitter {
     }
 
     /// Opens with `Default` (every entity); a store that holds one configuration's tables (a split output)
-    /// opens with the first configuration whose tables it has.
+    /// opens with the first configuration whose tables it has; an LMDB store, whose entities share one set of
+    /// databases, with the configuration it records it was created for.
     static func openAnyConfiguration(_ type: StoreType, _ url: URL, _ model: ObjectModel) throws -> PersistentStore {
         do {
-            return try open(type, url, model)
+            let store = try open(type, url, model)
+            if let created = (store as? LMDBStore)?.createdConfiguration, created != store.configurationName,
+                model.configurationNames.contains(created)
+            {
+                return try open(type, url, model, configuration: created)
+            }
+            return store
         } catch StoreError.schemaMismatch(let path, let configuration, let reason) {
             for name in model.configurations.map(\.name) {
                 if let store = try? open(type, url, model, configuration: name) { return store }

@@ -51,3 +51,21 @@ struct BulkCopySpec: Sendable {
     /// Source entity name -> target entity name, for the entity columns of to-ones.
     var entityNames: [String: String]
 }
+
+// MARK: - BulkLinkCopySpec
+
+/// How a store-to-store copy fills one to-many relationship's bookkeeping that lives apart from its rows, for
+/// a backend that can copy it without decoding it (`SQLiteStore.copyLinks(_:from:batchSize:)`): a
+/// many-to-many's links with their positions, or the positions of an ordered to-many with a to-one inverse.
+struct BulkLinkCopySpec: Sendable {
+    /// The to-many end in the target model, and the source model's end it is copied from.
+    var targetEnd: RelationshipEnd
+    var sourceEnd: RelationshipEnd
+    /// The inverse ends: the other to-many of a many-to-many, or the members' to-one.
+    var targetInverse: RelationshipEnd
+    var sourceInverse: RelationshipEnd
+    /// Whether `targetEnd`'s positions are copied (ordered in both models).
+    var ordered: Bool
+    /// Whether the inverse's positions are copied (a many-to-many ordered from the other side in both models).
+    var inverseOrdered: Bool
+}

@@ -7,10 +7,11 @@ import Foundation
 /// model declares that the store does not have yet from the rows already there.
 struct LMDBBootstrap {
     let model: ObjectModel
+    /// The configuration the store is opened for (recorded when the store is created, and what the stored
+    /// model is compared with `model` for).
+    let configuration: String
     let served: [EntityDescription]
     let path: String
-    /// The configuration, for comparing the stored model with `model`.
-    var configuration: String = ConfigurationDescription.defaultName
     var progress: MigrationProgressHandler? = nil
     /// The store was opened read-only: nothing is created, migrated or written, even when another store of
     /// this process shares the environment writable.
@@ -19,6 +20,8 @@ struct LMDBBootstrap {
     /// What `run` found or created.
     struct Opened {
         var metadata: StoreMetadata
+        /// The configuration the store was created for; nil for a store created before it was recorded.
+        var createdConfiguration: String?
         var schema: LMDBSchema
         var databases: LMDBStoreDatabases
     }
@@ -63,6 +66,8 @@ struct LMDBBootstrap {
             try txn.put(meta, Array(LMDBStoreDatabases.metadataKey.utf8), Array(try metadata.binaryPropertyList()))
             // The model that created the store, so a later open can tell what changed.
             try txn.put(modelCache, Array(LMDBStoreDatabases.modelCacheKey.utf8), Array(try ModelCache.encode(model)))
+            // The configuration it holds, so a tool opening it without knowing (storeinspect) reads the right entities.
+            try txn.put(meta, Array(LMDBStoreDatabases.configurationKey.utf8), Array(configuration.utf8))
         } else {
             throw notAStore("meta has no metadata entry")
         }
@@ -119,15 +124,16 @@ struct LMDBBootstrap {
             }
         }
         let databases = LMDBStoreDatabases(rows: rows, meta: meta, modelCache: modelCache, links: links, indexes: indexes)
+        let created = try txn.get(meta, Array(LMDBStoreDatabases.configurationKey.utf8)).map { String(decoding: $0, as: UTF8.self) }
         if let migration {
             try migration.pruneIndexes(roots: prunedRoots, databases: databases, txn: txn)
             try migration.fillRows(schema: schema, databases: databases, served: served, txn: txn)
             let migrated = StoreMigration.migratedMetadata(metadata, model: model)
             try txn.put(meta, Array(LMDBStoreDatabases.metadataKey.utf8), Array(try migrated.binaryPropertyList()))
             try txn.put(modelCache, Array(LMDBStoreDatabases.modelCacheKey.utf8), Array(try ModelCache.encode(model)))
-            return Opened(metadata: migrated, schema: schema, databases: databases)
+            return Opened(metadata: migrated, createdConfiguration: created, schema: schema, databases: databases)
         }
-        return Opened(metadata: metadata, schema: schema, databases: databases)
+        return Opened(metadata: metadata, createdConfiguration: created, schema: schema, databases: databases)
     }
 
     /// The migration to run when the stored model differs from `model` and every change is inferable; nil

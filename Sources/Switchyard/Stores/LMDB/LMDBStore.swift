@@ -5,7 +5,8 @@ import Foundation
 /// A store in an LMDB environment: one directory holding `data.mdb` and `lock.mdb`, with the named databases
 /// `rows` (every object, keyed by root entity number and primary key, values in `LMDBRowCoding`), `links`
 /// (many-to-many links and ordered to-many positions, `LMDBLinks`), `meta`
-/// (metadata plist, entity numbers, property positions, `max:<Root>` key counters), `modelcache`, and one
+/// (metadata plist, entity numbers, property positions, `max:<Root>` key counters, the configuration the store
+/// was created for), `modelcache`, and one
 /// `index:` database per secondary index (`LMDBIndexDefinition`). Predicates are evaluated in memory over a
 /// cursor; an equality or IN on an indexed property reads only the rows its index names. Readers see
 /// snapshots; writes are one transaction each; the map grows on `MDB_MAP_FULL`.
@@ -31,6 +32,9 @@ public final class LMDBStore: PersistentStore {
     public var identifier: UUID { state.withLock { $0.identifier } }
     /// Whether the store was opened with `StoreOptions.readOnly`.
     public let isReadOnly: Bool
+    /// The configuration the store was created for (it may since be opened for another that holds the same
+    /// entities); nil for a store created before Switchyard recorded it.
+    let createdConfiguration: String?
 
     let location: URL
     /// `location.path`, computed once: every error names it, and `URL.path` is not free.
@@ -64,7 +68,7 @@ public final class LMDBStore: PersistentStore {
             path: path, mapSize: options.initialMapSize, maxDatabases: max(64, 2 * (indexCount + 4)),
             readOnly: options.readOnly)
         let opened = try LMDBBootstrap(
-            model: model, served: entities, path: path, configuration: configuration, progress: migrationProgress,
+            model: model, configuration: configuration, served: entities, path: path, progress: migrationProgress,
             readOnly: options.readOnly
         ).run(in: environment)
         self.location = url
@@ -73,6 +77,7 @@ public final class LMDBStore: PersistentStore {
         self.model = model
         self.entities = entities
         self.isReadOnly = options.readOnly
+        self.createdConfiguration = opened.createdConfiguration
         self.environment = environment
         self.schema = opened.schema
         self.databases = opened.databases
@@ -212,6 +217,7 @@ struct LMDBStoreDatabases: Sendable {
     static let metadataKey = "metadata"
     static let modelCacheKey = "model"
     static let entityNumbersKey = "entities"
+    static let configurationKey = "configuration"
 
     let rows: LMDBDatabase
     let meta: LMDBDatabase

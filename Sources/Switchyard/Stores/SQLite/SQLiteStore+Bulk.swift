@@ -40,10 +40,12 @@ extension SQLiteStore: BulkCopyStore {
         }
     }
 
-    /// Tables the schema does not map (Core Data's persistent-history `ACHANGE`..., join tables this version
-    /// does not copy), every trigger, and `Z_PRIMARYKEY` rows of entities outside the model (`Z_ENT >= 16000`).
+    /// Tables the schema does not map (Core Data's persistent-history `ACHANGE`..., join tables of relationships
+    /// the model lacks), every trigger, and `Z_PRIMARYKEY` rows of entities outside the model (`Z_ENT >= 16000`).
     func extraneousItems() throws -> [StoreExtraneousItem] {
-        let known = Set(schema.tables.map { $0.name.uppercased() } + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
+        let known = Set(
+            (schema.tables.map(\.name) + schema.joinTables.map(\.name)).map { $0.uppercased() }
+                + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
         return try read { db in
             var items: [StoreExtraneousItem] = []
             let objects = try Row.fetchAll(db, sql: "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger') ORDER BY type, name")
