@@ -43,6 +43,29 @@ enum StoreMigration {
         return ModelDiff.compare(from: old, to: model, configuration: configuration)
     }
 
+    /// The stored model and the report when the store must be migrated to `model`; nil when nothing needs
+    /// migrating (same hashes, no readable model cache, or only compatible changes);
+    /// `StoreError.incompatibleModel` when a change cannot be inferred.
+    static func pendingMigration(
+        storedHashes: [String: Data], storedModel: () throws -> ObjectModel?, model: ObjectModel, configuration: String,
+        path: String
+    ) throws -> (old: ObjectModel, report: CompatibilityReport)? {
+        var old: ObjectModel?
+        let report = try report(storedHashes: storedHashes, storedModel: {
+            old = try storedModel()
+            return old
+        }, model: model, configuration: configuration)
+        guard let report, let old else { return nil }
+        switch report.verdict {
+        case .identical, .compatible:
+            return nil
+        case .incompatible:
+            throw StoreError.incompatibleModel(path: path, configuration: configuration, report: report)
+        case .migratable:
+            return (old, report)
+        }
+    }
+
     /// The metadata after a migration: the new model's hashes and identifiers, the UUID and app keys kept.
     static func migratedMetadata(_ old: StoreMetadata, model: ObjectModel) -> StoreMetadata {
         var metadata = old

@@ -140,23 +140,14 @@ struct LMDBBootstrap {
     /// when nothing needs migrating; `StoreError.incompatibleModel` (the transaction aborts: nothing written)
     /// when a change cannot be inferred.
     private func migration(metadata: StoreMetadata, modelCache: LMDBDatabase, txn: LMDBTransaction) throws -> LMDBMigration? {
-        var old: ObjectModel?
-        let report = try StoreMigration.report(
+        let pending = try StoreMigration.pendingMigration(
             storedHashes: metadata.versionHashes,
             storedModel: {
                 guard let blob = try txn.get(modelCache, Array(LMDBStoreDatabases.modelCacheKey.utf8)), !blob.isEmpty else { return nil }
-                old = try? ModelCache.decode(Data(blob), source: "\(path) model cache")
-                return old
-            }, model: model, configuration: configuration)
-        guard let report, let old else { return nil }
-        switch report.verdict {
-        case .identical, .compatible:
-            return nil
-        case .incompatible:
-            throw StoreError.incompatibleModel(path: path, configuration: configuration, report: report)
-        case .migratable:
-            return LMDBMigration(old: old, new: model, report: report, path: path, progress: progress)
-        }
+                return try? ModelCache.decode(Data(blob), source: "\(path) model cache")
+            }, model: model, configuration: configuration, path: path)
+        guard let (old, report) = pending else { return nil }
+        return LMDBMigration(old: old, new: model, report: report, path: path, progress: progress)
     }
 
     /// Builds new indexes from the table's existing rows (a model that gained an index, or a store written

@@ -13,8 +13,7 @@ extension SQLiteStore {
         _ db: Database, path: String, model: ObjectModel, configuration: String, progress: MigrationProgressHandler?
     ) throws -> SQLiteMigrator? {
         let metadata = try readMetadata(db, path: path)
-        var old: ObjectModel?
-        let report = try StoreMigration.report(
+        let pending = try StoreMigration.pendingMigration(
             storedHashes: metadata.versionHashes,
             storedModel: {
                 guard try db.tableExists("Z_MODELCACHE"),
@@ -22,18 +21,10 @@ extension SQLiteStore {
                     !blob.isEmpty
                 else { return nil }
                 // A cache this library cannot read leaves the decision to the table layout, as with no cache.
-                old = try? ModelCache.decode(blob, source: "\(path) model cache")
-                return old
-            }, model: model, configuration: configuration)
-        guard let report, let old else { return nil }
-        switch report.verdict {
-        case .identical, .compatible:
-            return nil
-        case .incompatible:
-            throw StoreError.incompatibleModel(path: path, configuration: configuration, report: report)
-        case .migratable:
-            return SQLiteMigrator(old: old, new: model, configuration: configuration, report: report, path: path, progress: progress)
-        }
+                return try? ModelCache.decode(blob, source: "\(path) model cache")
+            }, model: model, configuration: configuration, path: path)
+        guard let (old, report) = pending else { return nil }
+        return SQLiteMigrator(old: old, new: model, configuration: configuration, report: report, path: path, progress: progress)
     }
 }
 
@@ -328,14 +319,7 @@ struct SQLiteMigrator {
     // MARK: - Helpers
 
     private func primaryKeyNumbers(_ db: Database) throws -> [String: Int64] {
-        var numbers: [String: Int64] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") {
-            guard case .int64(let number) = (row[0] as DatabaseValue).storage,
-                case .string(let name) = (row[1] as DatabaseValue).storage
-            else { continue }
-            numbers[name] = number
-        }
-        return numbers
+        try SQLiteStore.entityNumbers(db)
     }
 
     /// The table an old root's rows are in after entity renames.

@@ -101,14 +101,7 @@ extension SQLiteStore {
                 reason: "an SQLite database without Core Data's \(required) table (tables: "
                     + (tables.isEmpty ? "none" : tables.sorted().joined(separator: ", ")) + ")")
         }
-        var numbers: [String: Int64] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") {
-            // Read as raw values: a damaged row is skipped, never a decoding trap.
-            guard case .int64(let number) = (row[0] as DatabaseValue).storage,
-                case .string(let name) = (row[1] as DatabaseValue).storage
-            else { continue }
-            numbers[name] = number
-        }
+        let numbers = try Self.entityNumbers(db)
         var columns: [String: [String]] = [:]
         for table in tables {
             columns[table.uppercased()] = try Row.fetchAll(db, sql: "PRAGMA table_info(\(SQLiteNames.quote(table)))")
@@ -290,5 +283,18 @@ extension SQLiteStore {
         default:
             return mapError(error, path: path, configuration: configuration)
         }
+    }
+
+    /// `Z_PRIMARYKEY`'s entity numbers by entity name, read as raw values: a damaged row is skipped, never a
+    /// decoding trap.
+    static func entityNumbers(_ db: Database) throws -> [String: Int64] {
+        var numbers: [String: Int64] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") {
+            guard case .int64(let number) = (row[0] as DatabaseValue).storage,
+                case .string(let name) = (row[1] as DatabaseValue).storage
+            else { continue }
+            numbers[name] = number
+        }
+        return numbers
     }
 }
