@@ -57,6 +57,8 @@ import Glibc
         let report = try json(run.stdout)
         #expect(report["contentVerified"] as? Bool == true)
         #expect(report["rowsCopied"] as? Int == LegacyMessenger.counts(messages: 60).values.reduce(0, +))
+        // The process reports its own peak memory (VmHWM): some megabytes, never zero.
+        #expect((report["peakMemoryBytes"] as? Int).map { $0 > 1_000_000 } == true)
         let inspect = try CLITests.run("storeinspect", [temp.file("Cloud.sqlite").path, "--json"])
         #expect(inspect.status == 0, "\(inspect.stderr)")
         let inspection = try json(inspect.stdout)

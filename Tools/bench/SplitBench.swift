@@ -1,9 +1,6 @@
 import Foundation
 import GRDB
 import Switchyard
-#if canImport(Glibc)
-import Glibc
-#endif
 
 // MARK: - SplitBench
 
@@ -29,10 +26,12 @@ struct SplitBench {
 
         let tool = Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("storesplit")
         log("split: storesplit \(rows) rows")
-        let split = try Self.time(tool.path, [source.path, "--model", targetURL.path, "--force"] + storeArguments)
+        let (split, plainReport) = try Self.run(tool.path, [source.path, "--model", targetURL.path, "--force", "--json"] + storeArguments)
         log("split: storesplit --verify")
-        let verified = try Self.time(tool.path, [source.path, "--model", targetURL.path, "--force", "--verify"] + storeArguments)
-        let peak = Self.childrenPeakRSS()
+        let (verified, verifyReport) = try Self.run(tool.path, [source.path, "--model", targetURL.path, "--force", "--verify", "--json"] + storeArguments)
+        // Each run's own peak (VmHWM, from its JSON report): getrusage's figure for children also counts the
+        // bench's memory inherited at fork.
+        let peak = try [plainReport, verifyReport].map(Self.peakMemory).max()! / 1024
 
         // sqlite3: the same source tables into one fresh file per configuration, with the source's DDL (tables
         // and their indexes, as storesplit's outputs have indexes).
@@ -53,7 +52,7 @@ struct SplitBench {
         }
         let scriptURL = dir.appendingPathComponent("split.sql")
         try Data(script.utf8).write(to: scriptURL)
-        let sqlite3 = try Self.time("/usr/bin/env", ["sqlite3", "-bail", "-cmd", ".read \(scriptURL.path)", ":memory:", ".quit"])
+        let sqlite3 = try Self.run("/usr/bin/env", ["sqlite3", "-bail", "-cmd", ".read \(scriptURL.path)", ":memory:", ".quit"]).seconds
         let mb = Double(peak) / 1024
         log(String(format: "split: storesplit %.2f s, sqlite3 %.2f s, peak RSS %.1f MB", split, sqlite3, mb))
         return [BenchResult(
@@ -116,15 +115,20 @@ struct SplitBench {
     // MARK: - Processes
 
     /// Runs a child to completion and returns its wall time; a non-zero exit is an error carrying its stderr.
-    static func time(_ executable: String, _ arguments: [String]) throws -> Double {
+    /// Runs a command to its end: its wall time and standard output.
+    static func run(_ executable: String, _ arguments: [String]) throws -> (seconds: Double, output: Data) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
+        let out = Pipe()
+        process.standardOutput = out
         let err = Pipe()
         process.standardError = err
         let start = Date()
         try process.run()
+        // stdout first, then stderr: the children write only warnings or an error to stderr, far below a
+        // pipe's capacity, so neither read can block the other.
+        let output = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let seconds = Date().timeIntervalSince(start)
@@ -132,13 +136,14 @@ struct SplitBench {
             throw BenchFailure("\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): "
                 + String(decoding: stderr, as: UTF8.self))
         }
-        return seconds
+        return (seconds, output)
     }
 
-    /// The largest peak resident set of the children waited for so far, in KiB.
-    static func childrenPeakRSS() -> Int {
-        var usage = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-        return usage.ru_maxrss
+    /// `peakMemoryBytes` from a storesplit `--json` report.
+    static func peakMemory(_ report: Data) throws -> Int {
+        guard let object = try JSONSerialization.jsonObject(with: report) as? [String: Any],
+            let bytes = object["peakMemoryBytes"] as? Int
+        else { throw BenchFailure("storesplit --json reported no peakMemoryBytes") }
+        return bytes
     }
 }

@@ -65,7 +65,8 @@ enum PlanOutput {
         }
         let seconds = String(format: "%.2f", report.seconds)
         out += "copied \(report.rowsCopied) rows in \(seconds) s (\(Int(report.rowsPerSecond)) rows/s); "
-            + (report.contentVerified ? "verified: row counts, content and link checksums match\n" : "row counts match\n")
+            + (report.contentVerified ? "verified: row counts, content and link checksums match" : "row counts match")
+            + (report.peakMemoryBytes.map { String(format: "; peak memory %.1f MB\n", Double($0) / 1_048_576) } ?? "\n")
         FileHandle.standardOutput.write(Data(out.utf8))
     }
 

@@ -66,4 +66,8 @@ public struct SplitReport: Sendable, Codable {
     public var skipped: [SplitPlan.Skipped]
     /// The plan's warnings.
     public var warnings: [String]
+    /// The process's peak resident memory when the split finished (Linux `VmHWM`), in bytes; nil where the
+    /// system does not say. What an operator sizes a machine by: the split streams, so it does not grow with the
+    /// source.
+    public var peakMemoryBytes: Int?
 }

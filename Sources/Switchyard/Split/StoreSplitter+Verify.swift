@@ -116,6 +116,16 @@ extension StoreSplitter {
         return SplitReport(
             source: plan.source.path, sourceType: plan.sourceType, sourceModel: plan.sourceModelOrigin, outputs: outputs,
             rowsCopied: rows, seconds: seconds, rowsPerSecond: seconds > 0 ? Double(rows) / seconds : 0,
-            contentVerified: verified, conversions: plan.conversions, skipped: plan.skipped, warnings: plan.warnings)
+            contentVerified: verified, conversions: plan.conversions, skipped: plan.skipped, warnings: plan.warnings,
+            peakMemoryBytes: Self.peakMemoryBytes())
+    }
+
+    /// `VmHWM` from `/proc/self/status`: the peak resident memory of this process since it started.
+    static func peakMemoryBytes() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { return nil }
+        return kilobytes * 1024
     }
 }
