@@ -92,6 +92,12 @@ final class RowArena {
         return (block, block.appendNulls(width))
     }
 
+    /// Counts `bytes` of text or data stored in the current block (a decoder may pass a row's encoded size).
+    @inline(__always)
+    func noteStored(bytes: Int) {
+        blockBytes &+= bytes
+    }
+
     /// Counts the bytes of text or data a decoder stored in the current block.
     @inline(__always)
     func noteStored(_ value: AttributeValue) {

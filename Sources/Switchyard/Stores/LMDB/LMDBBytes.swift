@@ -63,6 +63,7 @@ struct LMDBByteReader {
 
     var isAtEnd: Bool { offset >= buffer.count }
 
+    @inline(__always)
     mutating func byte() throws -> UInt8 {
         guard offset < buffer.count else { throw Overrun() }
         defer { offset += 1 }
@@ -91,23 +92,27 @@ struct LMDBByteReader {
         }
     }
 
+    @inline(__always)
     mutating func signed() throws -> Int64 {
         let z = try unsigned()
         return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
     }
 
+    @inline(__always)
     mutating func double() throws -> Double {
         let raw = try bytes(8)
         return Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self)))
     }
 
     /// The next `count` bytes (still pointing into the map).
+    @inline(__always)
     mutating func bytes(_ count: Int) throws -> UnsafeRawBufferPointer {
         guard count >= 0, count <= buffer.count - offset else { throw Overrun() }
         defer { offset += count }
         return UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)])
     }
 
+    @inline(__always)
     mutating func lengthPrefixed() throws -> UnsafeRawBufferPointer {
         let count = try unsigned()
         guard count <= UInt64(buffer.count - offset) else { throw Overrun() }

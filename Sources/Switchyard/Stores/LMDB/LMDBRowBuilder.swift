@@ -29,6 +29,8 @@ struct LMDBRowBuilder {
         let (layout, version) = try LMDBRowCoding.readHeader(&r, primaryKey: primaryKey, schema: schema)
         let width = layout.attributeNames.count
         let (storage, base) = arena.allocate(width: width)
+        // The encoded size bounds the text and data the row stores: one addition per row, not a check per value.
+        arena.noteStored(bytes: bytes.count)
         // `LMDBRowCoding.nextAttribute`, inlined: this loop runs for every value of every fetched row.
         try layout.attributeTypes.withUnsafeBufferPointer { types in
             while true {
@@ -39,10 +41,7 @@ struct LMDBRowBuilder {
                 }
                 let value = try LMDBRowCoding.decodeValue(&r)
                 // Retired positions (properties the model dropped) are read past, never returned.
-                if types[tagged - 1] != .undefined {
-                    storage[base + tagged - 1] = value
-                    arena.noteStored(value)
-                }
+                if types[tagged - 1] != .undefined { storage[base + tagged - 1] = value }
             }
         }
         var toOne: [String: RowReference] = [:]

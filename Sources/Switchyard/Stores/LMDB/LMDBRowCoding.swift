@@ -156,6 +156,7 @@ enum LMDBRowCoding {
     }
 
     /// Reads the format byte, entity and Z_OPT at the start of a row.
+    @inline(__always)
     static func readHeader(
         _ r: inout LMDBByteReader, primaryKey: Int64, schema: LMDBSchema
     ) throws -> (layout: LMDBEntityLayout, version: Int64) {
@@ -249,6 +250,7 @@ enum LMDBRowCoding {
         return Decimal(sign: flags & 1 != 0 ? .minus : .plus, exponent: Int(exponent), significand: significand)
     }
 
+    @inline(__always)
     private static func checkVersion(_ r: inout LMDBByteReader) throws {
         let version = try r.byte()
         guard version == formatVersion else {
