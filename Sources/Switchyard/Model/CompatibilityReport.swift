@@ -165,7 +165,8 @@ public struct PropertyChange: Sendable, Hashable, Codable {
         case toManyBecameToOne
         /// The relationship points at another entity (never inferable).
         case destinationChanged
-        /// Ordered became unordered or the reverse (stores keep no order column: nothing to rewrite).
+        /// Ordered became unordered or the reverse: the store adds or drops its positions (SQLite's `Z_FOK_`
+        /// column, LMDB's `links` positions); existing members keep primary-key order.
         case orderingChanged
         /// Inverse, minimum/maximum count or other validation-only details changed.
         case detailsChanged
@@ -203,7 +204,7 @@ public struct PropertyChange: Sendable, Hashable, Codable {
     /// Whether migrating this change writes to the store (false for validation-only changes).
     public var changesStoredData: Bool {
         switch kind {
-        case .becameOptional, .detailsChanged, .orderingChanged, .typeWidened: return false
+        case .becameOptional, .detailsChanged, .typeWidened: return false
         default: return true
         }
     }

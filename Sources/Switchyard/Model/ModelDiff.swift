@@ -204,7 +204,17 @@ public enum ModelDiff {
                     reason: "the destination entity changed; existing keys would point at the wrong entity"))
                 continue
             }
-            if previous.isToMany != relationship.isToMany {
+            if previous.isToMany != relationship.isToMany,
+                let reason = manyToManyConversion(previous, relationship, context: context)
+            {
+                // A join table holds a many-to-many's links and a foreign key a to-one's: moving keys between
+                // them is not inferred (a to-many -> to-one would also have to pick one link of several).
+                changes.append(PropertyChange(
+                    name: name, oldName: previous.name, isRelationship: true,
+                    kind: relationship.isToMany ? .toOneBecameToMany : .toManyBecameToOne,
+                    detail: relationship.isToMany ? "to-one -> many-to-many" : "many-to-many -> to-one",
+                    isInferable: false, reason: reason))
+            } else if previous.isToMany != relationship.isToMany {
                 changes.append(PropertyChange(
                     name: name, oldName: previous.name, isRelationship: true,
                     kind: relationship.isToMany ? .toOneBecameToMany : .toManyBecameToOne,
@@ -212,7 +222,9 @@ public enum ModelDiff {
             } else if previous.isOrdered != relationship.isOrdered {
                 changes.append(PropertyChange(
                     name: name, oldName: previous.name, isRelationship: true, kind: .orderingChanged,
-                    detail: relationship.isOrdered ? "unordered -> ordered" : "ordered -> unordered"))
+                    detail: relationship.isOrdered
+                        ? "unordered -> ordered (existing members keep primary-key order)"
+                        : "ordered -> unordered (positions are dropped)"))
             }
             var details: [String] = []
             if previous.inverseName != relationship.inverseName {
@@ -233,10 +245,28 @@ public enum ModelDiff {
             }
         }
         for relationship in oldRelationships where !matched.contains(relationship.name) {
+            // Removing a many-to-many drops its join table (SQLite) or links (LMDB) with it.
             changes.append(PropertyChange(
                 name: relationship.name, oldName: relationship.name, isRelationship: true, kind: .removed,
                 detail: "\(relationship.isToMany ? "to-many" : "to-one") relationship to \(relationship.destinationEntityName) removed"))
         }
         return changes
+    }
+
+    /// Why a to-one <-> to-many change is not inferable because one side of it is a many-to-many (the
+    /// relationship's new inverse is to-many for a to-one that became to-many; its old inverse was to-many for
+    /// a to-many that became to-one); nil for a plain one-to-many change, which is inferable.
+    private static func manyToManyConversion(
+        _ old: RelationshipDescription, _ new: RelationshipDescription, context: Context
+    ) -> String? {
+        if new.isToMany, let inverse = context.newModel.inverse(of: new), inverse.isToMany {
+            return "to-one -> to-many with a to-many inverse (\(new.destinationEntityName).\(inverse.name)) makes a "
+                + "many-to-many: its foreign keys would have to move into a join table, which is not inferred"
+        }
+        if old.isToMany, let inverse = context.oldModel.inverse(of: old), inverse.isToMany {
+            return "many-to-many -> to-one: its links (join table) would have to become one foreign key per row, "
+                + "choosing one link of several, which is not inferred"
+        }
+        return nil
     }
 }

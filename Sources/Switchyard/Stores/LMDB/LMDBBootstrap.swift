@@ -122,6 +122,7 @@ struct LMDBBootstrap {
         if let migration {
             try migration.pruneIndexes(roots: prunedRoots, databases: databases, txn: txn)
             try migration.fillRows(schema: schema, databases: databases, served: served, txn: txn)
+            if let links { try migration.migrateLinks(links, txn: txn) }
             let migrated = StoreMigration.migratedMetadata(metadata, model: model)
             try txn.put(meta, Array(LMDBStoreDatabases.metadataKey.utf8), Array(try migrated.binaryPropertyList()))
             try txn.put(modelCache, Array(LMDBStoreDatabases.modelCacheKey.utf8), Array(try ModelCache.encode(model)))

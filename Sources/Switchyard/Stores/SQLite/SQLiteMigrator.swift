@@ -66,6 +66,7 @@ struct SQLiteMigrator {
 
     private func run(_ db: Database, metadata: StoreMetadata) throws {
         var numbers = try primaryKeyNumbers(db)
+        let oldNumbers = numbers
         let changes = Dictionary(report.entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         let newEntities = (try? new.entities(inConfiguration: configuration)) ?? new.entities
 
@@ -133,6 +134,8 @@ struct SQLiteMigrator {
             }
         }
 
+        try alignJoinTables(db, oldNumbers: oldNumbers, numbers: numbers, newEntities: newEntities)
+
         let plist = try StoreMigration.migratedMetadata(metadata, model: new).binaryPropertyList()
         try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [plist])
         if !(try db.tableExists("Z_MODELCACHE")) { try db.execute(sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)") }
@@ -161,7 +164,19 @@ struct SQLiteMigrator {
         }
         for spec in table.columns where !actual.contains(spec.name.uppercased()) {
             if let (entity, property) = owner[spec.name.uppercased()] {
-                if property.hasSuffix("\u{0}entity") {
+                if property.hasSuffix("\u{0}order") {
+                    // The position column follows a renamed to-one: Z_FOK_<OLD> -> Z_FOK_<NEW>.
+                    let rel = String(property.dropLast("\u{0}order".count))
+                    if let oldName = changes[entity].flatMap({ StoreMigration.oldPropertyNames($0)[rel] }),
+                        actual.contains("Z_FOK_" + oldName.uppercased())
+                    {
+                        let oldColumn = try columns(db, table.name).first { $0.uppercased() == "Z_FOK_" + oldName.uppercased() } ?? ""
+                        try db.execute(sql: "ALTER TABLE \(quotedTable) RENAME COLUMN \(SQLiteNames.quote(oldColumn)) TO \(SQLiteNames.quote(spec.name))")
+                        actual.remove(oldColumn.uppercased())
+                        actual.insert(spec.name.uppercased())
+                        continue
+                    }
+                } else if property.hasSuffix("\u{0}entity") {
                     // Real stores number the entity column differently; any Z<n>_<REL> is the same column.
                     let rel = String(property.dropLast("\u{0}entity".count)).uppercased()
                     if actual.contains(where: { $0.hasPrefix("Z") && $0.hasSuffix("_" + rel) && $0.dropFirst().dropLast(rel.count + 1).allSatisfy(\.isNumber) }) {
@@ -192,6 +207,12 @@ struct SQLiteMigrator {
             actual.insert(spec.name.uppercased())
         }
         let expected = Set(table.columns.map { $0.name.uppercased() })
+        // Positions of an ordered to-many whose owner is no longer ordered (or whose to-one went): Core Data
+        // names no other column Z_FOK_ (property names start with a letter).
+        for column in actual.sorted() where column.hasPrefix("Z_FOK_") && !expected.contains(column) {
+            try dropColumn(db, table: table.name, column: column)
+            actual.remove(column)
+        }
         for name in table.entityNames {
             guard let change = changes[name] else { continue }
             for p in change.properties where p.kind == .removed || p.kind == .toOneBecameToMany {
