@@ -7,10 +7,12 @@ import Foundation
 /// from ours.
 ///
 /// Entities and properties match by name, else by the new one's renaming identifier (`elementID`). Inferable:
-/// adding or removing an attribute, relationship or entity; optional <-> required with a default; renames;
-/// to-one <-> to-many; a type change every stored value survives (integer widening, Binary <-> Transformable).
-/// Not inferable: any other type change, a new required attribute (or a newly required one)
-/// without a default, a required to-one added, a changed destination or parent, an entity made abstract.
+/// adding or removing an attribute, relationship (many-to-many included) or entity; optional <-> required with
+/// a default; renames; ordered <-> unordered; to-one <-> to-many within a one-to-many; a type change every
+/// stored value survives (integer widening, Binary <-> Transformable). Not inferable: any other type change, a
+/// new required attribute (or a newly required one) without a default, a required to-one added, a changed
+/// destination or parent, an entity made abstract, to-one <-> to-many where the to-many side is (or was) a
+/// many-to-many (its links would move between a join table and foreign keys).
 public enum ModelDiff {
     /// The report for a store of `configuration` written with `old` and opened with `new`. The old side is
     /// the old model's `configuration` when it declares one by that name, else all of its entities.

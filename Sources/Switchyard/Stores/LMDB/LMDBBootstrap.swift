@@ -121,8 +121,8 @@ struct LMDBBootstrap {
         let databases = LMDBStoreDatabases(rows: rows, meta: meta, modelCache: modelCache, links: links, indexes: indexes)
         if let migration {
             try migration.pruneIndexes(roots: prunedRoots, databases: databases, txn: txn)
-            try migration.fillRows(schema: schema, databases: databases, served: served, txn: txn)
             if let links { try migration.migrateLinks(links, txn: txn) }
+            try migration.fillRows(schema: schema, databases: databases, served: served, txn: txn)
             let migrated = StoreMigration.migratedMetadata(metadata, model: model)
             try txn.put(meta, Array(LMDBStoreDatabases.metadataKey.utf8), Array(try migrated.binaryPropertyList()))
             try txn.put(modelCache, Array(LMDBStoreDatabases.modelCacheKey.utf8), Array(try ModelCache.encode(model)))

@@ -41,8 +41,9 @@ extension SQLiteStore {
 
 /// Applies an inferable `CompatibilityReport` to a Core Data-layout database inside the caller's transaction:
 /// renames tables and columns, adds columns (O(1) in SQLite), fills defaults and to-many -> to-one keys in
-/// primary-key batches, deletes removed entities' rows, drops removed columns, creates missing indexes, and
-/// records the new model's hashes and model cache.
+/// primary-key batches, deletes removed entities' rows, drops removed columns, creates, renames or drops
+/// many-to-many join tables and `Z_FOK_` order columns, creates missing indexes, and records the new model's
+/// hashes and model cache.
 struct SQLiteMigrator {
     let old: ObjectModel
     let new: ObjectModel
@@ -113,6 +114,9 @@ struct SQLiteMigrator {
             numbers[entity.name] = number
         }
 
+        // Join tables need only the entity numbers, which are final now.
+        try alignJoinTables(db, oldNumbers: oldNumbers, numbers: numbers, newEntities: newEntities)
+
         // Tables and columns, then the data each change needs.
         let builder = SQLiteLayoutBuilder(model: new, numbers: numbers)
         for root in SQLiteSchema.roots(of: newEntities, in: new) {
@@ -133,8 +137,6 @@ struct SQLiteMigrator {
                 try db.execute(sql: index.createSQL.replacingOccurrences(of: "INDEX ", with: "INDEX IF NOT EXISTS ", options: .anchored, range: index.createSQL.range(of: "INDEX ")))
             }
         }
-
-        try alignJoinTables(db, oldNumbers: oldNumbers, numbers: numbers, newEntities: newEntities)
 
         let plist = try StoreMigration.migratedMetadata(metadata, model: new).binaryPropertyList()
         try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [plist])
