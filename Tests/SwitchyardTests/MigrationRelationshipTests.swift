@@ -115,6 +115,33 @@ import Testing
         }
     }
 
+    /// An ordered many-to-many and an ordered to-many with a to-one inverse added together: the join table
+    /// gets its order column, the member table its foreign key and position; orders saved afterwards persist.
+    @Test(arguments: backends) func addedOrderedRelationshipsKeepTheirOrder(backend: Backend) throws {
+        try populate(backend, Self.model { e in
+            for name in ["Photo", "Tag", "Album", "Track"] { e[name]!.relationships = [] }
+        }, links: false)
+        let v2 = try Self.model { e in
+            e["Photo"]!.relationships[0].isOrdered = true
+            e["Album"]!.relationships[0].isOrdered = true
+        }
+        do {
+            let context = ObjectContext(coordinator: try makeCoordinator(backend, v2))
+            try object(context, "Photo", "p2").setRelatedObjects(
+                [try object(context, "Tag", "green"), try object(context, "Tag", "red")], forKey: "tags")
+            try object(context, "Album", "a").setRelatedObjects(
+                [try object(context, "Track", "t4"), try object(context, "Track", "t2"), try object(context, "Track", "t3")], forKey: "tracks")
+            try context.save()
+        }
+        let coordinator = try makeCoordinator(backend, v2)
+        #expect(try members(coordinator, "Photo", "p2", "tags") == ["green", "red"])
+        #expect(try members(coordinator, "Album", "a", "tracks") == ["t4", "t2", "t3"])
+        if backend == .sqlite {
+            #expect(try columns("Z_2TAGS") == ["Z_2PHOTOS", "Z_3TAGS", "Z_FOK_3TAGS"])
+            #expect(try columns("ZTRACK").filter { $0.contains("ALBUM") } == ["ZALBUM", "Z_FOK_ALBUM"])
+        }
+    }
+
     /// Removing the many-to-many drops its table (SQLite) or its links (LMDB): adding it back finds none.
     @Test(arguments: backends) func removedManyToManyLeavesNoLinks(backend: Backend) throws {
         try populate(backend, Self.model())

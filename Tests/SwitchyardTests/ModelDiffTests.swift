@@ -74,6 +74,27 @@ import Testing
         #expect(report.verdict == .incompatible)
     }
 
+    /// Ordering changes rewrite stored positions (migratable, not merely compatible); a one-to-many's to-one
+    /// becoming to-many stays inferable, while turning it into a many-to-many is not.
+    @Test func orderingAndManyToManyChanges() throws {
+        let old = try MigrationFixtures.model()
+        let ordered = try MigrationFixtures.model { e in e["Owner"]!.relationships[0].isOrdered = true }
+        let orderedReport = ModelDiff.compare(from: old, to: ordered, configuration: "Default")
+        #expect(orderedReport.entities.first { $0.name == "Owner" }?.properties.map(\.kind) == [.orderingChanged])
+        #expect(orderedReport.verdict == .migratable)
+        #expect(ModelDiff.compare(from: ordered, to: old, configuration: "Default").verdict == .migratable)
+
+        let oneToOne = try MigrationFixtures.model { e in e["Owner"]!.relationships[0].isToMany = false }
+        #expect(ModelDiff.compare(from: oneToOne, to: old, configuration: "Default").verdict == .migratable)
+
+        let manyToMany = try MigrationFixtures.model { e in e["Item"]!.relationships[0].isToMany = true }
+        let report = ModelDiff.compare(from: old, to: manyToMany, configuration: "Default")
+        #expect(report.verdict == .incompatible)
+        #expect(report.blockingReasons.count == 1 && report.blockingReasons[0].hasPrefix("Item.owner: to-one -> to-many"))
+        #expect(ModelDiff.compare(from: manyToMany, to: old, configuration: "Default").blockingReasons
+            .contains { $0.hasPrefix("Item.owner: many-to-many -> to-one") })
+    }
+
     @Test func reportRoundTripsThroughJSON() throws {
         let new = try MigrationFixtures.model { e in e["Tag"] = nil }
         let report = ModelDiff.compare(from: try MigrationFixtures.model(), to: new, configuration: "Default")

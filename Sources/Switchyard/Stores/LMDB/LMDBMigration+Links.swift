@@ -21,7 +21,10 @@ extension LMDBMigration {
             for relationship in entity.relationships where keepsLinks(relationship, in: old) {
                 let oldKey = RelationshipEnd(entityName: entity.name, relationship: relationship).key
                 let fate = fate(of: entity.name, relationship)
-                if case .keep(let newKey, true) = fate, newKey == oldKey { continue }
+                // Same key, and positions kept or never stored: nothing to rewrite.
+                if case .keep(let newKey, let keepsPositions) = fate, newKey == oldKey, keepsPositions || !relationship.isOrdered {
+                    continue
+                }
                 try rewrite(oldKey, fate, links: links, txn: txn)
             }
         }
