@@ -253,6 +253,27 @@ import Testing
         }
     }
 
+    /// The to-one inverse of an ordered to-many renamed: the positions stay with it (SQLite renames
+    /// `Z_FOK_ALBUM` to `Z_FOK_RECORD` with the foreign key; LMDB keeps them under the to-many's end).
+    @Test(arguments: backends) func renamedToOneKeepsItsPositions(backend: Backend) throws {
+        let v1 = try Self.model { e in e["Album"]!.relationships[0].isOrdered = true }
+        try populate(backend, v1)
+        #expect(try members(makeCoordinator(backend, v1), "Album", "a", "tracks") == ["t3", "t1", "t4", "t2"])
+        let v2 = try Self.model { e in
+            e["Album"]!.relationships[0].isOrdered = true
+            e["Album"]!.relationships[0].inverseName = "record"
+            e["Track"]!.relationships[0].name = "record"
+            e["Track"]!.relationships[0].renamingIdentifier = "album"
+        }
+        let coordinator = try makeCoordinator(backend, v2)
+        #expect(try members(coordinator, "Album", "a", "tracks") == ["t3", "t1", "t4", "t2"])
+        let context = ObjectContext(coordinator: coordinator)
+        #expect(try object(context, "Track", "t4").relatedObject(forKey: "record")?.get("name", as: String.self) == "a")
+        if backend == .sqlite {
+            #expect(try columns("ZTRACK").filter { $0.contains("ALBUM") || $0.contains("RECORD") } == ["ZRECORD", "Z_FOK_RECORD"])
+        }
+    }
+
     /// To-one <-> many-to-many is not inferred: the report says why, and the store is left as it was.
     @Test(arguments: backends) func toOneToManyToManyIsNotInferable(backend: Backend) throws {
         try populate(backend, Self.model())
