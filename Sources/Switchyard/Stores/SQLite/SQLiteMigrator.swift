@@ -209,9 +209,19 @@ struct SQLiteMigrator {
             actual.insert(spec.name.uppercased())
         }
         let expected = Set(table.columns.map { $0.name.uppercased() })
-        // Positions of an ordered to-many whose owner is no longer ordered (or whose to-one went): Core Data
-        // names no other column Z_FOK_ (property names start with a letter).
-        for column in actual.sorted() where column.hasPrefix("Z_FOK_") && !expected.contains(column) {
+        // Positions the old model kept here (a to-one whose inverse was an ordered to-many) that the new one
+        // does not: the to-many is no longer ordered, or the to-one went. Only those: a column this library
+        // cannot account for is never dropped.
+        var oldPositions: Set<String> = []
+        for name in table.entityNames {
+            guard let entity = old.entity(named: changes[name]?.oldName ?? name) else { continue }
+            for relationship in entity.relationships where !relationship.isToMany {
+                if let inverse = old.inverse(of: relationship), inverse.isToMany, inverse.isOrdered {
+                    oldPositions.insert("Z_FOK_" + relationship.name.uppercased())
+                }
+            }
+        }
+        for column in actual.sorted() where oldPositions.contains(column) && !expected.contains(column) {
             try dropColumn(db, table: table.name, column: column)
             actual.remove(column)
         }
