@@ -140,9 +140,14 @@ extension SQLiteMigrator {
         // Found columns may carry Core Data's numeric suffix; the ones just added are spelled as expected.
         let wanted = Set([found.firstOrderColumn ?? expected.firstOrderColumn, found.secondOrderColumn ?? expected.secondOrderColumn]
             .compactMap { $0?.uppercased() })
-        for column in try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [found.name])
-        where column.uppercased().hasPrefix("Z_FOK_") && !wanted.contains(column.uppercased()) {
-            try dropJoinColumn(db, table: found.name, column: column)
+        // Only the order columns this pair's ends would have (Z_FOK_ + a key column's name, perhaps with
+        // Core Data's numeric suffix): a column this library cannot account for is never dropped.
+        let ours = Set([expected.firstColumn, expected.secondColumn, found.firstColumn, found.secondColumn]
+            .map { "Z_FOK_" + $0.dropFirst(2).uppercased() })
+        for column in try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [found.name]) {
+            let upper = column.uppercased()
+            let isOurs = ours.contains { upper.hasPrefix($0) && upper.dropFirst($0.count).allSatisfy(\.isNumber) }
+            if isOurs && !wanted.contains(upper) { try dropJoinColumn(db, table: found.name, column: column) }
         }
     }
 
