@@ -274,25 +274,51 @@ import Testing
         }
     }
 
-    /// To-one <-> many-to-many is not inferred: the report says why, and the store is left as it was.
-    @Test(arguments: backends) func toOneToManyToManyIsNotInferable(backend: Backend) throws {
-        try populate(backend, Self.model())
-        let toOne = try Self.model { e in
-            e["Photo"]!.relationships[0].isToMany = false
-        }
-        let toMany = try Self.model { e in
+    /// A to-one made to-many whose inverse is to-many: the pair becomes a many-to-many, each row's key becomes
+    /// a link, and the ordered other end keeps its positions (SQLite moves Z_FOK_ALBUM into the join table).
+    @Test(arguments: backends) func toOneBecomingManyToManyKeepsItsLinks(backend: Backend) throws {
+        let v1 = try Self.model { e in e["Album"]!.relationships[0].isOrdered = true }
+        try populate(backend, v1)
+        let v2 = try Self.model { e in
+            e["Album"]!.relationships[0].isOrdered = true
             e["Track"]!.relationships[0].isToMany = true
+            e["Track"]!.relationships[0].maxCount = 0
         }
-        for (v2, entity, relationship, words) in [(toOne, "Photo", "tags", "many-to-many -> to-one"), (toMany, "Track", "album", "makes a many-to-many")] {
-            let report = ModelDiff.compare(from: try Self.model(), to: v2, configuration: "Default")
-            #expect(report.verdict == .incompatible)
-            let change = try #require(report.entities.first { $0.name == entity }?.properties.first { $0.name == relationship })
-            #expect(!change.isInferable && change.reason?.contains(words) == true)
-            #expect(throws: StoreError.self) { try makeCoordinator(backend, v2) }
+        #expect(ModelDiff.compare(from: v1, to: v2, configuration: "Default").verdict == .migratable)
+        do {
+            let coordinator = try makeCoordinator(backend, v2)
+            #expect(try members(coordinator, "Album", "a", "tracks") == ["t3", "t1", "t4", "t2"])
+            #expect(try members(coordinator, "Track", "t2", "album") == ["a"])
+            let context = ObjectContext(coordinator: coordinator)
+            let b = try insert(context, "Album", ["b"])[0]
+            try b.setRelatedObjects([try object(context, "Track", "t2"), try object(context, "Track", "t1")], forKey: "tracks")
+            try context.save()
         }
+        let coordinator = try makeCoordinator(backend, v2)
+        #expect(try members(coordinator, "Track", "t2", "album").sorted() == ["a", "b"])
+        #expect(try members(coordinator, "Album", "b", "tracks") == ["t2", "t1"])
+        #expect(try members(coordinator, "Album", "a", "tracks") == ["t3", "t1", "t4", "t2"])
+        if backend == .sqlite {
+            #expect(try columns("Z_1TRACKS") == ["Z_1ALBUM", "Z_4TRACKS", "Z_FOK_4TRACKS"])
+            #expect(try columns("ZTRACK").filter { $0.contains("ALBUM") }.isEmpty)
+        }
+    }
+
+    /// Many-to-many -> to-one is not inferred (all but one link per row would go): the report says why, and
+    /// the store is left as it was.
+    @Test(arguments: backends) func manyToManyBecomingToOneIsNotInferable(backend: Backend) throws {
+        try populate(backend, Self.model())
+        let v2 = try Self.model { e in e["Photo"]!.relationships[0].isToMany = false }
+        let report = ModelDiff.compare(from: try Self.model(), to: v2, configuration: "Default")
+        #expect(report.verdict == .incompatible)
+        #expect(report.blockingReasons == [
+            "Photo.tags: many-to-many -> to-one: a row's links (join table) would have to become one key, "
+                + "dropping all but one of them, which is not inferred",
+        ])
+        #expect(throws: StoreError.self) { try makeCoordinator(backend, v2) }
         let coordinator = try makeCoordinator(backend, Self.model())
         #expect(try members(coordinator, "Photo", "p1", "tags").sorted() == ["blue", "red"])
-        #expect(try members(coordinator, "Album", "a", "tracks").sorted() == ["t1", "t2", "t3", "t4"])
+        #expect(try members(coordinator, "Tag", "blue", "photos").sorted() == ["p1", "p2"])
     }
 
     /// A migration failing after it renamed the join table (links moved) rolls back whole: the store opens

@@ -159,11 +159,11 @@ public struct PropertyChange: Sendable, Hashable, Codable {
         case becameRequired
         /// Required became optional.
         case becameOptional
-        /// A to-one became a to-many (its key column goes; the inverse keeps the link). Not inferable when the
-        /// inverse is a to-many (the pair would become a many-to-many).
+        /// A to-one became a to-many (its key column goes; the inverse keeps the link, or, when the inverse is a
+        /// to-many, the pair becomes a many-to-many and each key becomes a link).
         case toOneBecameToMany
         /// A to-many became a to-one (filled from the inverse to-one where there is one). Not inferable when it
-        /// was a many-to-many.
+        /// was a many-to-many (all but one link per row would be dropped).
         case toManyBecameToOne
         /// The relationship points at another entity (never inferable).
         case destinationChanged

@@ -8,11 +8,11 @@ import Foundation
 ///
 /// Entities and properties match by name, else by the new one's renaming identifier (`elementID`). Inferable:
 /// adding or removing an attribute, relationship (many-to-many included) or entity; optional <-> required with
-/// a default; renames; ordered <-> unordered; to-one <-> to-many within a one-to-many; a type change every
+/// a default; renames; ordered <-> unordered; to-one <-> to-many (except many-to-many -> to-one); a type change every
 /// stored value survives (integer widening, Binary <-> Transformable). Not inferable: any other type change, a
 /// new required attribute (or a newly required one) without a default, a required to-one added, a changed
-/// destination or parent, an entity made abstract, to-one <-> to-many where the to-many side is (or was) a
-/// many-to-many (its links would move between a join table and foreign keys).
+/// destination or parent, an entity made abstract, a many-to-many end made to-one (all but one link per row
+/// would be dropped). A to-one made to-many whose inverse is to-many becomes a many-to-many: its keys become links.
 public enum ModelDiff {
     /// The report for a store of `configuration` written with `old` and opened with `new`. The old side is
     /// the old model's `configuration` when it declares one by that name, else all of its entities.
@@ -206,16 +206,22 @@ public enum ModelDiff {
                     reason: "the destination entity changed; existing keys would point at the wrong entity"))
                 continue
             }
-            if previous.isToMany != relationship.isToMany,
-                let reason = manyToManyConversion(previous, relationship, context: context)
+            if previous.isToMany != relationship.isToMany, relationship.isToMany,
+                let inverse = context.newModel.inverse(of: relationship), inverse.isToMany
             {
-                // A join table holds a many-to-many's links and a foreign key a to-one's: moving keys between
-                // them is not inferred (a to-many -> to-one would also have to pick one link of several).
                 changes.append(PropertyChange(
-                    name: name, oldName: previous.name, isRelationship: true,
-                    kind: relationship.isToMany ? .toOneBecameToMany : .toManyBecameToOne,
-                    detail: relationship.isToMany ? "to-one -> many-to-many" : "many-to-many -> to-one",
-                    isInferable: false, reason: reason))
+                    name: name, oldName: previous.name, isRelationship: true, kind: .toOneBecameToMany,
+                    detail: "to-one -> to-many, now a many-to-many with \(relationship.destinationEntityName).\(inverse.name) "
+                        + "(each row's key becomes a link)"))
+            } else if previous.isToMany != relationship.isToMany, !relationship.isToMany,
+                let inverse = context.oldModel.inverse(of: previous), inverse.isToMany
+            {
+                // Many links would have to become one key: which to keep is the app's decision, not inferred.
+                changes.append(PropertyChange(
+                    name: name, oldName: previous.name, isRelationship: true, kind: .toManyBecameToOne,
+                    detail: "many-to-many -> to-one", isInferable: false,
+                    reason: "many-to-many -> to-one: a row's links (join table) would have to become one key, "
+                        + "dropping all but one of them, which is not inferred"))
             } else if previous.isToMany != relationship.isToMany {
                 changes.append(PropertyChange(
                     name: name, oldName: previous.name, isRelationship: true,
@@ -253,22 +259,5 @@ public enum ModelDiff {
                 detail: "\(relationship.isToMany ? "to-many" : "to-one") relationship to \(relationship.destinationEntityName) removed"))
         }
         return changes
-    }
-
-    /// Why a to-one <-> to-many change is not inferable because one side of it is a many-to-many (the
-    /// relationship's new inverse is to-many for a to-one that became to-many; its old inverse was to-many for
-    /// a to-many that became to-one); nil for a plain one-to-many change, which is inferable.
-    private static func manyToManyConversion(
-        _ old: RelationshipDescription, _ new: RelationshipDescription, context: Context
-    ) -> String? {
-        if new.isToMany, let inverse = context.newModel.inverse(of: new), inverse.isToMany {
-            return "to-one -> to-many with a to-many inverse (\(new.destinationEntityName).\(inverse.name)) makes a "
-                + "many-to-many: its foreign keys would have to move into a join table, which is not inferred"
-        }
-        if old.isToMany, let inverse = context.oldModel.inverse(of: old), inverse.isToMany {
-            return "many-to-many -> to-one: its links (join table) would have to become one foreign key per row, "
-                + "choosing one link of several, which is not inferred"
-        }
-        return nil
     }
 }

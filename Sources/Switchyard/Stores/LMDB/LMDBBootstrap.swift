@@ -121,7 +121,7 @@ struct LMDBBootstrap {
         let databases = LMDBStoreDatabases(rows: rows, meta: meta, modelCache: modelCache, links: links, indexes: indexes)
         if let migration {
             try migration.pruneIndexes(roots: prunedRoots, databases: databases, txn: txn)
-            if let links { try migration.migrateLinks(links, txn: txn) }
+            if let links { try migration.migrateLinks(links, schema: schema, rows: rows, served: served, txn: txn) }
             try migration.fillRows(schema: schema, databases: databases, served: served, txn: txn)
             let migrated = StoreMigration.migratedMetadata(metadata, model: model)
             try txn.put(meta, Array(LMDBStoreDatabases.metadataKey.utf8), Array(try migrated.binaryPropertyList()))

@@ -16,7 +16,7 @@ extension LMDBMigration {
     /// entity move under the new end key (`Entity.relationship`); an end that is no longer ordered loses its
     /// positions. An added many-to-many needs nothing (no entries read as no members), nor does an end that
     /// became ordered (members without a position read after the others, by primary key).
-    func migrateLinks(_ links: LMDBDatabase, txn: LMDBTransaction) throws {
+    func migrateLinks(_ links: LMDBDatabase, schema: LMDBSchema, rows: LMDBDatabase, served: [EntityDescription], txn: LMDBTransaction) throws {
         for entity in old.entities {
             for relationship in entity.relationships where keepsLinks(relationship, in: old) {
                 let oldKey = RelationshipEnd(entityName: entity.name, relationship: relationship).key
@@ -26,6 +26,55 @@ extension LMDBMigration {
                     continue
                 }
                 try rewrite(oldKey, fate, links: links, txn: txn)
+            }
+        }
+        try linkFormerToOnes(links, schema: schema, rows: rows, served: served, txn: txn)
+    }
+
+    /// For each end of a new many-to-many that was a to-one: one link (both ends) per row whose retired key is
+    /// set. The key's bytes are still in the rows (a retired position), so the rows are read, not rewritten;
+    /// positions the other end kept as an ordered to-many are already under its key and stay (`add` keeps them).
+    private func linkFormerToOnes(
+        _ links: LMDBDatabase, schema: LMDBSchema, rows: LMDBDatabase, served: [EntityDescription], txn: LMDBTransaction
+    ) throws {
+        let store = LMDBLinks(database: links, transaction: txn)
+        for (first, second) in new.manyToManyPairs(touching: served) {
+            for (end, other) in first.key == second.key ? [(first, second)] : [(first, second), (second, first)] {
+                guard let former = StoreMigration.formerEnd(of: end, report: report, old: old), !former.relationship.isToMany,
+                    let entity = new.entity(named: end.entityName), let root = schema.numbers[entity.rootName]
+                else { continue }
+                let retired = Self.retiredPrefix + former.relationship.name
+                let family = Set(entity.selfAndDescendantNames.compactMap { schema.numbers[$0] })
+                var after: Int64? = nil
+                var done = 0
+                repeat {
+                    var pairs: [(source: Int64, member: Int64)] = []
+                    try txn.withCursor(rows) { cursor in
+                        let start = after.map { LMDBRowKey.make(root: root, primaryKey: $0 &+ 1) } ?? LMDBRowKey.prefix(root: root)
+                        var entry = try cursor.seek(atLeast: start)
+                        after = nil
+                        var scanned = 0
+                        while let current = entry, LMDBRowKey.root(of: current.key) == root, scanned < StoreMigration.batchSize {
+                            let key = LMDBRowKey.primaryKey(of: current.key)
+                            if family.contains(try LMDBRowCoding.entityNumber(of: current.value)) {
+                                let image = try LMDBIndexing.decodeImage(current.value, primaryKey: key, schema: schema, path: path)
+                                if let position = image.layout.toOneNames.firstIndex(of: retired), let target = image.toOnes[position] {
+                                    pairs.append((key, target.primaryKey))
+                                }
+                            }
+                            after = key
+                            scanned += 1
+                            entry = try cursor.next()
+                        }
+                        if scanned < StoreMigration.batchSize { after = nil }
+                    }
+                    for (source, member) in pairs {
+                        try store.add(end.key, source: source, member: member)
+                        try store.add(other.key, source: member, member: source)
+                    }
+                    done += pairs.count
+                    progress?(MigrationProgress(path: path, entity: end.entityName, done: done, total: done))
+                } while after != nil
             }
         }
     }
@@ -53,6 +102,11 @@ extension LMDBMigration {
         }
         if !wasManyToMany && end.relationship.isOrdered && new.isInverseBackedToMany(end.relationship) {
             return .keep(newKey: end.key, keepsPositions: true)
+        }
+        if !wasManyToMany && new.isManyToMany(end.relationship) {
+            // An ordered to-many whose to-one inverse became to-many: its positions are already keyed
+            // (source, member) like the links `linkFormerToOnes` adds next to them.
+            return .keep(newKey: end.key, keepsPositions: end.relationship.isOrdered)
         }
         return .delete
     }

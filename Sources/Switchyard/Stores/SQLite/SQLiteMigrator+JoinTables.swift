@@ -39,6 +39,7 @@ extension SQLiteMigrator {
             } else {
                 try db.execute(sql: target.createSQL)
                 try db.execute(sql: target.indexSQL)
+                try fillFromFormerToOnes(db, target, oldNumbers: oldNumbers, numbers: numbers)
                 kept.insert(target.name.uppercased())
             }
             actual = try tableColumns(db)
@@ -75,11 +76,48 @@ extension SQLiteMigrator {
 
     /// The old model's end a new end was (its entity and relationship possibly renamed).
     private func formerEnd(_ end: RelationshipEnd) -> RelationshipEnd? {
-        let change = report.entities.first { $0.name == end.entityName }
-        let entity = change?.oldName ?? end.entityName
-        let relationship = change.flatMap { StoreMigration.oldPropertyNames($0)[end.relationship.name] } ?? end.relationship.name
-        guard let former = old.end(of: relationship, from: entity), former.entityName == entity else { return nil }
-        return former
+        StoreMigration.formerEnd(of: end, report: report, old: old)
+    }
+
+    /// Fills a new join table from the foreign keys of an end that was a to-one (a to-one that became
+    /// to-many with a to-many inverse): one link per row whose key is set, and, where the other end was an
+    /// ordered to-many kept by those keys, its positions. Runs before the key columns are dropped.
+    private func fillFromFormerToOnes(_ db: Database, _ join: SQLiteJoinTable, oldNumbers: [String: Int64], numbers: [String: Int64]) throws {
+        let ends = join.first.key == join.second.key ? [join.first] : [join.first, join.second]
+        for end in ends {
+            guard let former = formerEnd(end), !former.relationship.isToMany,
+                let declaring = old.entity(named: former.entityName), let oldRoot = old.entity(named: declaring.rootName),
+                let entity = new.entity(named: end.entityName)
+            else { continue }
+            let (_, oldColumns) = SQLiteLayoutBuilder(model: old, numbers: oldNumbers).table(root: oldRoot)
+            let table = SQLiteNames.table(for: entity.rootName)
+            let real = Dictionary(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table])
+                .map { ($0.uppercased(), $0) }, uniquingKeysWith: { a, _ in a })
+            guard let key = oldColumns[former.entityName]?[former.relationship.name].flatMap({ real[$0.uppercased()] }) else { continue }
+            let family = entity.selfAndDescendantNames.compactMap { numbers[$0] }.map(String.init).joined(separator: ", ")
+            guard !family.isEmpty else { continue }
+            let side = join.side(from: end.key)
+            var columns = [side.sourceColumn, side.memberColumn]
+            var values = ["Z_PK", key]
+            // The other end's positions lived next to the key (Z_FOK_<REL>); they become its join order column.
+            let other = end.key == join.first.key ? join.second : join.first
+            if other.key != end.key, let order = join.side(from: other.key).orderColumn,
+                let position = oldColumns[former.entityName]?[former.relationship.name + "\u{0}order"].flatMap({ real[$0.uppercased()] })
+            {
+                columns.append(order)
+                values.append(position)
+            }
+            let quotedColumns = columns.map(SQLiteNames.quote).joined(separator: ", ")
+            let select = values.map(SQLiteNames.quote).joined(separator: ", ")
+            let source = "FROM \(SQLiteNames.quote(table)) WHERE \(SQLiteNames.quote(key)) IS NOT NULL AND Z_ENT IN (\(family))"
+            try db.execute(sql: "INSERT OR IGNORE INTO \(SQLiteNames.quote(join.name)) (\(quotedColumns)) SELECT \(select) \(source)")
+            if join.first.key == join.second.key {
+                // A relationship that is its own inverse keeps each link both ways round.
+                try db.execute(sql: "INSERT OR IGNORE INTO \(SQLiteNames.quote(join.name)) (\(quotedColumns)) SELECT \(SQLiteNames.quote(key)), \"Z_PK\" \(source)")
+            }
+            let links = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(SQLiteNames.quote(join.name))") ?? 0
+            progress?(MigrationProgress(path: path, entity: end.entityName, done: links, total: links))
+        }
     }
 
     /// Renames an old join table and its columns to the new names; order columns follow their end, are added
