@@ -90,6 +90,16 @@ import Testing
         try SQLite3.query(sqlitePath, "SELECT name FROM pragma_table_info('\(table)')").split(separator: "\n").map(String.init)
     }
 
+    /// Entries in the LMDB store's `links` database (every end's links and positions), read without a model
+    /// check: the raw environment, as the store left it.
+    private func lmdbLinkCount() throws -> Int {
+        let environment = try LMDBEnvironment.shared(path: dir.file("rel.lmdb").path, mapSize: 1 << 20, maxDatabases: 64, readOnly: true)
+        return try environment.read { txn in
+            guard let links = try LMDBDatabase.open("links", in: txn) else { return -1 }
+            return try txn.entryCount(links)
+        }
+    }
+
     // MARK: - Tests
 
     /// A store written without the many-to-many, opened writable with a model that has it: the migration
@@ -145,15 +155,41 @@ import Testing
     /// Removing the many-to-many drops its table (SQLite) or its links (LMDB): adding it back finds none.
     @Test(arguments: backends) func removedManyToManyLeavesNoLinks(backend: Backend) throws {
         try populate(backend, Self.model())
+        // Three links, each under both ends.
+        if backend == .lmdb { #expect(try lmdbLinkCount() == 6) }
         do {
             let coordinator = try makeCoordinator(backend, Self.withoutTags())
             #expect(try members(coordinator, "Album", "a", "tracks").sorted() == ["t1", "t2", "t3", "t4"])
         }
         if backend == .sqlite { #expect(try tables("Z\\_2%' ESCAPE '\\").isEmpty) }
+        if backend == .lmdb { #expect(try lmdbLinkCount() == 0) }
         let coordinator = try makeCoordinator(backend, Self.model())
         #expect(try members(coordinator, "Photo", "p1", "tags").isEmpty)
         #expect(try members(coordinator, "Tag", "blue", "photos").isEmpty)
         #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Tag")) == 3)
+    }
+
+    /// Removing an entity at one end of a many-to-many (and the relationship with it) drops the join table or
+    /// the links of both ends: an entity of that name added back later finds no links.
+    @Test(arguments: backends) func removedEntityTakesItsLinks(backend: Backend) throws {
+        try populate(backend, Self.model())
+        do {
+            let coordinator = try makeCoordinator(backend, Self.model { e in
+                e["Tag"] = nil
+                e["Photo"]!.relationships = []
+            })
+            #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Photo")) == 3)
+        }
+        if backend == .sqlite { #expect(try tables("Z\\_2%' ESCAPE '\\").isEmpty) }
+        if backend == .lmdb { #expect(try lmdbLinkCount() == 0) }
+        let coordinator = try makeCoordinator(backend, Self.model())
+        #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Tag")) == 0)
+        // SQLite: new tags take the freed primary keys again, so a link left behind would attach them to p1.
+        let context = ObjectContext(coordinator: coordinator)
+        _ = try insert(context, "Tag", ["x", "y"])
+        try context.save()
+        #expect(try members(coordinator, "Photo", "p1", "tags").isEmpty)
+        #expect(try members(coordinator, "Tag", "y", "photos").isEmpty)
     }
 
     /// Unordered -> ordered adds the positions (existing members read in primary-key order, new orders
