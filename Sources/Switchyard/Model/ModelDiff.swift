@@ -8,11 +8,11 @@ import Foundation
 ///
 /// Entities and properties match by name, else by the new one's renaming identifier (`elementID`). Inferable:
 /// adding or removing an attribute, relationship (many-to-many included) or entity; optional <-> required with
-/// a default; renames; ordered <-> unordered; to-one <-> to-many (except many-to-many -> to-one); a type change every
-/// stored value survives (integer widening, Binary <-> Transformable). Not inferable: any other type change, a
-/// new required attribute (or a newly required one) without a default, a required to-one added, a changed
-/// destination or parent, an entity made abstract, a many-to-many end made to-one (all but one link per row
-/// would be dropped). A to-one made to-many whose inverse is to-many becomes a many-to-many: its keys become links.
+/// a default; renames; ordered <-> unordered; to-one <-> to-many, including a to-one made to-many whose inverse
+/// is to-many (the pair becomes a many-to-many: its keys become links); a type change every stored value
+/// survives (integer widening, Binary <-> Transformable). Not inferable: any other type change, a new required
+/// attribute (or a newly required one) without a default, a required to-one added, a changed destination or
+/// parent, an entity made abstract, a many-to-many end made to-one (all but one link per row would be dropped).
 public enum ModelDiff {
     /// The report for a store of `configuration` written with `old` and opened with `new`. The old side is
     /// the old model's `configuration` when it declares one by that name, else all of its entities.

@@ -38,7 +38,9 @@ extension LMDBMigration {
         _ links: LMDBDatabase, schema: LMDBSchema, rows: LMDBDatabase, served: [EntityDescription], txn: LMDBTransaction
     ) throws {
         let store = LMDBLinks(database: links, transaction: txn)
-        for (first, second) in new.manyToManyPairs(touching: served) {
+        let servedRoots = Set(served.map(\.rootName))
+        for (first, second) in new.manyToManyPairs(touching: served)
+        where [first, second].allSatisfy({ new.entity(named: $0.entityName).map { servedRoots.contains($0.rootName) } == true }) {
             for (end, other) in first.key == second.key ? [(first, second)] : [(first, second), (second, first)] {
                 guard let former = StoreMigration.formerEnd(of: end, report: report, old: old), !former.relationship.isToMany,
                     let entity = new.entity(named: end.entityName), let root = schema.numbers[entity.rootName]
