@@ -289,6 +289,37 @@ import Testing
         }
     }
 
+    /// A many-to-many that is its own inverse (Person.friends), renamed: both columns of its join table (the
+    /// second one suffixed, as Core Data names it) and both directions of each link follow.
+    @Test(arguments: backends) func renamedReflexiveManyToManyKeepsItsLinks(backend: Backend) throws {
+        func people(_ name: String, renamedFrom former: String? = nil) throws -> ObjectModel {
+            try ObjectModel(entities: [EntityDescription(
+                name: "Person", attributes: [AttributeDescription(name: "name", type: .string)],
+                relationships: [RelationshipDescription(
+                    name: name, destination: "Person", inverse: name, isToMany: true, renamingIdentifier: former)])])
+        }
+        do {
+            let context = ObjectContext(coordinator: try makeCoordinator(backend, people("friends")))
+            let (a, b, c) = try { let p = try insert(context, "Person", ["a", "b", "c"]); return (p[0], p[1], p[2]) }()
+            try a.setRelatedObjects([b, c], forKey: "friends")
+            try context.save()
+        }
+        let v2 = try people("pals", renamedFrom: "friends")
+        do {
+            let coordinator = try makeCoordinator(backend, v2)
+            #expect(try members(coordinator, "Person", "a", "pals").sorted() == ["b", "c"])
+            #expect(try members(coordinator, "Person", "c", "pals") == ["a"])
+            let context = ObjectContext(coordinator: coordinator)
+            try object(context, "Person", "b").addRelatedObject(try object(context, "Person", "c"), forKey: "pals")
+            try context.save()
+        }
+        #expect(try members(makeCoordinator(backend, v2), "Person", "c", "pals").sorted() == ["a", "b"])
+        if backend == .sqlite {
+            #expect(try tables("Z\\_1%' ESCAPE '\\") == ["Z_1PALS", "Z_1PALS_Z_1PALS1_INDEX"])
+            #expect(try columns("Z_1PALS") == ["Z_1PALS", "Z_1PALS1"])
+        }
+    }
+
     /// The to-one inverse of an ordered to-many renamed: the positions stay with it (SQLite renames
     /// `Z_FOK_ALBUM` to `Z_FOK_RECORD` with the foreign key; LMDB keeps them under the to-many's end).
     @Test(arguments: backends) func renamedToOneKeepsItsPositions(backend: Backend) throws {

@@ -71,7 +71,9 @@ extension SQLiteMigrator {
         let join = SQLiteJoinTable.expected(first: pair.first, second: pair.second, numbers: oldNumbers, model: old)
         let swapped = SQLiteJoinTable.expected(first: pair.second, second: pair.first, numbers: oldNumbers, model: old)
         guard let found = join.resolved(in: actual) ?? swapped.resolved(in: actual) else { return nil }
-        return (found, [first.key: oldFirst.key, second.key: oldSecond.key])
+        // A relationship that is its own inverse has one key for both ends.
+        let keys = Dictionary([(first.key, oldFirst.key), (second.key, oldSecond.key)], uniquingKeysWith: { a, _ in a })
+        return (found, keys)
     }
 
     /// The old model's end a new end was (its entity and relationship possibly renamed).
