@@ -320,6 +320,26 @@ import Testing
         }
     }
 
+    /// A one-to-one that is its own inverse (Person.partner) made to-many: each row's key becomes a link, read
+    /// the same from both people.
+    @Test(arguments: backends) func reflexiveToOneBecomingManyToManyKeepsItsLinks(backend: Backend) throws {
+        func people(toMany: Bool) throws -> ObjectModel {
+            try ObjectModel(entities: [EntityDescription(
+                name: "Person", attributes: [AttributeDescription(name: "name", type: .string)],
+                relationships: [RelationshipDescription(name: "partner", destination: "Person", inverse: "partner", isToMany: toMany)])])
+        }
+        do {
+            let context = ObjectContext(coordinator: try makeCoordinator(backend, people(toMany: false)))
+            let p = try insert(context, "Person", ["a", "b", "c"])
+            try p[0].setRelatedObject(p[1], forKey: "partner")
+            try context.save()
+        }
+        let coordinator = try makeCoordinator(backend, people(toMany: true))
+        #expect(try members(coordinator, "Person", "a", "partner") == ["b"])
+        #expect(try members(coordinator, "Person", "b", "partner") == ["a"])
+        #expect(try members(coordinator, "Person", "c", "partner").isEmpty)
+    }
+
     /// The to-one inverse of an ordered to-many renamed: the positions stay with it (SQLite renames
     /// `Z_FOK_ALBUM` to `Z_FOK_RECORD` with the foreign key; LMDB keeps them under the to-many's end).
     @Test(arguments: backends) func renamedToOneKeepsItsPositions(backend: Backend) throws {
