@@ -74,6 +74,29 @@ import Testing
         #expect(report.verdict == .incompatible)
     }
 
+    /// Ordering changes rewrite stored positions (migratable, not merely compatible); a to-one becoming
+    /// to-many is inferable (also when that makes a many-to-many), a many-to-many end becoming to-one is not.
+    @Test func orderingAndManyToManyChanges() throws {
+        let old = try MigrationFixtures.model()
+        let ordered = try MigrationFixtures.model { e in e["Owner"]!.relationships[0].isOrdered = true }
+        let orderedReport = ModelDiff.compare(from: old, to: ordered, configuration: "Default")
+        #expect(orderedReport.entities.first { $0.name == "Owner" }?.properties.map(\.kind) == [.orderingChanged])
+        #expect(orderedReport.verdict == .migratable)
+        #expect(ModelDiff.compare(from: ordered, to: old, configuration: "Default").verdict == .migratable)
+
+        let oneToOne = try MigrationFixtures.model { e in e["Owner"]!.relationships[0].isToMany = false }
+        #expect(ModelDiff.compare(from: oneToOne, to: old, configuration: "Default").verdict == .migratable)
+
+        // Item.owner made to-many turns Owner.items <->> Item.owner into a many-to-many: inferable one way only.
+        let manyToMany = try MigrationFixtures.model { e in e["Item"]!.relationships[0].isToMany = true }
+        let report = ModelDiff.compare(from: old, to: manyToMany, configuration: "Default")
+        #expect(report.verdict == .migratable)
+        #expect(report.entities.first { $0.name == "Item" }?.properties.first?.detail.contains("many-to-many") == true)
+        let back = ModelDiff.compare(from: manyToMany, to: old, configuration: "Default")
+        #expect(back.verdict == .incompatible)
+        #expect(back.blockingReasons.count == 1 && back.blockingReasons[0].hasPrefix("Item.owner: many-to-many -> to-one"))
+    }
+
     @Test func reportRoundTripsThroughJSON() throws {
         let new = try MigrationFixtures.model { e in e["Tag"] = nil }
         let report = ModelDiff.compare(from: try MigrationFixtures.model(), to: new, configuration: "Default")

@@ -159,13 +159,16 @@ public struct PropertyChange: Sendable, Hashable, Codable {
         case becameRequired
         /// Required became optional.
         case becameOptional
-        /// A to-one became a to-many (its key column goes; the inverse keeps the link).
+        /// A to-one became a to-many (its key column goes; the inverse keeps the link, or, when the inverse is a
+        /// to-many, the pair becomes a many-to-many and each key becomes a link).
         case toOneBecameToMany
-        /// A to-many became a to-one (filled from the inverse to-one where there is one).
+        /// A to-many became a to-one (filled from the inverse to-one where there is one). Not inferable when it
+        /// was a many-to-many (all but one link per row would be dropped).
         case toManyBecameToOne
         /// The relationship points at another entity (never inferable).
         case destinationChanged
-        /// Ordered became unordered or the reverse (stores keep no order column: nothing to rewrite).
+        /// Ordered became unordered or the reverse: the store adds or drops its positions (SQLite's `Z_FOK_`
+        /// column, LMDB's `links` positions); existing members keep primary-key order.
         case orderingChanged
         /// Inverse, minimum/maximum count or other validation-only details changed.
         case detailsChanged
@@ -203,7 +206,7 @@ public struct PropertyChange: Sendable, Hashable, Codable {
     /// Whether migrating this change writes to the store (false for validation-only changes).
     public var changesStoredData: Bool {
         switch kind {
-        case .becameOptional, .detailsChanged, .orderingChanged, .typeWidened: return false
+        case .becameOptional, .detailsChanged, .typeWidened: return false
         default: return true
         }
     }

@@ -7,10 +7,12 @@ import Foundation
 /// from ours.
 ///
 /// Entities and properties match by name, else by the new one's renaming identifier (`elementID`). Inferable:
-/// adding or removing an attribute, relationship or entity; optional <-> required with a default; renames;
-/// to-one <-> to-many; a type change every stored value survives (integer widening, Binary <-> Transformable).
-/// Not inferable: any other type change, a new required attribute (or a newly required one)
-/// without a default, a required to-one added, a changed destination or parent, an entity made abstract.
+/// adding or removing an attribute, relationship (many-to-many included) or entity; optional <-> required with
+/// a default; renames; ordered <-> unordered; to-one <-> to-many, including a to-one made to-many whose inverse
+/// is to-many (the pair becomes a many-to-many: its keys become links); a type change every stored value
+/// survives (integer widening, Binary <-> Transformable). Not inferable: any other type change, a new required
+/// attribute (or a newly required one) without a default, a required to-one added, a changed destination or
+/// parent, an entity made abstract, a many-to-many end made to-one (all but one link per row would be dropped).
 public enum ModelDiff {
     /// The report for a store of `configuration` written with `old` and opened with `new`. The old side is
     /// the old model's `configuration` when it declares one by that name, else all of its entities.
@@ -204,7 +206,23 @@ public enum ModelDiff {
                     reason: "the destination entity changed; existing keys would point at the wrong entity"))
                 continue
             }
-            if previous.isToMany != relationship.isToMany {
+            if previous.isToMany != relationship.isToMany, relationship.isToMany,
+                let inverse = context.newModel.inverse(of: relationship), inverse.isToMany
+            {
+                changes.append(PropertyChange(
+                    name: name, oldName: previous.name, isRelationship: true, kind: .toOneBecameToMany,
+                    detail: "to-one -> to-many, now a many-to-many with \(relationship.destinationEntityName).\(inverse.name) "
+                        + "(each row's key becomes a link)"))
+            } else if previous.isToMany != relationship.isToMany, !relationship.isToMany,
+                let inverse = context.oldModel.inverse(of: previous), inverse.isToMany
+            {
+                // Many links would have to become one key: which to keep is the app's decision, not inferred.
+                changes.append(PropertyChange(
+                    name: name, oldName: previous.name, isRelationship: true, kind: .toManyBecameToOne,
+                    detail: "many-to-many -> to-one", isInferable: false,
+                    reason: "many-to-many -> to-one: a row's links (join table) would have to become one key, "
+                        + "dropping all but one of them, which is not inferred"))
+            } else if previous.isToMany != relationship.isToMany {
                 changes.append(PropertyChange(
                     name: name, oldName: previous.name, isRelationship: true,
                     kind: relationship.isToMany ? .toOneBecameToMany : .toManyBecameToOne,
@@ -212,7 +230,9 @@ public enum ModelDiff {
             } else if previous.isOrdered != relationship.isOrdered {
                 changes.append(PropertyChange(
                     name: name, oldName: previous.name, isRelationship: true, kind: .orderingChanged,
-                    detail: relationship.isOrdered ? "unordered -> ordered" : "ordered -> unordered"))
+                    detail: relationship.isOrdered
+                        ? "unordered -> ordered (existing members keep primary-key order)"
+                        : "ordered -> unordered (positions are dropped)"))
             }
             var details: [String] = []
             if previous.inverseName != relationship.inverseName {
@@ -233,6 +253,7 @@ public enum ModelDiff {
             }
         }
         for relationship in oldRelationships where !matched.contains(relationship.name) {
+            // Removing a many-to-many drops its join table (SQLite) or links (LMDB) with it.
             changes.append(PropertyChange(
                 name: relationship.name, oldName: relationship.name, isRelationship: true, kind: .removed,
                 detail: "\(relationship.isToMany ? "to-many" : "to-one") relationship to \(relationship.destinationEntityName) removed"))

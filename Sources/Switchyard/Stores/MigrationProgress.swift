@@ -80,4 +80,15 @@ enum StoreMigration {
         for p in change.properties where p.kind == .renamed { if let old = p.oldName { names[p.name] = old } }
         return names
     }
+
+    /// The old model's end that the new relationship end `end` was (its entity and relationship possibly
+    /// renamed, its kind possibly changed); nil for an added relationship.
+    static func formerEnd(of end: RelationshipEnd, report: CompatibilityReport, old: ObjectModel) -> RelationshipEnd? {
+        let change = report.entities.first { $0.name == end.entityName && $0.kind != .added }
+        guard change != nil || old.entity(named: end.entityName) != nil else { return nil }
+        let entity = change?.oldName ?? end.entityName
+        let relationship = change.flatMap { oldPropertyNames($0)[end.relationship.name] } ?? end.relationship.name
+        guard let former = old.end(of: relationship, from: entity), former.entityName == entity else { return nil }
+        return former
+    }
 }

@@ -5,7 +5,8 @@ import Foundation
 /// An inferable model change applied inside the bootstrap's write transaction (so a crash leaves the old
 /// store): entity and property renames are renames in `meta` (numbers, property positions); removed
 /// properties are retired (their positions tombstoned, their bytes skipped); removed entities' rows are
-/// deleted; defaults and to-many -> to-one keys are written into the rows in batches, with progress.
+/// deleted; `links` entries follow renamed relationships and go with removed ones (`migrateLinks`); defaults
+/// and to-many -> to-one keys are written into the rows in batches, with progress.
 struct LMDBMigration {
     let old: ObjectModel
     let new: ObjectModel

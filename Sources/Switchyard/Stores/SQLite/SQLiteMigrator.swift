@@ -32,8 +32,9 @@ extension SQLiteStore {
 
 /// Applies an inferable `CompatibilityReport` to a Core Data-layout database inside the caller's transaction:
 /// renames tables and columns, adds columns (O(1) in SQLite), fills defaults and to-many -> to-one keys in
-/// primary-key batches, deletes removed entities' rows, drops removed columns, creates missing indexes, and
-/// records the new model's hashes and model cache.
+/// primary-key batches, deletes removed entities' rows, drops removed columns, creates, renames or drops
+/// many-to-many join tables and `Z_FOK_` order columns, creates missing indexes, and records the new model's
+/// hashes and model cache.
 struct SQLiteMigrator {
     let old: ObjectModel
     let new: ObjectModel
@@ -57,6 +58,7 @@ struct SQLiteMigrator {
 
     private func run(_ db: Database, metadata: StoreMetadata) throws {
         var numbers = try primaryKeyNumbers(db)
+        let oldNumbers = numbers
         let changes = Dictionary(report.entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         let newEntities = (try? new.entities(inConfiguration: configuration)) ?? new.entities
 
@@ -102,6 +104,9 @@ struct SQLiteMigrator {
                 arguments: [number, entity.name, parent])
             numbers[entity.name] = number
         }
+
+        // Join tables need only the entity numbers, which are final now.
+        try alignJoinTables(db, oldNumbers: oldNumbers, numbers: numbers, newEntities: newEntities)
 
         // Tables and columns, then the data each change needs.
         let builder = SQLiteLayoutBuilder(model: new, numbers: numbers)
@@ -152,7 +157,19 @@ struct SQLiteMigrator {
         }
         for spec in table.columns where !actual.contains(spec.name.uppercased()) {
             if let (entity, property) = owner[spec.name.uppercased()] {
-                if property.hasSuffix("\u{0}entity") {
+                if property.hasSuffix("\u{0}order") {
+                    // The position column follows a renamed to-one: Z_FOK_<OLD> -> Z_FOK_<NEW>.
+                    let rel = String(property.dropLast("\u{0}order".count))
+                    if let oldName = changes[entity].flatMap({ StoreMigration.oldPropertyNames($0)[rel] }),
+                        actual.contains("Z_FOK_" + oldName.uppercased())
+                    {
+                        let oldColumn = try columns(db, table.name).first { $0.uppercased() == "Z_FOK_" + oldName.uppercased() } ?? ""
+                        try db.execute(sql: "ALTER TABLE \(quotedTable) RENAME COLUMN \(SQLiteNames.quote(oldColumn)) TO \(SQLiteNames.quote(spec.name))")
+                        actual.remove(oldColumn.uppercased())
+                        actual.insert(spec.name.uppercased())
+                        continue
+                    }
+                } else if property.hasSuffix("\u{0}entity") {
                     // Real stores number the entity column differently; any Z<n>_<REL> is the same column.
                     let rel = String(property.dropLast("\u{0}entity".count)).uppercased()
                     if actual.contains(where: { $0.hasPrefix("Z") && $0.hasSuffix("_" + rel) && $0.dropFirst().dropLast(rel.count + 1).allSatisfy(\.isNumber) }) {
@@ -183,6 +200,22 @@ struct SQLiteMigrator {
             actual.insert(spec.name.uppercased())
         }
         let expected = Set(table.columns.map { $0.name.uppercased() })
+        // Positions the old model kept here (a to-one whose inverse was an ordered to-many) that the new one
+        // does not: the to-many is no longer ordered, or the to-one went. Only those: a column this library
+        // cannot account for is never dropped.
+        var oldPositions: Set<String> = []
+        for name in table.entityNames {
+            guard let entity = old.entity(named: changes[name]?.oldName ?? name) else { continue }
+            for relationship in entity.relationships where !relationship.isToMany {
+                if let inverse = old.inverse(of: relationship), inverse.isToMany, inverse.isOrdered {
+                    oldPositions.insert("Z_FOK_" + relationship.name.uppercased())
+                }
+            }
+        }
+        for column in actual.sorted() where oldPositions.contains(column) && !expected.contains(column) {
+            try dropColumn(db, table: table.name, column: column)
+            actual.remove(column)
+        }
         for name in table.entityNames {
             guard let change = changes[name] else { continue }
             for p in change.properties where p.kind == .removed || p.kind == .toOneBecameToMany {
