@@ -97,7 +97,8 @@ final class LMDBCursor {
         var value = MDB_val()
         let rc = mdb_cursor_get(handle, &key, &value, op)
         if rc == MDB_NOTFOUND { return nil }
-        try LMDB.check(rc, operation: database.cursorCall, path: transaction.path)
+        // The error's text is built only on failure: this runs once per row of every walk.
+        if rc != MDB_SUCCESS { try LMDB.check(rc, operation: database.cursorCall, path: transaction.path) }
         return Entry(
             key: UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size),
             value: UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))

@@ -72,6 +72,12 @@ extension LMDBStore {
         let family = reader.family(of: layout, includesSubentities: includesSubentities)
         let lookup = LMDBQueryPlanner.lookup(for: predicate, table: layout, available: databases.indexes(root: layout.rootNumber))
         var rows: [StoreRow] = []
+        // A walk of the whole table returns up to every row of the store: reserving that many at once avoids
+        // growing the array by doubling (copies and fresh pages for twice the final size). An estimate far above
+        // what matched is given back below.
+        if lookup == nil, predicate == nil, enough == nil {
+            rows.reserveCapacity(try reader.transaction.entryCount(databases.rows))
+        }
         // With no predicate, or one the index answers exactly, every candidate is a match.
         let evaluated = (lookup?.covers ?? false) ? nil : predicate
         try reader.candidates(root: layout.rootNumber, family: family, lookup: lookup) { row in
@@ -81,6 +87,7 @@ extension LMDBStore {
             rows.append(row)
             return enough.map { rows.count < $0 } ?? true
         }
+        if rows.capacity > 2 * rows.count + 1024 { return Array(rows) }
         return rows
     }
 
