@@ -180,7 +180,7 @@ import Glibc
         let temp = TemporaryDirectory()
         let source = temp.file("Legacy.sqlite")
         try LegacyMessenger.make(.sqlite, at: source, messages: 3_000)
-        let arguments = [source.path, "--model", LegacyMessenger.targetURL.path, "--batch-size", "25", "--force"] + stores(temp.url)
+        let arguments = [source.path, "--model", LegacyMessenger.targetURL.path, "--batch-size", "25", "--force", "--verify"] + stores(temp.url)
         var generator = SystemRandomNumberGenerator()
         var killedMidRun = 0
         for attempt in 0..<4 {
@@ -190,7 +190,16 @@ import Glibc
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            usleep(UInt32.random(in: 20_000...(150_000 + UInt32(attempt) * 100_000), using: &generator))
+            // Kill once outputs exist under their temporary names (the copy has begun): at once the first time,
+            // a random moment later after that. Waiting for the files, not a fixed delay, keeps the kill inside
+            // the run however fast the machine is.
+            let started = Date()
+            while process.isRunning, Date().timeIntervalSince(started) < 30 {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: temp.url.path)) ?? []
+                if names.contains(where: { $0.contains("storesplit-partial") }) { break }
+                usleep(500)
+            }
+            if attempt > 0 { usleep(UInt32.random(in: 0...(20_000 * UInt32(attempt)), using: &generator)) }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             if process.terminationReason == .uncaughtSignal { killedMidRun += 1 }
@@ -208,7 +217,7 @@ import Glibc
         }
         #expect(killedMidRun > 0, "at least one run must be killed before it finished")
         // A later run replaces any leftover temporary output and completes.
-        let run = try CLITests.run("storesplit", arguments + ["--verify"])
+        let run = try CLITests.run("storesplit", arguments)
         #expect(run.status == 0, "\(run.stderr)")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: temp.url.path).filter { $0.contains("storesplit-partial") }
         #expect(leftovers.isEmpty)
