@@ -308,4 +308,26 @@ import Testing
             #expect(!error.reason.contains("Message"))
         }
     }
+
+    /// SQLite to SQLite copies key ranges: gaps in the keys wider than a batch (deleted rows) are jumped, and
+    /// every row is still copied once.
+    @Test func keyGapsWiderThanABatchAreCopiedAcross() throws {
+        let temp = TemporaryDirectory()
+        let url = temp.file("Legacy.sqlite")
+        let legacy = try LegacyMessenger.make(.sqlite, at: url)
+        let messages = try legacy.fetch(StoreFetchRequest(entityName: "Message"))
+        let removed = messages.filter { $0.primaryKey % 20 >= 3 }
+        try legacy.save(StoreChangeSet(deletes: removed.map {
+            RowDeletion(entityName: "Message", primaryKey: $0.primaryKey, expectedVersion: $0.version)
+        }))
+        let kept = messages.count - removed.count
+        let destinations = LegacyMessenger.destinations(in: temp.url, cacheType: .sqlite)
+        let splitter = try StoreSplitter(source: url, targetModel: try LegacyMessenger.targetModel(), destinations: destinations)
+        let report = try splitter.run(try splitter.plan(), options: SplitOptions(batchSize: 2, verifyContent: true)) { _ in }
+        #expect(report.contentVerified)
+        let cloud = try SQLiteStore(url: destinations[0].url, model: try LegacyMessenger.targetModel(), configuration: "Cloud")
+        #expect(try cloud.fetch(StoreFetchRequest(entityName: "Message")).map(\.primaryKey)
+            == messages.map(\.primaryKey).filter { $0 % 20 < 3 })
+        #expect(try cloud.count(StoreFetchRequest(entityName: "Message")) == kept)
+    }
 }

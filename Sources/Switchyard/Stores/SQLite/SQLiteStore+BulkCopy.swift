@@ -89,8 +89,10 @@ extension SQLiteStore {
         let insert = "INSERT INTO main.\(SQLiteNames.quote(schema.table(of: target).name)) "
             + "(\(columns.map(SQLiteNames.quote).joined(separator: ", "))) SELECT \(expressions.joined(separator: ", ")) "
             + "FROM \(sourceTable) AS t WHERE t.\"Z_ENT\" = ? AND t.\"Z_PK\" > ? AND t.\"Z_PK\" <= ?"
-        let boundary = "SELECT t.\"Z_PK\" FROM \(sourceTable) AS t WHERE t.\"Z_ENT\" = ? AND t.\"Z_PK\" > ? "
-            + "ORDER BY t.\"Z_PK\" LIMIT 1 OFFSET ?"
+        // Batches are ranges of primary keys, not of rows: finding row-count boundaries (`LIMIT 1 OFFSET n`)
+        // read the whole table a second time. An empty range (a gap in the keys) jumps to the next key.
+        let nextKey = "SELECT MIN(t.\"Z_PK\") FROM \(sourceTable) AS t WHERE t.\"Z_ENT\" = ? AND t.\"Z_PK\" > ?"
+        let lastKey = "SELECT MAX(t.\"Z_PK\") FROM \(sourceTable) AS t WHERE t.\"Z_ENT\" = ?"
         let attachURI = SQLiteStore.readOnlyURI(path: source.location.path, isWAL: source.isWAL)
         do {
             return try pool.writeWithoutTransaction { db in
@@ -103,7 +105,6 @@ extension SQLiteStore {
                 try db.execute(sql: "PRAGMA main.synchronous = OFF")
                 defer { try? db.execute(sql: "PRAGMA main.synchronous = \(synchronous)") }
                 var copied = 0
-                var low = Int64.min
                 // One transaction for the entity: committing each batch rewrote every index page the batch
                 // touched, which made large copies slow down as the indexes grew. Batches still bound each
                 // statement's work and report progress; SQLite spills dirty pages to the WAL, not to memory.
@@ -120,14 +121,23 @@ extension SQLiteStore {
                         SELECT name FROM main.sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL
                         """, arguments: [table]) : []
                     for name in names { try db.execute(sql: "DROP INDEX main.\(SQLiteNames.quote(name))") }
-                    while true {
-                        let high = try Int64.fetchOne(
-                            db, sql: boundary, arguments: [from.number, low, max(0, batchSize - 1)]) ?? Int64.max
-                        try db.execute(sql: insert, arguments: StatementArguments(arguments + [from.number.databaseValue, low.databaseValue, high.databaseValue]))
-                        copied += db.changesCount
-                        try progress(copied)
-                        if high == Int64.max { break }
-                        low = high
+                    let step = Int64(max(1, batchSize))
+                    if let last = try Int64.fetchOne(db, sql: lastKey, arguments: [from.number]),
+                        let first = try Int64.fetchOne(db, sql: nextKey, arguments: [from.number, Int64.min])
+                    {
+                        var low = first - 1
+                        while low < last {
+                            let high = low >= last - step ? last : low + step
+                            try db.execute(sql: insert, arguments: StatementArguments(arguments + [from.number.databaseValue, low.databaseValue, high.databaseValue]))
+                            let inserted = db.changesCount
+                            copied += inserted
+                            try progress(copied)
+                            low = high
+                            if inserted == 0, low < last {
+                                guard let next = try Int64.fetchOne(db, sql: nextKey, arguments: [from.number, low]) else { break }
+                                low = next - 1
+                            }
+                        }
                     }
                     for sql in indexes { try db.execute(sql: sql) }
                     return .commit
