@@ -37,7 +37,4 @@ public final class RowLayout: Sendable {
         for position in positions.values where position < names.count { live[position] = true }
         isLive = live
     }
-
-    /// The position of `name`, nil when the layout does not have it.
-    public func position(of name: String) -> Int? { positions[name] }
 }

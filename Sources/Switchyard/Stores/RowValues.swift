@@ -104,19 +104,6 @@ public struct RowValues: Sendable {
         }
     }
 
-    /// The value at layout position `position` (`.null` when absent).
-    public subscript(position position: Int) -> AttributeValue {
-        get {
-            precondition(position >= 0 && position < width, "RowValues: position \(position) outside the layout")
-            return slot(position)
-        }
-        set {
-            precondition(position >= 0 && position < width, "RowValues: position \(position) outside the layout")
-            precondition(layout!.isLive[position], "RowValues: position \(position) is retired: it never holds a value")
-            setSlot(position, newValue)
-        }
-    }
-
     /// The number of non-null values.
     public var count: Int { (0..<width).reduce(0) { slot($1).isNull ? $0 : $0 + 1 } + extra.count }
 
@@ -132,13 +119,6 @@ public struct RowValues: Sendable {
         if let layout {
             for position in 0..<width where !slot(position).isNull { result[layout.names[position]] = slot(position) }
         }
-        return result
-    }
-
-    /// A copy with every entry of `other` assigned over this one's (nil or `.null` entries remove).
-    public func merging(_ other: [String: AttributeValue]) -> RowValues {
-        var result = self
-        for (name, value) in other { result[name] = value }
         return result
     }
 }

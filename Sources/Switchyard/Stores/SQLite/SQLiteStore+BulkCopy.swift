@@ -114,13 +114,10 @@ extension SQLiteStore {
                     // of row by row: inserting into indexes on scattered keys thrashed the page cache and made
                     // large copies several times slower than the copy itself.
                     let isEmpty = try Int64.fetchOne(db, sql: "SELECT 1 FROM main.\(SQLiteNames.quote(table)) LIMIT 1") == nil
-                    let indexes = isEmpty ? try String.fetchAll(db, sql: """
-                        SELECT sql FROM main.sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL
-                        """, arguments: [table]) : []
-                    let names = isEmpty ? try String.fetchAll(db, sql: """
-                        SELECT name FROM main.sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL
-                        """, arguments: [table]) : []
-                    for name in names { try db.execute(sql: "DROP INDEX main.\(SQLiteNames.quote(name))") }
+                    let indexes: [(name: String, sql: String)] = isEmpty ? try Row.fetchAll(db, sql: """
+                        SELECT name, sql FROM main.sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL
+                        """, arguments: [table]).map { ($0["name"], $0["sql"]) } : []
+                    for index in indexes { try db.execute(sql: "DROP INDEX main.\(SQLiteNames.quote(index.name))") }
                     let step = Int64(max(1, batchSize))
                     if let last = try Int64.fetchOne(db, sql: lastKey, arguments: [from.number]),
                         let first = try Int64.fetchOne(db, sql: nextKey, arguments: [from.number, Int64.min])
@@ -139,7 +136,7 @@ extension SQLiteStore {
                             }
                         }
                     }
-                    for sql in indexes { try db.execute(sql: sql) }
+                    for index in indexes { try db.execute(sql: index.sql) }
                     return .commit
                 }
                 try db.execute(sql: "PRAGMA main.synchronous = \(synchronous)")
