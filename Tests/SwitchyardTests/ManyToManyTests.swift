@@ -5,6 +5,20 @@ import Testing
 /// Photo <<->> Tag (many-to-many), Playlist <<->> Song (ordered many-to-many), Album 1->> Track (ordered
 /// to-many with a to-one inverse). Entity numbers: Album 1, Photo 2, Playlist 3, Song 4, Tag 5, Track 6.
 enum RelationshipTestModel {
+    /// Inserts one `entity` per name, with its `name` attribute set.
+    static func insert(_ context: ObjectContext, _ entity: String, _ names: [String]) throws -> [ManagedObject] {
+        try names.map { n in
+            let object = try context.insert(entity)
+            try object.set("name", n)
+            return object
+        }
+    }
+
+    /// The `name` of each object ("?" where unset).
+    static func names(_ objects: [ManagedObject]) throws -> [String] {
+        try objects.map { try $0.get("name", as: String.self) ?? "?" }
+    }
+
     static func make(tagRule: DeleteRule = .nullify, maxTags: Int = 0) throws -> ObjectModel {
         let name = [AttributeDescription(name: "name", type: .string)]
         return try ObjectModel(entities: [
@@ -40,18 +54,6 @@ enum RelationshipTestModel {
         return coordinator
     }
 
-    private func insert(_ context: ObjectContext, _ entity: String, _ names: [String]) throws -> [ManagedObject] {
-        try names.map { n in
-            let object = try context.insert(entity)
-            try object.set("name", n)
-            return object
-        }
-    }
-
-    private func names(_ objects: [ManagedObject]) throws -> [String] {
-        try objects.map { try $0.get("name", as: String.self) ?? "?" }
-    }
-
     private func object(_ context: ObjectContext, _ entity: String, _ name: String) throws -> ManagedObject {
         try #require(try context.fetch(FetchRequest(entityName: entity, predicate: try FetchPredicate(format: "name == %@", name))).first)
     }
@@ -59,20 +61,20 @@ enum RelationshipTestModel {
     /// p1 {red, blue}, p2 {blue}, p3 {}; tags red, blue, green.
     private func populate(_ coordinator: StoreCoordinator) throws {
         let context = ObjectContext(coordinator: coordinator)
-        let photos = try insert(context, "Photo", ["p1", "p2", "p3"])
-        let tags = try insert(context, "Tag", ["red", "blue", "green"])
+        let photos = try RelationshipTestModel.insert(context, "Photo", ["p1", "p2", "p3"])
+        let tags = try RelationshipTestModel.insert(context, "Tag", ["red", "blue", "green"])
         try photos[0].addRelatedObject(tags[0], forKey: "tags")
         // From the other side: the photo's list follows before any save.
         try tags[1].addRelatedObject(photos[0], forKey: "photos")
         try tags[1].addRelatedObject(photos[1], forKey: "photos")
-        #expect(try names(photos[0].relatedObjects(forKey: "tags")) == ["red", "blue"])
-        #expect(try names(photos[1].relatedObjects(forKey: "tags")) == ["blue"])
+        #expect(try RelationshipTestModel.names(photos[0].relatedObjects(forKey: "tags")) == ["red", "blue"])
+        #expect(try RelationshipTestModel.names(photos[1].relatedObjects(forKey: "tags")) == ["blue"])
         try context.save()
     }
 
     private func tagNames(_ coordinator: StoreCoordinator, _ photo: String) throws -> [String] {
         let context = ObjectContext(coordinator: coordinator)
-        return try names(object(context, "Photo", photo).relatedObjects(forKey: "tags")).sorted()
+        return try RelationshipTestModel.names(object(context, "Photo", photo).relatedObjects(forKey: "tags")).sorted()
     }
 
     @Test(arguments: Backend.allCases)
@@ -83,7 +85,7 @@ enum RelationshipTestModel {
         #expect(try tagNames(coordinator, "p2") == ["blue"])
         #expect(try tagNames(coordinator, "p3") == [])
         let context = ObjectContext(coordinator: coordinator)
-        #expect(try names(object(context, "Tag", "blue").relatedObjects(forKey: "photos")).sorted() == ["p1", "p2"])
+        #expect(try RelationshipTestModel.names(object(context, "Tag", "blue").relatedObjects(forKey: "photos")).sorted() == ["p1", "p2"])
         #expect(try object(context, "Tag", "green").relatedObjects(forKey: "photos").isEmpty)
     }
 
@@ -95,7 +97,7 @@ enum RelationshipTestModel {
         let blue = try object(context, "Tag", "blue")
         let p1 = try object(context, "Photo", "p1")
         try blue.removeRelatedObject(p1, forKey: "photos")
-        #expect(try names(p1.relatedObjects(forKey: "tags")) == ["red"])
+        #expect(try RelationshipTestModel.names(p1.relatedObjects(forKey: "tags")) == ["red"])
         #expect(p1.hasChanges && blue.hasChanges)
         try context.save()
         #expect(try tagNames(coordinator, "p1") == ["red"])
@@ -104,11 +106,11 @@ enum RelationshipTestModel {
         let again = ObjectContext(coordinator: coordinator)
         let p2 = try object(again, "Photo", "p2")
         try p2.setRelatedObjects([try object(again, "Tag", "green"), try object(again, "Tag", "red")], forKey: "tags")
-        #expect(try names(object(again, "Tag", "blue").relatedObjects(forKey: "photos")) == [])
+        #expect(try RelationshipTestModel.names(object(again, "Tag", "blue").relatedObjects(forKey: "photos")) == [])
         try again.save()
         #expect(try tagNames(coordinator, "p2") == ["green", "red"])
         let check = ObjectContext(coordinator: coordinator)
-        #expect(try names(object(check, "Tag", "red").relatedObjects(forKey: "photos")).sorted() == ["p1", "p2"])
+        #expect(try RelationshipTestModel.names(object(check, "Tag", "red").relatedObjects(forKey: "photos")).sorted() == ["p1", "p2"])
     }
 
     @Test(arguments: Backend.allCases)
@@ -136,7 +138,7 @@ enum RelationshipTestModel {
         _ = try p1.relatedObjects(forKey: "tags")
         try context.delete(blue)
         try context.save()
-        #expect(try names(p1.relatedObjects(forKey: "tags")) == ["red"])
+        #expect(try RelationshipTestModel.names(p1.relatedObjects(forKey: "tags")) == ["red"])
         #expect(try tagNames(coordinator, "p1") == ["red"])
         #expect(try tagNames(coordinator, "p2") == [])
         if backend == .sqlite, let path = coordinator.stores.first?.url?.path {
@@ -152,7 +154,7 @@ enum RelationshipTestModel {
         try context.delete(try object(context, "Photo", "p1"))
         try context.save()
         let check = ObjectContext(coordinator: coordinator)
-        #expect(try names(check.fetch(FetchRequest(entityName: "Tag", sortKeys: [SortKey("name")]))) == ["green"])
+        #expect(try RelationshipTestModel.names(check.fetch(FetchRequest(entityName: "Tag", sortKeys: [SortKey("name")]))) == ["green"])
         #expect(try tagNames(coordinator, "p2") == [])
     }
 
@@ -216,14 +218,14 @@ enum RelationshipTestModel {
             for (format, expected) in cases {
                 let request = FetchRequest(entityName: entity, predicate: try FetchPredicate(format: format), sortKeys: [SortKey("name")])
                 // Through the store (SQL, memory walk, LMDB links)...
-                #expect(try names(context.fetch(request)) == expected, "\(backend) \(entity): \(format)")
+                #expect(try RelationshipTestModel.names(context.fetch(request)) == expected, "\(backend) \(entity): \(format)")
                 #expect(try context.count(request) == expected.count, "\(backend) \(entity): \(format)")
                 // ...and with unsaved changes, through the context's own evaluation.
                 let pending = ObjectContext(coordinator: coordinator)
                 _ = try pending.insert("Song")
                 let objects = try pending.fetch(FetchRequest(entityName: entity, sortKeys: [SortKey("name")]))
                 let evaluated = try objects.filter { try PredicateEvaluator.evaluate(request.predicate!, on: $0) }
-                #expect(try names(evaluated) == expected, "\(backend) \(entity) in context: \(format)")
+                #expect(try RelationshipTestModel.names(evaluated) == expected, "\(backend) \(entity) in context: \(format)")
             }
         }
     }
@@ -233,9 +235,9 @@ enum RelationshipTestModel {
     func membersOfAFetchedListAreReadInOneBatch(backend: Backend) throws {
         let coordinator = try coordinator(backend, RelationshipTestModel.make(), name: "batch-context")
         let setup = ObjectContext(coordinator: coordinator)
-        let tags = try insert(setup, "Tag", ["a", "b"])
-        let albums = try insert(setup, "Album", (0..<40).map { "album\($0)" })
-        for (i, photo) in try insert(setup, "Photo", (0..<40).map { "p\($0)" }).enumerated() {
+        let tags = try RelationshipTestModel.insert(setup, "Tag", ["a", "b"])
+        let albums = try RelationshipTestModel.insert(setup, "Album", (0..<40).map { "album\($0)" })
+        for (i, photo) in try RelationshipTestModel.insert(setup, "Photo", (0..<40).map { "p\($0)" }).enumerated() {
             try photo.setRelatedObjects(i % 2 == 0 ? tags : [tags[1]], forKey: "tags")
             let track = try setup.insert("Track")
             try track.setRelatedObject(albums[i], forKey: "album")
@@ -263,13 +265,13 @@ enum RelationshipTestModel {
         ])
         let coordinator = try coordinator(backend, model, name: "friends")
         let context = ObjectContext(coordinator: coordinator)
-        let people = try insert(context, "Person", ["ann", "bob", "cy"])
+        let people = try RelationshipTestModel.insert(context, "Person", ["ann", "bob", "cy"])
         try people[0].setRelatedObjects([people[1], people[2]], forKey: "friends")
-        #expect(try names(people[1].relatedObjects(forKey: "friends")) == ["ann"])
+        #expect(try RelationshipTestModel.names(people[1].relatedObjects(forKey: "friends")) == ["ann"])
         try context.save()
         func friends(_ name: String) throws -> [String] {
             let check = ObjectContext(coordinator: coordinator)
-            return try names(object(check, "Person", name).relatedObjects(forKey: "friends")).sorted()
+            return try RelationshipTestModel.names(object(check, "Person", name).relatedObjects(forKey: "friends")).sorted()
         }
         #expect(try friends("ann") == ["bob", "cy"])
         #expect(try friends("bob") == ["ann"])
@@ -279,7 +281,7 @@ enum RelationshipTestModel {
         #expect(try friends("ann") == ["bob"])
         #expect(try friends("cy") == [])
         let query = ObjectContext(coordinator: coordinator)
-        #expect(try names(query.fetch(FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "ANY friends.name == 'ann'")))) == ["bob"])
+        #expect(try RelationshipTestModel.names(query.fetch(FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "ANY friends.name == 'ann'")))) == ["bob"])
         if backend == .sqlite, let path = coordinator.stores.first?.url?.path {
             #expect(try SQLite3.query(path, "SELECT sql FROM sqlite_master WHERE name = 'Z_1FRIENDS'")
                 == "CREATE TABLE Z_1FRIENDS ( Z_1FRIENDS INTEGER, Z_1FRIENDS1 INTEGER, PRIMARY KEY (Z_1FRIENDS, Z_1FRIENDS1) )")

@@ -51,24 +51,16 @@ import Testing
     /// `links`, p1 {red, blue}, p2 {blue} and every track on the album.
     private func populate(_ backend: Backend, _ model: ObjectModel, links: Bool = true) throws {
         let context = ObjectContext(coordinator: try makeCoordinator(backend, model))
-        let photos = try insert(context, "Photo", ["p1", "p2", "p3"])
-        let tags = try insert(context, "Tag", ["red", "blue", "green"])
-        let album = try insert(context, "Album", ["a"])[0]
-        let tracks = try insert(context, "Track", ["t1", "t2", "t3", "t4"])
+        let photos = try RelationshipTestModel.insert(context, "Photo", ["p1", "p2", "p3"])
+        let tags = try RelationshipTestModel.insert(context, "Tag", ["red", "blue", "green"])
+        let album = try RelationshipTestModel.insert(context, "Album", ["a"])[0]
+        let tracks = try RelationshipTestModel.insert(context, "Track", ["t1", "t2", "t3", "t4"])
         if links {
             try photos[0].setRelatedObjects([tags[0], tags[1]], forKey: "tags")
             try photos[1].setRelatedObjects([tags[1]], forKey: "tags")
             try album.setRelatedObjects([tracks[2], tracks[0], tracks[3], tracks[1]], forKey: "tracks")
         }
         try context.save()
-    }
-
-    private func insert(_ context: ObjectContext, _ entity: String, _ names: [String]) throws -> [ManagedObject] {
-        try names.map { n in
-            let object = try context.insert(entity)
-            try object.set("name", n)
-            return object
-        }
     }
 
     private func object(_ context: ObjectContext, _ entity: String, _ name: String) throws -> ManagedObject {
@@ -186,7 +178,7 @@ import Testing
         #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Tag")) == 0)
         // SQLite: new tags take the freed primary keys again, so a link left behind would attach them to p1.
         let context = ObjectContext(coordinator: coordinator)
-        _ = try insert(context, "Tag", ["x", "y"])
+        _ = try RelationshipTestModel.insert(context, "Tag", ["x", "y"])
         try context.save()
         #expect(try members(coordinator, "Photo", "p1", "tags").isEmpty)
         #expect(try members(coordinator, "Tag", "y", "photos").isEmpty)
@@ -248,7 +240,7 @@ import Testing
             #expect(try members(coordinator, "Label", "blue", "photos").sorted() == ["p1", "p2"])
             let context = ObjectContext(coordinator: coordinator)
             try object(context, "Label", "green").addRelatedObject(try object(context, "Photo", "p3"), forKey: "photos")
-            _ = try insert(context, "Aardvark", ["x"])
+            _ = try RelationshipTestModel.insert(context, "Aardvark", ["x"])
             try context.save()
         }
         let coordinator = try makeCoordinator(backend, v2)
@@ -300,7 +292,7 @@ import Testing
         }
         do {
             let context = ObjectContext(coordinator: try makeCoordinator(backend, people("friends")))
-            let (a, b, c) = try { let p = try insert(context, "Person", ["a", "b", "c"]); return (p[0], p[1], p[2]) }()
+            let (a, b, c) = try { let p = try RelationshipTestModel.insert(context, "Person", ["a", "b", "c"]); return (p[0], p[1], p[2]) }()
             try a.setRelatedObjects([b, c], forKey: "friends")
             try context.save()
         }
@@ -330,7 +322,7 @@ import Testing
         }
         do {
             let context = ObjectContext(coordinator: try makeCoordinator(backend, people(toMany: false)))
-            let p = try insert(context, "Person", ["a", "b", "c"])
+            let p = try RelationshipTestModel.insert(context, "Person", ["a", "b", "c"])
             try p[0].setRelatedObject(p[1], forKey: "partner")
             try context.save()
         }
@@ -377,7 +369,7 @@ import Testing
             #expect(try members(coordinator, "Album", "a", "tracks") == ["t3", "t1", "t4", "t2"])
             #expect(try members(coordinator, "Track", "t2", "album") == ["a"])
             let context = ObjectContext(coordinator: coordinator)
-            let b = try insert(context, "Album", ["b"])[0]
+            let b = try RelationshipTestModel.insert(context, "Album", ["b"])[0]
             try b.setRelatedObjects([try object(context, "Track", "t2"), try object(context, "Track", "t1")], forKey: "tracks")
             try context.save()
         }

@@ -13,18 +13,6 @@ import Testing
         return coordinator
     }
 
-    private func insert(_ context: ObjectContext, _ entity: String, _ names: [String]) throws -> [ManagedObject] {
-        try names.map { n in
-            let object = try context.insert(entity)
-            try object.set("name", n)
-            return object
-        }
-    }
-
-    private func names(_ objects: [ManagedObject]) throws -> [String] {
-        try objects.map { try $0.get("name", as: String.self) ?? "?" }
-    }
-
     private func one(_ context: ObjectContext, _ entity: String) throws -> ManagedObject {
         try #require(try context.fetch(FetchRequest(entityName: entity)).first)
     }
@@ -33,7 +21,7 @@ import Testing
     private func members(_ coordinator: StoreCoordinator, _ entity: String, _ key: String) throws -> [String] {
         // The context must outlive its objects' use: an object only holds it weakly.
         let context = ObjectContext(coordinator: coordinator)
-        return try names(one(context, entity).relatedObjects(forKey: key))
+        return try RelationshipTestModel.names(one(context, entity).relatedObjects(forKey: key))
     }
 
     @Test(arguments: Backend.allCases, ["Playlist.songs", "Album.tracks"])
@@ -42,25 +30,25 @@ import Testing
         let member = entity == "Playlist" ? "Song" : "Track"
         let coordinator = try coordinator(backend, name: entity)
         let context = ObjectContext(coordinator: coordinator)
-        let owner = try insert(context, entity, ["o"])[0]
-        let items = try insert(context, member, ["a", "b", "c", "d"])
+        let owner = try RelationshipTestModel.insert(context, entity, ["o"])[0]
+        let items = try RelationshipTestModel.insert(context, member, ["a", "b", "c", "d"])
         // Not primary-key order, so only stored positions can bring it back.
         try owner.setRelatedObjects([items[2], items[0], items[3], items[1]], forKey: key)
-        #expect(try names(owner.relatedObjects(forKey: key)) == ["c", "a", "d", "b"])
+        #expect(try RelationshipTestModel.names(owner.relatedObjects(forKey: key)) == ["c", "a", "d", "b"])
         try context.save()
-        #expect(try names(owner.relatedObjects(forKey: key)) == ["c", "a", "d", "b"])
+        #expect(try RelationshipTestModel.names(owner.relatedObjects(forKey: key)) == ["c", "a", "d", "b"])
         #expect(try members(coordinator, entity, key) == ["c", "a", "d", "b"])
 
         // Reorder in a new context: move, insert at a position, remove.
         let edit = ObjectContext(coordinator: coordinator)
         let o = try one(edit, entity)
         try o.moveRelatedObject(from: 0, to: 3, forKey: key)
-        #expect(try names(o.relatedObjects(forKey: key)) == ["a", "d", "b", "c"])
-        let e = try insert(edit, member, ["e"])[0]
+        #expect(try RelationshipTestModel.names(o.relatedObjects(forKey: key)) == ["a", "d", "b", "c"])
+        let e = try RelationshipTestModel.insert(edit, member, ["e"])[0]
         try o.insertRelatedObject(e, at: 1, forKey: key)
         let d = try o.relatedObjects(forKey: key)[2]
         try o.removeRelatedObject(d, forKey: key)
-        #expect(try names(o.relatedObjects(forKey: key)) == ["a", "e", "b", "c"])
+        #expect(try RelationshipTestModel.names(o.relatedObjects(forKey: key)) == ["a", "e", "b", "c"])
         try edit.save()
         #expect(try members(coordinator, entity, key) == ["a", "e", "b", "c"])
 
@@ -74,25 +62,25 @@ import Testing
     func aMemberJoiningThroughItsToOneGoesLast(backend: Backend) throws {
         let coordinator = try coordinator(backend)
         let context = ObjectContext(coordinator: coordinator)
-        let album = try insert(context, "Album", ["o"])[0]
-        let tracks = try insert(context, "Track", ["x", "y"])
+        let album = try RelationshipTestModel.insert(context, "Album", ["o"])[0]
+        let tracks = try RelationshipTestModel.insert(context, "Track", ["x", "y"])
         try album.setRelatedObjects([tracks[1], tracks[0]], forKey: "tracks")
         try context.save()
         let later = ObjectContext(coordinator: coordinator)
-        let z = try insert(later, "Track", ["z"])[0]
+        let z = try RelationshipTestModel.insert(later, "Track", ["z"])[0]
         try z.setRelatedObject(try one(later, "Album"), forKey: "album")
         try later.save()
         #expect(try members(coordinator, "Album", "tracks") == ["y", "x", "z"])
         // Moving a track to another album takes it out of this one's order.
         let move = ObjectContext(coordinator: coordinator)
-        let other = try insert(move, "Album", ["p"])[0]
+        let other = try RelationshipTestModel.insert(move, "Album", ["p"])[0]
         let y = try #require(try one(move, "Album").relatedObjects(forKey: "tracks").first)
         try y.setRelatedObject(other, forKey: "album")
         try move.save()
         let check = ObjectContext(coordinator: coordinator)
         let albums = try check.fetch(FetchRequest(entityName: "Album", sortKeys: [SortKey("name")]))
-        #expect(try names(albums[0].relatedObjects(forKey: "tracks")) == ["x", "z"])
-        #expect(try names(albums[1].relatedObjects(forKey: "tracks")) == ["y"])
+        #expect(try RelationshipTestModel.names(albums[0].relatedObjects(forKey: "tracks")) == ["x", "z"])
+        #expect(try RelationshipTestModel.names(albums[1].relatedObjects(forKey: "tracks")) == ["y"])
     }
 
     /// Re-pointing a saved member's to-one moves it between the owners' lists at once, and after the save,
@@ -101,18 +89,18 @@ import Testing
     func membersFollowTheirToOneInTheSameContext(backend: Backend) throws {
         let coordinator = try coordinator(backend, name: "follow")
         let context = ObjectContext(coordinator: coordinator)
-        let albums = try insert(context, "Album", ["a", "b"])
-        let tracks = try insert(context, "Track", ["x", "y"])
+        let albums = try RelationshipTestModel.insert(context, "Album", ["a", "b"])
+        let tracks = try RelationshipTestModel.insert(context, "Track", ["x", "y"])
         try albums[0].setRelatedObjects(tracks, forKey: "tracks")
         try context.save()
-        #expect(try names(albums[0].relatedObjects(forKey: "tracks")) == ["x", "y"])
+        #expect(try RelationshipTestModel.names(albums[0].relatedObjects(forKey: "tracks")) == ["x", "y"])
         #expect(try albums[1].relatedObjects(forKey: "tracks").isEmpty)
         try tracks[0].setRelatedObject(albums[1], forKey: "album")
-        #expect(try names(albums[0].relatedObjects(forKey: "tracks")) == ["y"])
-        #expect(try names(albums[1].relatedObjects(forKey: "tracks")) == ["x"])
+        #expect(try RelationshipTestModel.names(albums[0].relatedObjects(forKey: "tracks")) == ["y"])
+        #expect(try RelationshipTestModel.names(albums[1].relatedObjects(forKey: "tracks")) == ["x"])
         try context.save()
-        #expect(try names(albums[0].relatedObjects(forKey: "tracks")) == ["y"])
-        #expect(try names(albums[1].relatedObjects(forKey: "tracks")) == ["x"])
+        #expect(try RelationshipTestModel.names(albums[0].relatedObjects(forKey: "tracks")) == ["y"])
+        #expect(try RelationshipTestModel.names(albums[1].relatedObjects(forKey: "tracks")) == ["x"])
         try context.delete(tracks[1])
         #expect(try albums[0].relatedObjects(forKey: "tracks").isEmpty)
         try context.save()
@@ -123,20 +111,20 @@ import Testing
     func theOtherSideOfAnOrderedManyToManyFollows(backend: Backend) throws {
         let coordinator = try coordinator(backend)
         let context = ObjectContext(coordinator: coordinator)
-        let lists = try insert(context, "Playlist", ["l1", "l2"])
-        let songs = try insert(context, "Song", ["s1", "s2"])
+        let lists = try RelationshipTestModel.insert(context, "Playlist", ["l1", "l2"])
+        let songs = try RelationshipTestModel.insert(context, "Song", ["s1", "s2"])
         try lists[0].setRelatedObjects([songs[1], songs[0]], forKey: "songs")
         // Adding from the song's (unordered) side appends to the playlist's order.
         try songs[0].addRelatedObject(lists[1], forKey: "playlists")
         try songs[1].addRelatedObject(lists[1], forKey: "playlists")
-        #expect(try names(lists[1].relatedObjects(forKey: "songs")) == ["s1", "s2"])
+        #expect(try RelationshipTestModel.names(lists[1].relatedObjects(forKey: "songs")) == ["s1", "s2"])
         try context.save()
         let check = ObjectContext(coordinator: coordinator)
         let fetched = try check.fetch(FetchRequest(entityName: "Playlist", sortKeys: [SortKey("name")]))
-        #expect(try names(fetched[0].relatedObjects(forKey: "songs")) == ["s2", "s1"])
-        #expect(try names(fetched[1].relatedObjects(forKey: "songs")) == ["s1", "s2"])
+        #expect(try RelationshipTestModel.names(fetched[0].relatedObjects(forKey: "songs")) == ["s2", "s1"])
+        #expect(try RelationshipTestModel.names(fetched[1].relatedObjects(forKey: "songs")) == ["s1", "s2"])
         let s1 = try #require(try check.fetch(FetchRequest(entityName: "Song", predicate: try FetchPredicate(format: "name == 's1'"))).first)
-        #expect(try names(s1.relatedObjects(forKey: "playlists")).sorted() == ["l1", "l2"])
+        #expect(try RelationshipTestModel.names(s1.relatedObjects(forKey: "playlists")).sorted() == ["l1", "l2"])
         // Predicates see ordered relationships like any to-many.
         let request = FetchRequest(entityName: "Playlist", predicate: try FetchPredicate(format: "ANY songs.name == 's2' AND songs.@count == 2"))
         #expect(try check.count(request) == 2)
@@ -158,11 +146,11 @@ import Testing
             == "CREATE TABLE ZTRACK ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZALBUM INTEGER, Z_FOK_ALBUM INTEGER, ZNAME VARCHAR )")
 
         let context = ObjectContext(coordinator: coordinator)
-        let list = try insert(context, "Playlist", ["l"])[0]
-        let songs = try insert(context, "Song", ["a", "b", "c"])
+        let list = try RelationshipTestModel.insert(context, "Playlist", ["l"])[0]
+        let songs = try RelationshipTestModel.insert(context, "Song", ["a", "b", "c"])
         try list.setRelatedObjects([songs[2], songs[0], songs[1]], forKey: "songs")
-        let album = try insert(context, "Album", ["o"])[0]
-        let tracks = try insert(context, "Track", ["x", "y"])
+        let album = try RelationshipTestModel.insert(context, "Album", ["o"])[0]
+        let tracks = try RelationshipTestModel.insert(context, "Track", ["x", "y"])
         try album.setRelatedObjects([tracks[1], tracks[0]], forKey: "tracks")
         try context.save()
         #expect(try SQLite3.query(path, """
