@@ -21,6 +21,12 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible {
     case foreignObject(String)
     /// The object no longer exists in its store.
     case objectNotFound(String)
+    /// The object has no context any more: it was an unsaved insert that was deleted or rolled back, its
+    /// deletion was saved, or its context is gone. Nothing written to it could ever be saved.
+    case detachedObject(String)
+    /// The object is deleted in its context (not saved yet): it cannot be changed; `rollback` or
+    /// `refresh` undoes the deletion.
+    case deletedObject(String)
 
     public var description: String {
         switch self {
@@ -40,6 +46,11 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(object): cannot delete: \(entity).\(key) has a Deny delete rule and still holds \(count) object(s); nothing was saved"
         case let .foreignObject(object): return "\(object) is not registered in this context"
         case let .objectNotFound(object): return "\(object) no longer exists in its store"
+        case let .detachedObject(object):
+            return "\(object) belongs to no context (deleted before it was saved, deleted and saved, rolled back, or its "
+                + "context is gone); it can no longer be changed or have its relationships read"
+        case let .deletedObject(object):
+            return "\(object) is deleted in its context and cannot be changed (rollback or refresh undoes the deletion)"
         }
     }
 }

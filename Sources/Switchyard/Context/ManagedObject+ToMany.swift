@@ -9,8 +9,7 @@ extension ManagedObject {
     /// A to-many with a to-one inverse is found through that inverse; a many-to-many through the store's links.
     public func relatedObjects(forKey key: String) throws -> [ManagedObject] {
         let relationship = try toManyRelationship(key)
-        guard let context else { throw ContextError.foreignObject(objectID.description) }
-        return try context.relatedObjects(of: self, through: relationship)
+        return try liveContext().relatedObjects(of: self, through: relationship)
     }
 
     /// Replaces the members of to-many relationship `key` (in this order, for an ordered one). Inverses follow:
@@ -18,7 +17,8 @@ extension ManagedObject {
     /// for a many-to-many, each added or removed member's own list gains or loses this object.
     public func setRelatedObjects(_ objects: [ManagedObject], forKey key: String) throws {
         let relationship = try toManyRelationship(key)
-        guard let context else { throw ContextError.foreignObject(objectID.description) }
+        let context = try liveContext()
+        guard !isDeleted else { throw ContextError.deletedObject(description) }
         var seen = Set<ObjectIdentifier>()
         let members = objects.filter { seen.insert(ObjectIdentifier($0)).inserted }
         for member in members { try context.checkMember(member, of: self, relationship) }

@@ -76,7 +76,7 @@ public final class ManagedObject {
             throw ContextError.typeMismatch(
                 entity: entity.name, key: key, expected: attribute.type.rawValue, actual: "\(value) (\(value.kindName))")
         }
-        try context?.willChange(self)
+        try liveContext().willChange(self)
         changedValues[key] = normalized
     }
 
@@ -101,9 +101,10 @@ public final class ManagedObject {
     /// The object at the end of to-one relationship `key`, or nil.
     public func relatedObject(forKey key: String) throws -> ManagedObject? {
         let relationship = try toOneRelationship(key)
+        let context = try liveContext()
         if let changed = changedToOne[key] { return changed }
         guard let reference = snapshot?.toOne[relationship.name], let store else { return nil }
-        return try context?.object(
+        return try context.object(
             with: ObjectID(store: store.identifier, entityName: reference.entityName, primaryKey: reference.primaryKey),
             in: store)
     }
@@ -112,8 +113,11 @@ public final class ManagedObject {
     /// relationship's entity and in the same context.
     public func setRelatedObject(_ object: ManagedObject?, forKey key: String) throws {
         let relationship = try toOneRelationship(key)
+        try liveContext().willChange(self)
         if let object {
-            guard object.context === context, context != nil else { throw ContextError.foreignObject(object.objectID.description) }
+            guard object.context != nil else { throw ContextError.detachedObject(object.description) }
+            guard object.context === context else { throw ContextError.foreignObject(object.objectID.description) }
+            guard !object.isDeleted else { throw ContextError.deletedObject(object.description) }
             guard context!.coordinator.model.entity(object.entity.name, isKindOf: relationship.destinationEntityName) else {
                 throw ContextError.typeMismatch(
                     entity: entity.name, key: key, expected: relationship.destinationEntityName, actual: object.entity.name)
@@ -166,6 +170,13 @@ public final class ManagedObject {
         changedToOne[key] = .some(object)
     }
 
+    /// The object's context, or `ContextError.detachedObject` when it has none (so nothing written is lost
+    /// silently).
+    func liveContext() throws -> ObjectContext {
+        guard let context else { throw ContextError.detachedObject(description) }
+        return context
+    }
+
     private func toOneRelationship(_ key: String) throws -> RelationshipDescription {
         guard let relationship = entity.relationship(named: key) else {
             throw ContextError.unknownKey(entity: entity.name, key: key)
@@ -185,7 +196,7 @@ public final class ManagedObject {
             throw ContextError.unknownKey(entity: entity.name, key: name)
         }
         if let cached = fetchedCache[name] { return cached }
-        guard let context else { throw ContextError.foreignObject(objectID.description) }
+        let context = try liveContext()
         let result = try context.resolve(property, for: self)
         fetchedCache[name] = result
         return result
@@ -204,7 +215,7 @@ extension ManagedObject: @unchecked Sendable {}
 // MARK: - Predicate arguments
 
 extension ManagedObject: PredicateArgumentConvertible {
-    /// An object stands for its primary key, as a relationship key path compares it
-    /// (`chat == %@`); an unsaved object matches nothing.
-    public var predicateArgument: PredicateArgument { .value(objectID.primaryKey.map { .integer($0) } ?? .null) }
+    /// An object stands for its `ObjectID` (`chat == %@`): it matches that object only, in the store that holds
+    /// it (rows of another store never match, whatever their keys), and unsaved objects in this context.
+    public var predicateArgument: PredicateArgument { .object(objectID) }
 }

@@ -3,57 +3,125 @@ import Foundation
 // MARK: - Fetch
 
 extension ObjectContext {
-    /// Fetches objects from every store serving the entity, merged under the sort. Unsaved changes in this
-    /// context are taken into account: deleted objects are left out, changed ones re-checked against the
-    /// predicate, and matching unsaved inserts included.
+    /// Fetches objects from every store serving the entity, merged under the sort, as Core Data does with
+    /// `includesPendingChanges`: the result reflects this context's unsaved state. Deleted objects are left
+    /// out; changed objects match (or stop matching) by their current values; matching unsaved inserts are
+    /// included; sort, offset and limit apply after that merge, to current values.
+    ///
+    /// Key paths and sort keys are checked against the entity before any row is read
+    /// (`QueryError.unknownKeyPath`).
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
-        guard coordinator.model.entity(named: request.entityName) != nil else {
+        let model = coordinator.model
+        guard model.entity(named: request.entityName) != nil else {
             throw ContextError.unknownEntity(request.entityName)
         }
+        try model.validateKeyPaths(of: request.predicate, sortKeys: request.sortKeys, entityName: request.entityName)
         // Validates affected stores and fails for an entity no store serves, even with unsaved inserts:
         // those could never be saved.
-        _ = try coordinator.targetStores(for: request)
+        let targets = try coordinator.targetStores(for: request)
         let pending = pendingObjects(for: request)
-        if pending.isEmpty {
+        let relatedChanged = hasPendingChanges(reachedBy: request)
+        if pending.isEmpty, !relatedChanged {
             return try coordinator.fetchRows(request).map { register($0.row, from: $0.store) }
         }
-        // With unsaved changes the stores cannot apply offset and limit: filter and sort here.
-        var unbounded = request
-        unbounded.fetchLimit = nil
-        unbounded.fetchOffset = 0
-        var seen = Set<ObjectIdentifier>()
-        var result: [ManagedObject] = []
-        let stored = try coordinator.fetchRows(unbounded)
-        for fetched in stored {
-            let object = register(fetched.row, from: fetched.store)
-            guard !object.isDeleted, seen.insert(ObjectIdentifier(object)).inserted else { continue }
-            if object.hasChanges, let predicate = request.predicate, try !PredicateEvaluator.evaluate(predicate, on: object) {
-                continue
-            }
-            result.append(object)
-        }
-        for object in pending where object.isInserted && seen.insert(ObjectIdentifier(object)).inserted {
-            if let predicate = request.predicate, try !PredicateEvaluator.evaluate(predicate, on: object) { continue }
-            result.append(object)
-        }
-        if !request.sortKeys.isEmpty {
-            result = try sorted(result, by: request.sortKeys)
-        }
-        let start = min(request.fetchOffset, result.count)
-        let end = request.fetchLimit.map { min(start + $0, result.count) } ?? result.count
-        return Array(result[start..<end])
+        return try fetchMerged(request, targets: targets, pending: pending, relatedChanged: relatedChanged)
     }
 
     /// The number of objects `fetch` would return.
     public func count(_ request: FetchRequest) throws -> Int {
-        guard coordinator.model.entity(named: request.entityName) != nil else {
+        let model = coordinator.model
+        guard model.entity(named: request.entityName) != nil else {
             throw ContextError.unknownEntity(request.entityName)
         }
-        if pendingObjects(for: request).isEmpty { return try coordinator.count(request) }
+        try model.validateKeyPaths(of: request.predicate, sortKeys: request.sortKeys, entityName: request.entityName)
+        if pendingObjects(for: request).isEmpty, !hasPendingChanges(reachedBy: request) {
+            return try coordinator.count(request)
+        }
         return try fetch(request).count
     }
 
-    /// Unsaved inserts and changed objects of the request's entity family (and in its affected stores).
+    /// `fetch` with unsaved changes: the stores supply candidates (every row of the entity when changes to
+    /// related objects may change what the predicate selects), and the predicate, sort, offset and limit are
+    /// applied here to each object's current state.
+    private func fetchMerged(
+        _ request: FetchRequest, targets: [any PersistentStore], pending: [ManagedObject], relatedChanged: Bool
+    ) throws -> [ManagedObject] {
+        var unbounded = request
+        unbounded.fetchLimit = nil
+        unbounded.fetchOffset = 0
+        unbounded.sortKeys = []
+        if relatedChanged { unbounded.predicate = nil }
+        let storeIndex = Dictionary(uniqueKeysWithValues: targets.enumerated().map { (ObjectIdentifier($1), $0) })
+        var seen = Set<ObjectIdentifier>()
+        var candidates: [(object: ManagedObject, checked: Bool)] = []
+        for fetched in try coordinator.fetchRows(unbounded) {
+            let object = register(fetched.row, from: fetched.store)
+            guard !object.isDeleted, seen.insert(ObjectIdentifier(object)).inserted else { continue }
+            // The store already applied the predicate to the saved state, which is current for an unchanged object.
+            candidates.append((object, !relatedChanged && !object.hasChanges))
+        }
+        for object in pending where !object.isDeleted && seen.insert(ObjectIdentifier(object)).inserted {
+            candidates.append((object, false))
+        }
+        var matches: [ManagedObject] = []
+        if let predicate = request.predicate {
+            var bound: [UUID?: FetchPredicate] = [:]
+            for (object, checked) in candidates {
+                if checked { matches.append(object); continue }
+                let store = effectiveStoreIdentifier(of: object)
+                let predicate = try bound[store] ?? bindObjects(in: predicate, entityName: request.entityName, store: store)
+                bound[store] = predicate
+                if try PredicateEvaluator.evaluate(predicate, on: object) { matches.append(object) }
+            }
+        } else {
+            matches = candidates.map(\.object)
+        }
+        // Without sort keys, or on ties, objects keep the order the stores give (store by store, primary key
+        // ascending), and unsaved inserts follow in insertion order.
+        let insertionIndex = Dictionary(uniqueKeysWithValues: insertedObjects.enumerated().map { (ObjectIdentifier($1), $0) })
+        func rank(_ object: ManagedObject) -> (Int, Int64) {
+            if let pk = object.objectID.primaryKey, let store = object.store, let index = storeIndex[ObjectIdentifier(store)] {
+                return (index, pk)
+            }
+            return (Int.max, Int64(insertionIndex[ObjectIdentifier(object)] ?? Int.max))
+        }
+        var failure: Error?
+        matches.sort { a, b in
+            if !request.sortKeys.isEmpty {
+                do {
+                    let r = try PredicateEvaluator.compare(a, b, by: request.sortKeys)
+                    if r != .orderedSame { return r == .orderedAscending }
+                } catch {
+                    failure = failure ?? error
+                    return false
+                }
+            }
+            return rank(a) < rank(b)
+        }
+        if let failure { throw failure }
+        let start = min(max(request.fetchOffset, 0), matches.count)
+        let end = request.fetchLimit.map { min(start + max($0, 0), matches.count) } ?? matches.count
+        return Array(matches[start..<end])
+    }
+
+    /// Object arguments bound for evaluation on objects of one store (nil: not known before the save): a saved
+    /// object matches by its key in that store, an unsaved one by its temporary key.
+    private func bindObjects(in predicate: FetchPredicate, entityName: String, store: UUID?) -> FetchPredicate {
+        predicate.bindingObjects(entityName: entityName, model: coordinator.model) { id in
+            if let temporary = id.temporaryKey { return temporary }
+            guard let store else { return id.primaryKey }
+            return id.storeIdentifier == store ? id.primaryKey : nil
+        }
+    }
+
+    /// The store an object lives in, or will be saved to when only one store serves its entity.
+    private func effectiveStoreIdentifier(of object: ManagedObject) -> UUID? {
+        if let store = object.store { return store.identifier }
+        let candidates = coordinator.stores(serving: object.entity.name)
+        return candidates.count == 1 ? candidates[0].identifier : nil
+    }
+
+    /// Unsaved inserts and changed (or deleted) objects of the request's entity family, in its affected stores.
     private func pendingObjects(for request: FetchRequest) -> [ManagedObject] {
         let model = coordinator.model
         let matchesEntity: (ManagedObject) -> Bool = { object in
@@ -68,20 +136,30 @@ extension ObjectContext {
         return (insertedObjects + changedObjects.values.filter(\.hasChanges)).filter { matchesEntity($0) && matchesStore($0) }
     }
 
-    private func sorted(_ objects: [ManagedObject], by sort: [SortKey]) throws -> [ManagedObject] {
-        var failure: Error?
-        let result = objects.sorted { a, b in
-            do {
-                let r = try PredicateEvaluator.compare(a, b, by: sort)
-                if r != .orderedSame { return r == .orderedAscending }
-                return (a.objectID.primaryKey ?? .max) < (b.objectID.primaryKey ?? .max)
-            } catch {
-                failure = failure ?? error
-                return false
+    /// Whether an unsaved change to some other object can change what the request's key paths read: an object
+    /// of an entity that a key path reaches past a to-one, or through a to-many (whose members record it).
+    private func hasPendingChanges(reachedBy request: FetchRequest) -> Bool {
+        guard !insertedObjects.isEmpty || changedObjects.values.contains(where: \.hasChanges) else { return false }
+        let model = coordinator.model
+        var reached = Set<String>()
+        var paths = Array(request.predicate?.keyPaths ?? [])
+        paths += request.sortKeys.map { $0.key.split(separator: ".").map(String.init) }
+        for path in paths {
+            var entityName = request.entityName
+            let components = path.first == "SELF" ? Array(path.dropFirst()) : path
+            for (i, component) in components.enumerated() {
+                guard let relationship = model.entity(named: entityName)?.relationship(named: component),
+                    let destination = model.entity(named: relationship.destinationEntityName)
+                else { break }
+                if relationship.isToMany || i < components.count - 1 {
+                    reached.formUnion(destination.selfAndDescendantNames)
+                }
+                entityName = destination.name
             }
         }
-        if let failure { throw failure }
-        return result
+        guard !reached.isEmpty else { return false }
+        return insertedObjects.contains { reached.contains($0.entity.name) }
+            || changedObjects.values.contains { $0.hasChanges && reached.contains($0.entity.name) }
     }
 }
 
@@ -89,8 +167,10 @@ extension ObjectContext {
 
 extension ManagedObject: PredicateSubject {
     /// Reads a key path on the object's current (unsaved) state, following relationships through the context.
+    /// An object at the end of a path (or `SELF`) reads as its primary key, or a negative temporary key while
+    /// it is unsaved, so a relationship to an unsaved object is not nil.
     public func predicateValues(at keyPath: [String]) throws -> PredicateValue {
-        guard let first = keyPath.first else { return .single(objectID.primaryKey.map { .integer($0) } ?? .null) }
+        guard let first = keyPath.first else { return .single(.integer(objectID.predicateKey)) }
         let rest = Array(keyPath.dropFirst())
         if entity.attribute(named: first) != nil, rest.isEmpty {
             return .single(try value(forKey: first))
@@ -100,7 +180,7 @@ extension ManagedObject: PredicateSubject {
         }
         if relationship.isToMany {
             let members = try relatedObjects(forKey: first)
-            if rest.isEmpty { return .many(members.map { $0.objectID.primaryKey.map { .integer($0) } ?? .null }) }
+            if rest.isEmpty { return .many(members.map { .integer($0.objectID.predicateKey) }) }
             var values: [AttributeValue] = []
             for member in members {
                 switch try member.predicateValues(at: rest) {
@@ -111,7 +191,7 @@ extension ManagedObject: PredicateSubject {
             return .many(values)
         }
         let target = try relatedObject(forKey: first)
-        if rest.isEmpty { return .single(target?.objectID.primaryKey.map { .integer($0) } ?? .null) }
+        if rest.isEmpty { return .single(target.map { .integer($0.objectID.predicateKey) } ?? .null) }
         guard let target else { return .single(.null) }
         return try target.predicateValues(at: rest)
     }

@@ -101,7 +101,9 @@ extension ObjectContext {
 
     /// A new member of `owner`'s to-many must belong to this context and be of the destination entity.
     func checkMember(_ member: ManagedObject, of owner: ManagedObject, _ relationship: RelationshipDescription) throws {
+        guard member.context != nil else { throw ContextError.detachedObject(member.description) }
         guard member.context === self else { throw ContextError.foreignObject(member.objectID.description) }
+        guard !member.isDeleted else { throw ContextError.deletedObject(member.description) }
         guard coordinator.model.entity(member.entity.name, isKindOf: relationship.destinationEntityName) else {
             throw ContextError.typeMismatch(
                 entity: owner.entity.name, key: relationship.name, expected: relationship.destinationEntityName,

@@ -82,7 +82,7 @@ public final class ObjectContext {
 
     /// Called before a saved object changes, so save knows to write it.
     func willChange(_ object: ManagedObject) throws {
-        guard !object.isDeleted else { throw ContextError.foreignObject(object.objectID.description + " (deleted)") }
+        guard !object.isDeleted else { throw ContextError.deletedObject(object.description) }
         if !object.isInserted { changedObjects[ObjectIdentifier(object)] = object }
     }
 

@@ -79,12 +79,15 @@ public indirect enum PredicateOperand: Sendable, Hashable {
     /// A key path, one component per element: `["chat", "title"]`. The last component may be `@count`
     /// (count of a to-many), and `SELF` is the empty path.
     case keyPath([String])
-    /// A literal or a substituted argument. A managed object argument is its primary key (`.integer`).
+    /// A literal or a substituted argument.
     case constant(AttributeValue)
     /// `{a, b, c}` or a collection argument.
     case list([PredicateOperand])
     /// `$NAME` or `$NAME.key.path`, replaced by `FetchPredicate.substituting(_:)` before a store sees it.
     case variable(String, keyPath: [String])
+    /// An object argument (`chat == %@`): it matches the object with this ID only, in the store that holds it.
+    /// Each store binds it to its own key for the object (see `FetchPredicate.bindingObjects`).
+    case object(ObjectID)
 }
 
 // MARK: - SortKey

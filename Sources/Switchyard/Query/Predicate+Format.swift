@@ -66,6 +66,8 @@ extension PredicateOperand {
             return "{" + elements.map(\.format).joined(separator: ", ") + "}"
         case .variable(let name, let keyPath):
             return "$" + ([name] + keyPath.map(Self.keyFormat)).joined(separator: ".")
+        case .object(let id):
+            return "<\(id.uriRepresentation)>"
         }
     }
 

@@ -76,7 +76,7 @@ extension PredicateOperand {
     /// The expression with its variables (also inside aggregates) replaced by constants from `resolve`.
     public func substituting(_ resolve: (String, [String]) throws -> AttributeValue) rethrows -> PredicateOperand {
         switch self {
-        case .keyPath, .constant:
+        case .keyPath, .constant, .object:
             return self
         case .list(let elements):
             return .list(try elements.map { try $0.substituting(resolve) })

@@ -16,6 +16,11 @@ public enum PredicateArgument: Sendable, Hashable {
     case keyPath(String)
     /// A collection for `%@`, which becomes an aggregate `{a, b, c}`.
     case list([AttributeValue])
+    /// An object for `%@` (`chat == %@`): it stands for its `ObjectID` — store, entity and key — so it matches
+    /// only rows of the store that holds it (a managed object passes as this).
+    case object(ObjectID)
+    /// A collection of objects for `IN %@`.
+    case objects([ObjectID])
 }
 
 // MARK: - Initializers
@@ -104,6 +109,8 @@ extension PredicateArgument: CustomStringConvertible {
         case .value(let v): return PredicateOperand.constant(v).format
         case .keyPath(let k): return "%K(\(k))"
         case .list(let vs): return PredicateOperand.list(vs.map { .constant($0) }).format
+        case .object(let id): return PredicateOperand.object(id).format
+        case .objects(let ids): return PredicateOperand.list(ids.map { .object($0) }).format
         }
     }
 }
@@ -140,10 +147,17 @@ extension Data: PredicateArgumentConvertible { public var predicateArgument: Pre
 extension URL: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.uri(self)) } }
 
 extension Array: PredicateArgumentConvertible where Element: PredicateArgumentConvertible {
-    /// A collection argument (`IN %@`); nested lists and key paths flatten to nil elements.
+    /// A collection argument (`IN %@`): objects when every element is an object, otherwise values (nested
+    /// lists, key paths and objects among values flatten to nil elements).
     public var predicateArgument: PredicateArgument {
-        .list(map { element in
-            if case .value(let v) = element.predicateArgument { return v }
+        let arguments = map(\.predicateArgument)
+        let ids = arguments.compactMap { argument -> ObjectID? in
+            if case .object(let id) = argument { return id }
+            return nil
+        }
+        if !isEmpty, ids.count == count { return .objects(ids) }
+        return .list(arguments.map { element in
+            if case .value(let v) = element { return v }
             return .null
         })
     }

@@ -245,6 +245,8 @@ public enum PredicateEvaluator {
             return .many(values)
         case .variable(let name, let keyPath):
             throw QueryError.unboundVariable(name: ([name] + keyPath).joined(separator: "."))
+        case .object(let id):
+            throw QueryError.unsupported("the object \(id) was not bound to a store (FetchPredicate.bindingObjects)")
         }
     }
 }

@@ -426,6 +426,10 @@ struct PredicateParser {
             return .constant(v)
         case (.object, .list(let vs)):
             return .list(vs.map { .constant($0) })
+        case (.object, .object(let id)):
+            return .object(id)
+        case (.object, .objects(let ids)):
+            return .list(ids.map { .object($0) })
         case (.keyPath, .keyPath(let s)), (.keyPath, .value(.string(let s))):
             let path = try keyPath(from: s, token: token)
             return .keyPath(try parseKeyPathTail(path))

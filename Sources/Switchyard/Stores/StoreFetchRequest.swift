@@ -1,3 +1,5 @@
+import Foundation
+
 // MARK: - StoreFetchRequest
 
 /// A fetch as a store receives it: one entity, a predicate with every variable already substituted,
@@ -89,5 +91,21 @@ public struct RowDeletion: Sendable, Hashable {
         self.entityName = entityName
         self.primaryKey = primaryKey
         self.expectedVersion = expectedVersion
+    }
+}
+
+// MARK: - Preparing a request for one store
+
+extension StoreFetchRequest {
+    /// The request as one store runs it: its key paths checked against the model before any row is read, and
+    /// its object arguments bound to this store's primary keys (an object of another store matches no row).
+    func prepared(forStore identifier: UUID, model: ObjectModel) throws -> StoreFetchRequest {
+        try model.validateKeyPaths(of: predicate, sortKeys: sortKeys, entityName: entityName)
+        guard let predicate, predicate.hasObjectArguments else { return self }
+        var prepared = self
+        prepared.predicate = predicate.bindingObjects(entityName: entityName, model: model) { id in
+            id.storeIdentifier == identifier ? id.primaryKey : nil
+        }
+        return prepared
     }
 }

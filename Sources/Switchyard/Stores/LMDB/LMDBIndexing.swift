@@ -110,8 +110,13 @@ enum LMDBQueryPlanner {
             found.covers = table.indexLeadsWithAttribute[found.index] && found.values.allSatisfy(isExact)
             return found
         case .and(let parts):
+            // The index narrows the candidates to one term's rows; every other term still has to be evaluated,
+            // so an AND never counts as covered (unless it is that one term alone).
             for part in parts {
-                if let found = lookup(for: part, table: table, available: available) { return found }
+                if var found = lookup(for: part, table: table, available: available) {
+                    if parts.count > 1 { found.covers = false }
+                    return found
+                }
             }
             return nil
         case .or, .not, .constant:
@@ -168,9 +173,12 @@ enum LMDBQueryPlanner {
             return nil
         }
         if values.count == 1 { return values[0].isNull ? IndexLookup(index: index, values: []) : IndexLookup(index: index, values: values) }
-        // A null never matches through IN (membership with null is unknown at best).
+        // A null never matches through IN (membership with null is unknown at best). Values whose index
+        // prefixes are equal read the same entries, so the prefix bytes de-duplicate them in linear time.
         var unique: [AttributeValue] = []
-        for value in values where !value.isNull && !unique.contains(where: { AttributeValue.storeEqual($0, value) }) {
+        var seen = Set<[UInt8]>()
+        unique.reserveCapacity(values.count)
+        for value in values where !value.isNull && seen.insert(LMDBIndexKey.prefix(value)).inserted {
             unique.append(value)
         }
         return IndexLookup(index: index, values: unique)

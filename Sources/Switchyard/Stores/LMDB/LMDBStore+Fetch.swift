@@ -8,6 +8,7 @@ extension LMDBStore {
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
         try checkOpen()
         let layout = try servedLayout(request.entityName)
+        let request = try request.prepared(forStore: identifier, model: model)
         let (rows, visited) = try environment.read { txn -> ([StoreRow], Int) in
             let reader = LMDBReader(store: self, transaction: txn)
             // Without sorting, rows arrive in primary-key order: stop once offset + limit have matched.
@@ -29,6 +30,7 @@ extension LMDBStore {
     public func count(_ request: StoreFetchRequest) throws -> Int {
         try checkOpen()
         let layout = try servedLayout(request.entityName)
+        let request = try request.prepared(forStore: identifier, model: model)
         let (count, visited) = try environment.read { txn -> (Int, Int) in
             let reader = LMDBReader(store: self, transaction: txn)
             if request.predicate == nil {

@@ -65,6 +65,7 @@ public final class InMemoryStore: PersistentStore {
     // MARK: - Fetch
 
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        let request = try request.prepared(forStore: identifier, model: model)
         let snapshot = try read { $0 }
         var rows = try matchingRows(request, in: snapshot)
         if !request.sortKeys.isEmpty {
@@ -92,7 +93,7 @@ public final class InMemoryStore: PersistentStore {
     }
 
     public func count(_ request: StoreFetchRequest) throws -> Int {
-        try matchingRows(request, in: try read { $0 }).count
+        try matchingRows(try request.prepared(forStore: identifier, model: model), in: try read { $0 }).count
     }
 
     public func rows(for references: [RowReference]) throws -> [StoreRow] {

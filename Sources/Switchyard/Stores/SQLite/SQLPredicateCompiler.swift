@@ -313,6 +313,8 @@ struct SQLPredicateCompiler {
         case .list(let items): return .list(items)
         case .variable(let name, let keyPath):
             throw QueryError.unboundVariable(name: ([name] + keyPath).joined(separator: "."))
+        case .object(let id):
+            throw QueryError.unsupported("the object \(id) was not bound to a store (FetchPredicate.bindingObjects)")
         }
     }
 

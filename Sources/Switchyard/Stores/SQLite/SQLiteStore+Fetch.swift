@@ -13,6 +13,7 @@ extension SQLiteStore {
     /// offset and limit applied: one SELECT with bound parameters.
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
         let layout = try servedLayout(request.entityName)
+        let request = try request.prepared(forStore: identifier, model: model)
         guard let projection = request.includesSubentities
             ? schema.projections[layout.name] : schema.exactProjections[layout.name]
         else { throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: layout.name) }
@@ -26,6 +27,7 @@ extension SQLiteStore {
     /// The number of rows `fetch` would return without limit and offset.
     public func count(_ request: StoreFetchRequest) throws -> Int {
         _ = try servedLayout(request.entityName)
+        let request = try request.prepared(forStore: identifier, model: model)
         var unlimited = request
         unlimited.fetchLimit = nil
         unlimited.fetchOffset = 0

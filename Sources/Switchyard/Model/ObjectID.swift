@@ -65,6 +65,22 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// The key an unsaved object stands for while predicates are evaluated in its context: negative (never a
+    /// primary key), unique within the process, from the counter in the temporary UUID. Nil once permanent.
+    var temporaryKey: Int64? {
+        guard case .temporary(let t) = storage else { return nil }
+        var counter: UInt64 = 0
+        withUnsafeBytes(of: t.uuid) { bytes in
+            for i in 8..<16 { counter = counter << 8 | UInt64(bytes[i]) }
+        }
+        return -Int64(truncatingIfNeeded: counter & 0x3FFF_FFFF_FFFF_FFFF) - 1
+    }
+
+    /// The key that stands for this object in predicate evaluation: `Z_PK`, or `temporaryKey` while unsaved.
+    var predicateKey: Int64 {
+        primaryKey ?? temporaryKey!
+    }
+
     /// `Z_PK` (nil while temporary).
     public var primaryKey: Int64? {
         if case .permanent(_, let pk) = storage { return pk }
