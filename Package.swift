@@ -41,7 +41,7 @@ let package = Package(
         .executableTarget(
             name: "bench",
             dependencies: [
-                "Switchyard", "CLMDB",
+                "Switchyard", "CLMDB", "SwitchyardDifferential",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -63,6 +63,19 @@ let package = Package(
             name: "SwitchyardTests",
             dependencies: ["Switchyard"],
             path: "Tests/SwitchyardTests"
+        ),
+        // Seeded randomized differential testing of SQLite, LMDB and memory against a plain-Swift reference,
+        // through the public API only: run briefly by the tests, at length by `bench --differential N`.
+        .target(
+            name: "SwitchyardDifferential",
+            dependencies: ["Switchyard"],
+            path: "Tests/Differential"
+        ),
+        // What a user can do: tests that see only the public API (no @testable import is possible here).
+        .testTarget(
+            name: "SwitchyardAPITests",
+            dependencies: ["Switchyard", "SwitchyardDifferential"],
+            path: "Tests/SwitchyardAPITests"
         ),
     ],
     swiftLanguageModes: [.v6]

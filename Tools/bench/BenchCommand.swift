@@ -41,6 +41,15 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Print the results as JSON.")
     var json = false
 
+    @Option(help: "Run N seeded differential sequences (SQLite, LMDB, memory and a reference) instead of measuring; prints what they found.")
+    var differential: Int?
+
+    @Option(help: "Steps per differential sequence.")
+    var differentialLength = 300
+
+    @Option(help: "First seed of the differential sequences.")
+    var differentialSeed: UInt64 = 1
+
     func validate() throws {
         guard objects > 0 else { throw ValidationError("--objects must be positive") }
         guard lookups > 0, lookups <= objects else { throw ValidationError("--lookups must be between 1 and --objects") }
@@ -49,6 +58,8 @@ struct BenchCommand: ParsableCommand {
         guard migrationRows >= 0 else { throw ValidationError("--migration-rows must be 0 or positive") }
         guard fetchedSources == 0 || fetchedSources >= 2 else { throw ValidationError("--fetched-sources must be 0 or at least 2") }
         _ = try selectedBackends()
+        if let differential, differential <= 0 { throw ValidationError("--differential must be positive") }
+        guard differentialLength > 0 else { throw ValidationError("--differential-length must be positive") }
     }
 
     /// The `--backends` list, in the order given, without repeats.
@@ -65,6 +76,10 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
+        if let differential {
+            try DifferentialBench.run(sequences: differential, length: differentialLength, firstSeed: differentialSeed, workdir: workdir)
+            return
+        }
         let dir = URL(fileURLWithPath: workdir ?? NSTemporaryDirectory()).appendingPathComponent("switchyard-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }

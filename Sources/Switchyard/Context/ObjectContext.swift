@@ -74,10 +74,22 @@ public final class ObjectContext {
             object.isInserted = false
             object.isDeleted = true
             object.context = nil
+            forgetReferences(to: object)
             return
         }
         object.isDeleted = true
         changedObjects[ObjectIdentifier(object)] = object
+    }
+
+    /// An unsaved insert that is deleted vanishes, so nothing may keep pointing at it (Core Data nullifies such
+    /// references when it processes the deletion): only unsaved changes can name an unsaved object.
+    private func forgetReferences(to object: ManagedObject) {
+        for other in insertedObjects + Array(changedObjects.values) {
+            for (key, target) in other.changedToOne where target === object { other.changedToOne[key] = .some(nil) }
+            for (key, members) in other.changedToMany where members.contains(where: { $0 === object }) {
+                other.changedToMany[key] = members.filter { $0 !== object }
+            }
+        }
     }
 
     /// Called before a saved object changes, so save knows to write it.
