@@ -1,0 +1,67 @@
+import Foundation
+import Switchyard
+import Testing
+
+/// Writes to an object that can never be saved throw instead of vanishing. Core Data raises for a deleted
+/// object's changes after the deletion is processed and for objects whose context is gone; Switchyard throws
+/// `ContextError.detachedObject` / `.deletedObject`.
+@Suite struct DetachedObjectTests {
+    @Test(arguments: Backend.allCases)
+    func writesToADeletedUnsavedInsertThrow(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let context = ObjectContext(coordinator: try Shop.coordinator(backend, in: dir))
+        let ann = try Shop.customer(context, "Ann")
+        let order = try Shop.order(context, "a", qty: 1)
+        let tag = try context.insert("Tag")
+        try tag.set("label", "red")
+        try context.delete(order)
+        expectContextError("set", isDetached) { try order.set("qty", Int64(2)) }
+        expectContextError("setRelatedObject", isDetached) { try order.setRelatedObject(ann, forKey: "customer") }
+        expectContextError("addRelatedObject", isDetached) { try order.addRelatedObject(tag, forKey: "tags") }
+        expectContextError("relatedObject", isDetached) { _ = try order.relatedObject(forKey: "customer") }
+        expectContextError("relatedObjects", isDetached) { _ = try order.relatedObjects(forKey: "tags") }
+        // Pointing a live object at it is refused too.
+        expectContextError("add the deleted object", isDetached) { try ann.addRelatedObject(order, forKey: "orders") }
+        try context.save()
+        #expect(try context.count(FetchRequest(entityName: "Order")) == 0)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func writesToADeletedSavedObjectThrowUntilRollback(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let context = ObjectContext(coordinator: try Shop.coordinator(backend, in: dir))
+        let order = try Shop.order(context, "a", qty: 1)
+        try context.save()
+        try context.delete(order)
+        expectContextError("set", isDeleted) { try order.set("qty", Int64(2)) }
+        context.rollback()
+        try order.set("qty", Int64(3))
+        try context.save()
+        try context.delete(order)
+        try context.save()
+        expectContextError("set after the deletion was saved", isDetached) { try order.set("qty", Int64(4)) }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func anObjectWhoseContextIsGoneThrowsForWritesAndRelationshipReads(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        var order: ManagedObject?
+        var customer: ManagedObject?
+        do {
+            let context = ObjectContext(coordinator: coordinator)
+            customer = try Shop.customer(context, "Ann")
+            order = try Shop.order(context, "a", qty: 1, customer: customer)
+            try context.save()
+        }
+        let detached = try #require(order)
+        #expect(detached.context == nil)
+        expectContextError("set", isDetached) { try detached.set("qty", Int64(2)) }
+        expectContextError("to-one read", isDetached) { _ = try detached.relatedObject(forKey: "customer") }
+        expectContextError("to-many read", isDetached) { _ = try customer!.relatedObjects(forKey: "orders") }
+        expectContextError("setRelatedObject", isDetached) { try detached.setRelatedObject(nil, forKey: "customer") }
+        // Nothing was written behind the caller's back.
+        let fresh = ObjectContext(coordinator: coordinator)
+        #expect(try fresh.fetch(FetchRequest(entityName: "Order"))[0].get("qty", as: Int64.self) == 1)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Switchyard
+import Testing
+
+/// Predicates select the same objects on every backend, whatever indexes a store uses.
+@Suite struct PredicateCorrectnessTests {
+    /// An AND whose first term an index answers still checks its other terms (LMDB once returned every row
+    /// the index named).
+    @Test(arguments: Backend.allCases)
+    func andWithAnIndexedEqualityEvaluatesEveryTerm(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let ann = try Shop.customer(context, "Ann")
+        try Shop.order(context, "B", qty: 3, width: 150, customer: ann)
+        try Shop.order(context, "B", qty: 500, width: 250)
+        try Shop.order(context, "C", qty: 600, width: 300, customer: ann)
+        try context.save()
+        func codesAndQty(_ format: String, _ args: any PredicateArgumentConvertible...) throws -> [String] {
+            let request = FetchRequest(
+                entityName: "Order", predicate: try FetchPredicate(format: format, arguments: args.map(\.predicateArgument)),
+                sortKeys: [SortKey("qty")])
+            let fresh = ObjectContext(coordinator: coordinator)
+            #expect(try fresh.count(request) == fresh.fetch(request).count)
+            return try fresh.fetch(request).map { "\(try $0.get("code", as: String.self)!)\(try $0.get("qty", as: Int64.self)!)" }
+        }
+        #expect(try codesAndQty("code == 'B' AND width > 200") == ["B500"])
+        #expect(try codesAndQty("qty == 3 AND code == 'C'") == [])
+        #expect(try codesAndQty("code IN {'B', 'C'} AND qty >= 500") == ["B500", "C600"])
+        #expect(try codesAndQty("code == 'B' AND NOT (qty == 3)") == ["B500"])
+        #expect(try codesAndQty("code == 'B' AND customer.name == 'Ann'") == ["B3"])
+        #expect(try codesAndQty("customer == %@ AND qty > 100", ann) == ["C600"])
+        #expect(try codesAndQty("code == 'B' OR qty == 600") == ["B3", "B500", "C600"])
+    }
+
+    /// An object argument stands for its ObjectID: a store that does not hold the object matches nothing for
+    /// `==` (Core Data compares object IDs, store included), and rows pointing elsewhere for `!=`.
+    @Test(arguments: Backend.allCases)
+    func anObjectArgumentMatchesOnlyInItsOwnStore(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = StoreCoordinator(model: try Shop.model())
+        let storeA = try backend.add(to: coordinator, configuration: "Main", in: dir.url, name: "A")
+        let storeB = try backend.add(to: coordinator, configuration: "Main", in: dir.url, name: "B")
+        let context = ObjectContext(coordinator: coordinator)
+        var customers: [ManagedObject] = []
+        for (store, name) in [(storeA, "a"), (storeB, "b")] {
+            let customer = try Shop.customer(context, name.uppercased())
+            try context.assign(customer, to: store)
+            let order = try Shop.order(context, name, qty: 1, customer: customer)
+            try context.assign(order, to: store)
+            customers.append(customer)
+        }
+        try context.save()
+        #expect(customers[0].objectID.primaryKey == customers[1].objectID.primaryKey)   // same key, other store
+        func codes(_ format: String, _ args: [PredicateArgument]) throws -> [String] {
+            let request = FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: format, arguments: args), sortKeys: [SortKey("code")])
+            let fresh = ObjectContext(coordinator: coordinator)
+            #expect(try fresh.count(request) == fresh.fetch(request).count)
+            return try Shop.codes(fresh.fetch(request))
+        }
+        #expect(try codes("customer == %@", [customers[0].predicateArgument]) == ["a"])
+        #expect(try codes("customer != %@", [customers[0].predicateArgument]) == ["b"])
+        #expect(try codes("customer IN %@", [customers.prefix(1).map { $0 }.predicateArgument]) == ["a"])
+        #expect(try codes("customer IN %@", [customers.predicateArgument]) == ["a", "b"])
+        // An object of another entity never matches, whatever its key.
+        #expect(try codes("SELF == %@", [customers[0].predicateArgument]) == [])
+        // The same holds in memory, for objects with unsaved changes.
+        let orders = try context.fetch(FetchRequest(entityName: "Order", sortKeys: [SortKey("code")]))
+        try orders[1].set("qty", Int64(2))
+        let pending = FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "customer == %@", customers[0]))
+        #expect(try Shop.codes(context.fetch(pending)) == ["a"])
+    }
+
+    /// A key path or sort key the entity does not have is an error before any row is read, even on an empty
+    /// store (as SQLite always reported it).
+    @Test(arguments: Backend.allCases)
+    func unknownKeyPathsFailBeforeAnyRowIsRead(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let requests = [
+            FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "nosuch == 1")),
+            FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "customer.nosuch == 'x'")),
+            FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "ANY tags.nosuch == 'x'")),
+            FetchRequest(entityName: "Order", sortKeys: [SortKey("nosuch")]),
+            FetchRequest(entityName: "Order", sortKeys: [SortKey("tags")]),
+        ]
+        for request in requests {
+            for attempt in ["fetch", "count", "coordinator"] {
+                do {
+                    switch attempt {
+                    case "fetch": _ = try context.fetch(request)
+                    case "count": _ = try context.count(request)
+                    default: _ = try coordinator.fetchRows(request)
+                    }
+                    Issue.record("\(attempt) accepted \(request)")
+                } catch let error as QueryError {
+                    guard case .unknownKeyPath = error else { Issue.record("\(attempt): \(error)"); continue }
+                } catch {
+                    Issue.record("\(attempt): \(error) is not a QueryError")
+                }
+            }
+        }
+    }
+}

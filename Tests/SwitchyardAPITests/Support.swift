@@ -1,0 +1,114 @@
+import Foundation
+import Switchyard
+import Testing
+
+/// Every backend a user can add, for tests parameterized over all of them.
+enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, lmdb, memory
+
+    var testDescription: String { rawValue }
+
+    var storeType: StoreType {
+        switch self {
+        case .sqlite: return .sqlite
+        case .lmdb: return .lmdb
+        case .memory: return .memory
+        }
+    }
+
+    /// Adds a store of this backend for `configuration` inside `dir`.
+    @discardableResult
+    func add(to coordinator: StoreCoordinator, configuration: String, in dir: URL, name: String? = nil) throws -> any PersistentStore {
+        let file = name ?? configuration
+        switch self {
+        case .sqlite: return try coordinator.addStore(.sqlite, configuration: configuration, at: dir.appendingPathComponent("\(file).sqlite"))
+        case .lmdb: return try coordinator.addStore(.lmdb, configuration: configuration, at: dir.appendingPathComponent("\(file).lmdb"))
+        case .memory: return try coordinator.addStore(.memory, configuration: configuration)
+        }
+    }
+}
+
+/// A fresh directory, removed when the value goes away.
+final class TempDir {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("switchyard-api-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// A small shop, written as a user would: Customer 1-n Order (inverse to-one), Order n-n Tag, indexed
+/// `Order.code` and `Order.qty`, one configuration `Main`.
+enum Shop {
+    static func model() throws -> ObjectModel {
+        let customer = EntityDescription(
+            name: "Customer",
+            attributes: [AttributeDescription(name: "name", type: .string, isOptional: false, isIndexed: true)],
+            relationships: [RelationshipDescription(name: "orders", destination: "Order", inverse: "customer", isToMany: true)])
+        let order = EntityDescription(
+            name: "Order",
+            attributes: [
+                AttributeDescription(name: "code", type: .string, isOptional: false, isIndexed: true),
+                AttributeDescription(name: "qty", type: .integer64, isOptional: false, isIndexed: true),
+                AttributeDescription(name: "width", type: .double),
+            ],
+            relationships: [
+                RelationshipDescription(name: "customer", destination: "Customer", inverse: "orders"),
+                RelationshipDescription(name: "tags", destination: "Tag", inverse: "orders", isToMany: true),
+            ])
+        let tag = EntityDescription(
+            name: "Tag",
+            attributes: [AttributeDescription(name: "label", type: .string, isOptional: false)],
+            relationships: [RelationshipDescription(name: "orders", destination: "Order", inverse: "tags", isToMany: true)])
+        return try ObjectModel(
+            entities: [customer, order, tag],
+            configurations: [ConfigurationDescription(name: "Main", entityNames: ["Customer", "Order", "Tag"])])
+    }
+
+    /// A coordinator with one `Main` store of `backend`.
+    static func coordinator(_ backend: Backend, in dir: TempDir) throws -> StoreCoordinator {
+        let coordinator = StoreCoordinator(model: try model())
+        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        return coordinator
+    }
+
+    @discardableResult
+    static func order(_ context: ObjectContext, _ code: String, qty: Int64, width: Double? = nil, customer: ManagedObject? = nil) throws -> ManagedObject {
+        let o = try context.insert("Order")
+        try o.set("code", code)
+        try o.set("qty", qty)
+        try o.set("width", width)
+        if let customer { try o.setRelatedObject(customer, forKey: "customer") }
+        return o
+    }
+
+    @discardableResult
+    static func customer(_ context: ObjectContext, _ name: String) throws -> ManagedObject {
+        let c = try context.insert("Customer")
+        try c.set("name", name)
+        return c
+    }
+
+    /// The codes of `objects`, in order.
+    static func codes(_ objects: [ManagedObject]) throws -> [String] {
+        try objects.map { try $0.get("code", as: String.self) ?? "?" }
+    }
+}
+
+/// Runs `body` and checks it throws the `ContextError` case `matches` accepts.
+func expectContextError(
+    _ what: String, _ matches: (ContextError) -> Bool, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+) {
+    do {
+        try body()
+        Issue.record("\(what): no error thrown", sourceLocation: sourceLocation)
+    } catch let error as ContextError {
+        #expect(matches(error), "\(what): \(error)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("\(what): \(error) is not a ContextError", sourceLocation: sourceLocation)
+    }
+}
+
+func isDetached(_ e: ContextError) -> Bool { if case .detachedObject = e { return true } else { return false } }
+func isDeleted(_ e: ContextError) -> Bool { if case .deletedObject = e { return true } else { return false } }
