@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "storeinspect", targets: ["storeinspect"]),
         .executable(name: "bench", targets: ["bench"]),
         .executable(name: "demo", targets: ["demo"]),
+        .plugin(name: "SwitchyardCodegen", targets: ["SwitchyardCodegen"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -53,6 +54,8 @@ let package = Package(
             dependencies: ["Switchyard", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/demo"
         ),
+        // Xcode's codegen for SwiftPM: EntityObject types from a target's .xcdatamodeld, through storeinspect codegen.
+        .plugin(name: "SwitchyardCodegen", capability: .buildTool(), dependencies: ["storeinspect"], path: "Plugins/SwitchyardCodegen"),
         // The child process the LMDB crash test kills mid-transaction (a test cannot SIGKILL itself).
         .executableTarget(
             name: "lmdb-crash-helper",
@@ -75,7 +78,9 @@ let package = Package(
         .testTarget(
             name: "SwitchyardAPITests",
             dependencies: ["Switchyard", "SwitchyardDifferential"],
-            path: "Tests/SwitchyardAPITests"
+            path: "Tests/SwitchyardAPITests",
+            resources: [.copy("Shop.xcdatamodeld")],
+            plugins: ["SwitchyardCodegen"]
         ),
     ],
     swiftLanguageModes: [.v6]

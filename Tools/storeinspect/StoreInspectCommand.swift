@@ -12,7 +12,7 @@ struct StoreInspectCommand: ParsableCommand {
         abstract: "Inspect a Core Data or Switchyard store: type, metadata, row counts, model.",
         discussion: "Exit codes: 0 success; 2 failure (the store or model cannot be read); 64 bad arguments.",
         version: SwitchyardInfo.version,
-        subcommands: [InspectCommand.self, ModelCommand.self, GraphCommand.self, CompatCommand.self],
+        subcommands: [InspectCommand.self, ModelCommand.self, GraphCommand.self, CompatCommand.self, CodegenCommand.self],
         defaultSubcommand: InspectCommand.self)
 
     /// Prints `storeinspect: <step> failed: <reason>` and exits with `code`.

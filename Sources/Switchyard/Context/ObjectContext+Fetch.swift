@@ -69,7 +69,7 @@ extension ObjectContext {
             for (object, checked) in candidates {
                 if checked { matches.append(object); continue }
                 let store = effectiveStoreIdentifier(of: object)
-                let predicate = try bound[store] ?? bindObjects(in: predicate, entityName: request.entityName, store: store)
+                let predicate = bound[store] ?? bindObjects(in: predicate, entityName: request.entityName, store: store)
                 bound[store] = predicate
                 if try PredicateEvaluator.evaluate(predicate, on: object) { matches.append(object) }
             }

@@ -20,6 +20,8 @@ public final class StoreCoordinator: Sendable {
     let logger = Logger(label: "switchyard.coordinator")
     /// See `disposalHandler`.
     let disposal = Locked<DisposalHandler?>(nil)
+    /// The `EntityObject` types checked against the model (see `register(_:)`).
+    let registeredEntityTypes = Locked<Set<ObjectIdentifier>>([])
 
     /// Creates a coordinator with no stores.
     public init(model: ObjectModel) {

@@ -1,0 +1,34 @@
+import Foundation
+import PackagePlugin
+
+/// Generates Swift `EntityObject` types for every `.xcdatamodeld` (or lone `.xcdatamodel`) among a target's
+/// files, with `storeinspect codegen`, before the target compiles — Xcode's codegen for SwiftPM on any platform.
+/// Declare the model as a resource (`resources: [.copy("Model.xcdatamodeld")]`) so the target sees it.
+@main
+struct SwitchyardCodegen: BuildToolPlugin {
+    func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
+        guard let target = target as? SourceModuleTarget else { return [] }
+        let tool = try context.tool(named: "storeinspect")
+        var models: [URL: [URL]] = [:]
+        for file in target.sourceFiles {
+            // Every file inside a model bundle is an input; the bundle (or lone .xcdatamodel) is the model.
+            var url = file.url
+            var model: URL?
+            while url.pathComponents.count > 1 {
+                if url.pathExtension == "xcdatamodeld" { model = url; break }
+                if url.pathExtension == "xcdatamodel", model == nil { model = url }
+                url = url.deletingLastPathComponent()
+            }
+            if let model { models[model, default: []].append(file.url) }
+        }
+        return models.keys.sorted { $0.path < $1.path }.map { model in
+            let output = context.pluginWorkDirectoryURL.appendingPathComponent(model.deletingPathExtension().lastPathComponent + "+Entities.swift")
+            return .buildCommand(
+                displayName: "Switchyard codegen \(model.lastPathComponent)",
+                executable: tool.url,
+                arguments: ["codegen", model.path, "--output", output.path],
+                inputFiles: models[model]!,
+                outputFiles: [output])
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import Switchyard
+
+// MARK: - codegen
+
+/// `storeinspect codegen MODEL [--output FILE] [--public] [--prefix P]`: Swift `EntityObject` types for every
+/// entity of a model (what the `SwitchyardCodegen` build plugin runs).
+struct CodegenCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "codegen",
+        abstract: "Write Swift EntityObject types for the entities of a model, as Xcode's codegen does.")
+
+    @Argument(help: "A .xcdatamodeld or .xcdatamodel.")
+    var model: String
+
+    @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
+    var output: String?
+
+    @Flag(name: .customLong("public"), help: "Declare the types and their members public.")
+    var isPublic = false
+
+    @Option(help: "Prefix every type name (for entities named like Foundation types).")
+    var prefix = ""
+
+    func validate() throws {
+        if !prefix.isEmpty, prefix.unicodeScalars.contains(where: { !CharacterSet.alphanumerics.contains($0) && $0 != "_" }) {
+            throw ValidationError("--prefix must be letters, digits or '_'")
+        }
+    }
+
+    func run() throws {
+        let loaded = try StoreInspectCommand.loadModel(model, step: "codegen")
+        let source = EntityCodeGenerator.swiftSource(
+            for: loaded,
+            options: .init(accessLevel: isPublic ? "public" : "internal", typePrefix: prefix, source: URL(fileURLWithPath: model).lastPathComponent))
+        guard let output else {
+            StoreInspectCommand.write(source)
+            return
+        }
+        do {
+            let url = URL(fileURLWithPath: output)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            // Only rewrite a changed file, so a build plugin does not trigger needless recompiles.
+            if (try? String(contentsOf: url, encoding: .utf8)) == source { return }
+            try Data(source.utf8).write(to: url, options: .atomic)
+        } catch {
+            throw StoreInspectCommand.fail("codegen", "\(output): \(error.localizedDescription)")
+        }
+    }
+}
