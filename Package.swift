@@ -49,9 +49,18 @@ let package = Package(
             ],
             path: "Tools/bench"
         ),
+        // The demo's model with its generated entity types (the SwitchyardCodegen plugin at work).
+        .target(
+            name: "MessengerSchema",
+            dependencies: ["Switchyard"],
+            path: "Schemas",
+            exclude: ["MessengerLegacy.xcdatamodeld"],
+            resources: [.copy("Messenger.xcdatamodeld")],
+            plugins: ["SwitchyardCodegen"]
+        ),
         .executableTarget(
             name: "demo",
-            dependencies: ["Switchyard", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Switchyard", "MessengerSchema", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/demo"
         ),
         // Xcode's codegen for SwiftPM: EntityObject types from a target's .xcdatamodeld, through storeinspect codegen.
@@ -77,7 +86,7 @@ let package = Package(
         // What a user can do: tests that see only the public API (no @testable import is possible here).
         .testTarget(
             name: "SwitchyardAPITests",
-            dependencies: ["Switchyard", "SwitchyardDifferential"],
+            dependencies: ["Switchyard", "SwitchyardDifferential", "MessengerSchema"],
             path: "Tests/SwitchyardAPITests",
             resources: [.copy("Shop.xcdatamodeld")],
             plugins: ["SwitchyardCodegen"]

@@ -2,7 +2,8 @@ import Foundation
 import PackagePlugin
 
 /// Generates Swift `EntityObject` types for every `.xcdatamodeld` (or lone `.xcdatamodel`) among a target's
-/// files, with `storeinspect codegen`, before the target compiles — Xcode's codegen for SwiftPM on any platform.
+/// files, with `storeinspect codegen --public`, before the target compiles — Xcode's codegen for SwiftPM on any
+/// platform (public, so a models library can export them).
 /// Declare the model as a resource (`resources: [.copy("Model.xcdatamodeld")]`) so the target sees it.
 @main
 struct SwitchyardCodegen: BuildToolPlugin {
@@ -26,7 +27,7 @@ struct SwitchyardCodegen: BuildToolPlugin {
             return .buildCommand(
                 displayName: "Switchyard codegen \(model.lastPathComponent)",
                 executable: tool.url,
-                arguments: ["codegen", model.path, "--output", output.path],
+                arguments: ["codegen", model.path, "--output", output.path, "--public"],
                 inputFiles: models[model]!,
                 outputFiles: [output])
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MessengerSchema
 import Switchyard
 
 /// `demo open`: the split stores used through one coordinator — Cloud and Local in SQLite, Cache in LMDB — with
@@ -25,46 +26,39 @@ struct DemoOpen: ParsableCommand {
             say("store \(configuration) (\(type.rawValue), \(store.displayPath)): \(counts.joined(separator: " "))")
         }
 
-        // MARK: cross-store lookups
+        // MARK: cross-store lookups (typed entities generated from the model by the SwitchyardCodegen plugin)
         let context = ObjectContext(coordinator: coordinator)
-        var request = FetchRequest(entityName: "Message", predicate: try FetchPredicate(format: "chat.owner.name == %@ AND link != nil", "Grace"))
-        request.sortKeys = [SortKey("sentAt", ascending: false)]
-        request.fetchLimit = 3
+        let gracesLinked: TypedPredicate<Message> = .through(\.chat, .through(\.owner, \.name == "Grace")) && \.link != nil
         say("latest linked messages in Grace's chats (Cloud) -> their previews (Cache, LMDB):")
-        for message in try context.fetch(request) {
-            let preview = try message.fetchedProperty("preview").first
-            say("  \(try message.get("messageID", as: String.self) ?? "?") \(message.objectID) -> \(try preview?.get("title", as: String.self) ?? "no preview")")
+        for message in try context.fetch(Message.self, where: gracesLinked, sortedBy: [.descending(\.sentAt)], limit: 3) {
+            let preview = try message.preview().first
+            say("  \(message.messageID) \(message.objectID) -> \(preview?.title ?? "no preview")")
         }
-        for account in try context.fetch(FetchRequest(entityName: "Account", sortKeys: [SortKey("accountID")], fetchLimit: 3)) {
-            let avatar = try account.fetchedProperty("avatar").first
-            let drafts = try account.fetchedProperty("drafts")
-            let chatID = try drafts.first?.get("chatID", as: String.self)
-            let chat = try chatID.flatMap { id in
-                try context.fetch(FetchRequest(entityName: "Chat", predicate: try FetchPredicate(format: "chatID == %@", id))).first
-            }
-            say("  \(try account.get("name", as: String.self) ?? "?"): avatar \(try avatar?.get("imageData", as: Data.self)?.count ?? 0) bytes (Cache), "
-                + "\(drafts.count) drafts (Local), first for \(try chat?.get("title", as: String.self) ?? "none") (Cloud, via chatID)")
+        for account in try context.fetch(Account.self, sortedBy: [.ascending(\.accountID)], limit: 3) {
+            let avatar = try account.avatar().first
+            let drafts = try account.drafts()
+            let chat = try drafts.first?.chatID.flatMap { id in try context.fetch(Chat.self, where: \.chatID == id).first }
+            say("  \(account.name ?? "?"): avatar \(avatar?.imageData?.count ?? 0) bytes (Cache), "
+                + "\(drafts.count) drafts (Local), first for \(chat?.title ?? "none") (Cloud, via chatID)")
         }
 
         // MARK: many lookups at once
-        var linked = FetchRequest(entityName: "Message", predicate: try FetchPredicate(format: "link != nil"))
-        linked.fetchLimit = 10_000
-        let messages = try context.fetch(linked)
+        let messages = try context.fetch(Message.self, where: \.link != nil, limit: 10_000)
         let started = Date()
-        try context.prefetchFetchedProperty("preview", for: messages)
-        let resolved = try messages.filter { !(try $0.fetchedProperty("preview")).isEmpty }.count
+        try context.prefetchFetchedProperty("preview", for: messages.map(\.managedObject))
+        let resolved = try messages.filter { !(try $0.preview()).isEmpty }.count
         say(String(format: "previews for %d messages resolved in one batch per store: %d found in %.0f ms",
                    messages.count, resolved, Date().timeIntervalSince(started) * 1000))
 
         // MARK: keep using the split stores
-        let message = try context.insert("Message")
-        try message.set("messageID", "msg-after-split")
-        try message.set("sentAt", Date())
-        try message.set("link", "https://swift.org")
-        let preview = try context.insert("LinkPreview")
-        try preview.set("url", "https://swift.org")
-        try preview.set("title", "Swift.org")
+        let message = try context.insert(Message.self)
+        message.messageID = "msg-after-split"
+        message.sentAt = Date()
+        message.link = "https://swift.org"
+        let preview = try context.insert(LinkPreview.self)
+        preview.url = "https://swift.org"
+        preview.title = "Swift.org"
         try context.save()
-        say("new message \(message.objectID) (Cloud) -> \(try message.fetchedProperty("preview").first?.get("title", as: String.self) ?? "none") (Cache)")
+        say("new message \(message.objectID) (Cloud) -> \(try message.preview().first?.title ?? "none") (Cache)")
     }
 }

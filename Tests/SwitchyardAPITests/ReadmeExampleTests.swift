@@ -1,12 +1,14 @@
 import Foundation
-import Testing
+import MessengerSchema
 import Switchyard
+import Testing
 
-/// The README's usage example, compiled and run. `readmeExampleIsVerbatim` keeps the README's copy identical
-/// to the lines between the markers below.
+/// The README's usage example, compiled and run with the entity types generated from
+/// `Schemas/Messenger.xcdatamodeld`. `readmeExampleIsVerbatim` keeps the README's copy identical to the lines
+/// between the markers below.
 @Suite struct ReadmeExampleTests {
     @Test func exampleRunsAndPrintsTheCrossStorePreview() throws {
-        let temp = TemporaryDirectory()
+        let temp = try TempDir()
         let dir = temp.url
         #expect(FileManager.default.fileExists(atPath: "Schemas/Messenger.xcdatamodeld"), "run tests from the package root")
         var printed: [String] = []
@@ -18,18 +20,17 @@ import Switchyard
         try coordinator.addStore(.lmdb, configuration: "Cache", at: dir.appendingPathComponent("Cache.lmdb"))
 
         let context = ObjectContext(coordinator: coordinator)
-        let message = try context.insert("Message")          // routed to the Cloud store
-        try message.set("messageID", "m1")
-        try message.set("sentAt", Date())
-        try message.set("link", "https://swift.org")
-        let preview = try context.insert("LinkPreview")      // routed to the Cache store (LMDB)
-        try preview.set("url", "https://swift.org")
-        try preview.set("title", "Swift.org")
+        let message = try context.insert(Message.self)       // routed to the Cloud store
+        message.messageID = "m1"
+        message.sentAt = Date()
+        message.link = "https://swift.org"
+        let preview = try context.insert(LinkPreview.self)   // routed to the Cache store (LMDB)
+        preview.url = "https://swift.org"
+        preview.title = "Swift.org"
         try context.save()                                   // one transaction per store
 
-        let request = FetchRequest(entityName: "Message", predicate: try FetchPredicate(format: "link BEGINSWITH %@", "https://"))
-        for m in try context.fetch(request) {
-            let title = try m.fetchedProperty("preview").first?.get("title", as: String.self)
+        for m in try context.fetch(Message.self, where: .beginsWith(\.link, "https://"), sortedBy: [.descending(\.sentAt)]) {
+            let title = try m.preview().first?.title           // the fetched property, looked up in Cache
             print(m.objectID, title ?? "no preview")          // x-coredata://<store UUID>/Message/p1 Swift.org
         }
         // README-END
@@ -44,7 +45,9 @@ import Switchyard
         let begin = try #require(lines.firstIndex { $0.contains("// README-" + "BEGIN") })
         let end = try #require(lines.firstIndex { $0.contains("// README-" + "END") })
         let example = lines[(begin + 1)..<end].map { $0.hasPrefix("        ") ? String($0.dropFirst(8)) : $0 }
-        let readme = try String(contentsOf: Repository.url("README.md"), encoding: .utf8)
-        #expect(readme.contains(example.joined(separator: "\n")), "README.md's usage example differs from ReadmeExampleTests")
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        #expect(text.contains(example.joined(separator: "\n")), "README.md's usage example differs from ReadmeExampleTests")
     }
 }
