@@ -41,6 +41,9 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Print the results as JSON.")
     var json = false
 
+    @Option(help: "Objects for the object-layer headline (typed and string ObjectContext vs GRDB records and the raw C APIs); 0 skips it.")
+    var objectLayer = 0
+
     @Option(help: "Run N seeded differential sequences (SQLite, LMDB, memory and a reference) instead of measuring; prints what they found.")
     var differential: Int?
 
@@ -91,6 +94,9 @@ struct BenchCommand: ParsableCommand {
         }
         let data = BenchData(count: objects, lookups: lookups)
         var results: [BenchResult] = []
+        if objectLayer > 0 {
+            results += try ObjectLayerBench(count: objectLayer, lookups: min(lookups, objectLayer), dir: dir, repeats: repeats).run(log: log)
+        }
         for backend in try selectedBackends() {
             switch backend {
             case "sqlite": results += try SQLiteBench(data: data, model: objectModel, dir: dir, repeats: repeats).run(log: log)

@@ -1,0 +1,411 @@
+import CLMDB
+import Foundation
+import GRDB
+import GRDBSQLite
+import Switchyard
+
+/// The headline: what a user pays through the object layer. The same 6-attribute entity (string indexed,
+/// int64, double, date, bool, optional string) through `ObjectContext` with typed entities and with the
+/// string API, against GRDB `Codable` records (`FetchableRecord & PersistableRecord`) and the raw C APIs.
+/// Every side does the same work: "fetch all" reads every attribute of every object; each lookup is its own
+/// read; saves are one transaction with the same durability (WAL, synchronous NORMAL for SQLite).
+struct ObjectLayerBench {
+    let count: Int
+    let lookups: Int
+    let dir: URL
+    let repeats: Int
+
+    struct Row {
+        var name: String, count: Int64, score: Double, createdAt: Date, flag: Bool, note: String?
+    }
+
+    static func model() throws -> ObjectModel {
+        let item = EntityDescription(
+            name: "Item",
+            attributes: [
+                AttributeDescription(name: "name", type: .string, isOptional: false, isIndexed: true),
+                AttributeDescription(name: "count", type: .integer64, isOptional: false),
+                AttributeDescription(name: "score", type: .double, isOptional: false),
+                AttributeDescription(name: "createdAt", type: .date, isOptional: false),
+                AttributeDescription(name: "flag", type: .boolean, isOptional: false),
+                AttributeDescription(name: "note", type: .string),
+            ])
+        return try ObjectModel(entities: [item], configurations: [ConfigurationDescription(name: "Main", entityNames: ["Item"])])
+    }
+
+    var rows: [Row] {
+        (0..<count).map { (i: Int) -> Row in
+            let note: String? = i % 3 == 0 ? nil : "note \(i)"
+            let date = Date(timeIntervalSinceReferenceDate: Double(i))
+            return Row(name: "item-\(i)", count: Int64(i), score: Double(i) * 0.5, createdAt: date, flag: i % 2 == 0, note: note)
+        }
+    }
+
+    func run(log: (String) -> Void) throws -> [BenchResult] {
+        let data = rows
+        let names = (0..<lookups).map { "item-\(($0 * 7919) % count)" }
+        let threshold = Int64(count / 2)
+        let model = try Self.model()
+        var results: [BenchResult] = []
+        for backend in ["SQLite", "LMDB"] {
+            log("object layer (\(backend)): \(count) objects")
+            let kind: StoreType = backend == "SQLite" ? .sqlite : .lmdb
+            func open(_ name: String) throws -> StoreCoordinator {
+                let coordinator = StoreCoordinator(model: model)
+                try coordinator.addStore(kind, configuration: "Main", at: dir.appendingPathComponent(name), options: StoreOptions(initialMapSize: 1 << 30))
+                return coordinator
+            }
+            func clear(_ name: String) {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(at: dir.appendingPathComponent(name + suffix)) }
+            }
+            let ext = backend == "SQLite" ? "sqlite" : "lmdb"
+            // Typed and string contexts each keep their own file.
+            var timings: [String: [String: Double]] = [:]   // operation -> side -> seconds
+            for side in ["typed", "string"] {
+                let file = "ctx-\(side).\(ext)"
+                timings["insert + save", default: [:]][side] = try measure(repeats: repeats, prepare: { clear(file) }) {
+                    let context = ObjectContext(coordinator: try open(file))
+                    for r in data {
+                        if side == "typed" {
+                            let o = try context.insert(BenchItem.self)
+                            o.name = r.name; o.count = r.count; o.score = r.score; o.createdAt = r.createdAt; o.flag = r.flag; o.note = r.note
+                        } else {
+                            let o = try context.insert("Item")
+                            try o.set("name", r.name); try o.set("count", r.count); try o.set("score", r.score)
+                            try o.set("createdAt", r.createdAt); try o.set("flag", r.flag); try o.set("note", r.note)
+                        }
+                    }
+                    try context.save()
+                }
+                let coordinator = try open(file)
+                var checksum = 0
+                timings["fetch all + read every attribute", default: [:]][side] = try measure(repeats: repeats) {
+                    let context = ObjectContext(coordinator: coordinator)
+                    checksum = 0
+                    if side == "typed" {
+                        for o in try context.fetch(BenchItem.self) {
+                            checksum &+= o.name.utf8.count &+ Int(o.count) &+ Int(o.score)
+                            checksum &+= Int(o.createdAt.timeIntervalSinceReferenceDate) &+ (o.flag ? 1 : 0) &+ (o.note?.utf8.count ?? 0)
+                        }
+                    } else {
+                        for o in try context.fetch(FetchRequest(entityName: "Item")) {
+                            checksum &+= (try o.get("name", as: String.self)!).utf8.count &+ Int(try o.get("count", as: Int64.self)!)
+                            checksum &+= Int(try o.get("score", as: Double.self)!) &+ Int(try o.get("createdAt", as: Date.self)!.timeIntervalSinceReferenceDate)
+                            checksum &+= (try o.get("flag", as: Bool.self)! ? 1 : 0) &+ ((try o.get("note", as: String.self))?.utf8.count ?? 0)
+                        }
+                    }
+                }
+                timings["indexed equality x\(lookups)", default: [:]][side] = try measure(repeats: repeats) {
+                    let context = ObjectContext(coordinator: coordinator)
+                    for name in names {
+                        if side == "typed" {
+                            for o in try context.fetch(BenchItem.self, where: \.name == name) { checksum &+= Int(o.count) }
+                        } else {
+                            let request = FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "name == %@", name))
+                            for o in try context.fetch(request) { checksum &+= Int(try o.get("count", as: Int64.self)!) }
+                        }
+                    }
+                }
+                // Update every tenth object of a context that has fetched them all (not timed).
+                let updateContext = ObjectContext(coordinator: coordinator)
+                let all = try updateContext.fetch(BenchItem.self, sortedBy: [.ascending(\.count)])
+                var round: Int64 = 0
+                timings["update 10% + save", default: [:]][side] = try measure(repeats: repeats) {
+                    round += 1
+                    for i in stride(from: 0, to: all.count, by: 10) {
+                        if side == "typed" { all[i].count = Int64(i) + round * 1_000_000 } else { try all[i].managedObject.set("count", Int64(i) + round * 1_000_000) }
+                    }
+                    try updateContext.save()
+                }
+                timings["count with a predicate x100", default: [:]][side] = try measure(repeats: repeats) {
+                    let context = ObjectContext(coordinator: coordinator)
+                    for k in 0..<100 {
+                        if side == "typed" {
+                            checksum &+= try context.count(BenchItem.self, where: \.score >= Double(threshold + Int64(k)))
+                        } else {
+                            checksum &+= try context.count(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "score >= %f", Double(threshold + Int64(k)))))
+                        }
+                    }
+                }
+                if checksum == 42 { log("") }
+            }
+            let baselines = backend == "SQLite" ? try sqliteBaselines(data, names, threshold) : try lmdbBaselines(data, names, threshold)
+            for (operation, sides) in timings.sorted(by: { $0.key < $1.key }) {
+                results.append(BenchResult(
+                    backend: "\(backend) objects", operation: operation, baselines: baselines[operation] ?? [:],
+                    switchyard: sides["typed"]!, extras: ["string API": sides["string"]!]))
+            }
+        }
+        return results
+    }
+
+    // MARK: - SQLite baselines: GRDB Codable records, raw C API
+
+    struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "item"
+        var id: Int64?
+        var name: String, count: Int64, score: Double, createdAt: Date, flag: Bool, note: String?
+        mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    }
+
+    func sqliteBaselines(_ data: [Row], _ names: [String], _ threshold: Int64) throws -> [String: [String: Double]] {
+        var out: [String: [String: Double]] = [:]
+        let grdbPath = dir.appendingPathComponent("grdb-records.sqlite").path
+        let rawPath = dir.appendingPathComponent("raw-objects.sqlite").path
+        let create = "CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL, count INTEGER NOT NULL, score REAL NOT NULL, createdAt TEXT NOT NULL, flag INTEGER NOT NULL, note TEXT); CREATE INDEX item_name ON item(name)"
+        func clear(_ path: String) { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+        out["insert + save", default: [:]]["GRDB records"] = try measure(repeats: repeats, prepare: { clear(grdbPath) }) {
+            let pool = try DatabasePool(path: grdbPath)
+            try pool.write { db in
+                try db.execute(sql: create)
+                for r in data {
+                    var record = ItemRecord(id: nil, name: r.name, count: r.count, score: r.score, createdAt: r.createdAt, flag: r.flag, note: r.note)
+                    try record.insert(db)
+                }
+            }
+        }
+        let pool = try DatabasePool(path: grdbPath)
+        var checksum = 0
+        out["fetch all + read every attribute", default: [:]]["GRDB records"] = try measure(repeats: repeats) {
+            checksum = 0
+            for o in try pool.read({ try ItemRecord.fetchAll($0) }) {
+                checksum &+= o.name.utf8.count &+ Int(o.count) &+ Int(o.score)
+                checksum &+= Int(o.createdAt.timeIntervalSinceReferenceDate) &+ (o.flag ? 1 : 0) &+ (o.note?.utf8.count ?? 0)
+            }
+        }
+        out["indexed equality x\(names.count)", default: [:]]["GRDB records"] = try measure(repeats: repeats) {
+            for name in names {
+                for o in try pool.read({ try ItemRecord.filter(Column("name") == name).fetchAll($0) }) { checksum &+= Int(o.count) }
+            }
+        }
+        var all = try pool.read { try ItemRecord.order(Column("count")).fetchAll($0) }
+        var round: Int64 = 0
+        out["update 10% + save", default: [:]]["GRDB records"] = try measure(repeats: repeats) {
+            round += 1
+            try pool.write { db in
+                for i in stride(from: 0, to: all.count, by: 10) {
+                    all[i].count = Int64(i) + round * 1_000_000
+                    try all[i].update(db)
+                }
+            }
+        }
+        out["count with a predicate x100", default: [:]]["GRDB records"] = try measure(repeats: repeats) {
+            for k in 0..<100 {
+                checksum &+= try pool.read { try ItemRecord.filter(Column("score") >= Double(threshold + Int64(k))).fetchCount($0) }
+            }
+        }
+
+        // Raw C API: prepared statements, one transaction per save, WAL like the others.
+        out["insert + save", default: [:]]["raw SQLite"] = try measure(repeats: repeats, prepare: { clear(rawPath) }) {
+            let db = try RawSQLite(path: rawPath)
+            try db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL")
+            try db.exec(create)
+            try db.exec("BEGIN")
+            let stmt = try db.prepare("INSERT INTO item (name, count, score, createdAt, flag, note) VALUES (?,?,?,?,?,?)")
+            for r in data {
+                sqlite3_bind_text(stmt, 1, r.name, -1, SQLITE_TRANSIENT)
+                sqlite3_bind_int64(stmt, 2, r.count)
+                sqlite3_bind_double(stmt, 3, r.score)
+                sqlite3_bind_double(stmt, 4, r.createdAt.timeIntervalSinceReferenceDate)
+                sqlite3_bind_int64(stmt, 5, r.flag ? 1 : 0)
+                if let note = r.note { sqlite3_bind_text(stmt, 6, note, -1, SQLITE_TRANSIENT) } else { sqlite3_bind_null(stmt, 6) }
+                guard sqlite3_step(stmt) == SQLITE_DONE else { throw RawSQLite.Failure(db.message) }
+                sqlite3_reset(stmt)
+            }
+            sqlite3_finalize(stmt)
+            try db.exec("COMMIT")
+        }
+        let db = try RawSQLite(path: rawPath)
+        func text(_ stmt: OpaquePointer?, _ i: Int32) -> String? {
+            guard let p = sqlite3_column_text(stmt, i) else { return nil }
+            return String(cString: p)
+        }
+        out["fetch all + read every attribute", default: [:]]["raw SQLite"] = try measure(repeats: repeats) {
+            let stmt = try db.prepare("SELECT id, name, count, score, createdAt, flag, note FROM item")
+            while sqlite3_step(stmt) == SQLITE_ROW {
+                checksum &+= (text(stmt, 1)?.utf8.count ?? 0) &+ Int(sqlite3_column_int64(stmt, 2)) &+ Int(sqlite3_column_double(stmt, 3))
+                checksum &+= Int(sqlite3_column_double(stmt, 4)) &+ Int(sqlite3_column_int64(stmt, 5)) &+ (text(stmt, 6)?.utf8.count ?? 0)
+            }
+            sqlite3_finalize(stmt)
+        }
+        out["indexed equality x\(names.count)", default: [:]]["raw SQLite"] = try measure(repeats: repeats) {
+            let stmt = try db.prepare("SELECT id, name, count, score, createdAt, flag, note FROM item WHERE name = ?")
+            for name in names {
+                try db.exec("BEGIN")
+                sqlite3_bind_text(stmt, 1, name, -1, SQLITE_TRANSIENT)
+                while sqlite3_step(stmt) == SQLITE_ROW { checksum &+= Int(sqlite3_column_int64(stmt, 2)) &+ (text(stmt, 1)?.count ?? 0) }
+                sqlite3_reset(stmt)
+                try db.exec("COMMIT")
+            }
+            sqlite3_finalize(stmt)
+        }
+        round = 0
+        out["update 10% + save", default: [:]]["raw SQLite"] = try measure(repeats: repeats) {
+            round += 1
+            try db.exec("BEGIN")
+            let stmt = try db.prepare("UPDATE item SET name = ?, count = ?, score = ?, createdAt = ?, flag = ?, note = ? WHERE id = ?")
+            for i in stride(from: 0, to: data.count, by: 10) {
+                let r = data[i]
+                sqlite3_bind_text(stmt, 1, r.name, -1, SQLITE_TRANSIENT)
+                sqlite3_bind_int64(stmt, 2, Int64(i) + round * 1_000_000)
+                sqlite3_bind_double(stmt, 3, r.score)
+                sqlite3_bind_double(stmt, 4, r.createdAt.timeIntervalSinceReferenceDate)
+                sqlite3_bind_int64(stmt, 5, r.flag ? 1 : 0)
+                if let note = r.note { sqlite3_bind_text(stmt, 6, note, -1, SQLITE_TRANSIENT) } else { sqlite3_bind_null(stmt, 6) }
+                sqlite3_bind_int64(stmt, 7, Int64(i + 1))
+                guard sqlite3_step(stmt) == SQLITE_DONE else { throw RawSQLite.Failure(db.message) }
+                sqlite3_reset(stmt)
+            }
+            sqlite3_finalize(stmt)
+            try db.exec("COMMIT")
+        }
+        out["count with a predicate x100", default: [:]]["raw SQLite"] = try measure(repeats: repeats) {
+            let stmt = try db.prepare("SELECT COUNT(*) FROM item WHERE score >= ?")
+            for k in 0..<100 {
+                sqlite3_bind_double(stmt, 1, Double(threshold + Int64(k)))
+                while sqlite3_step(stmt) == SQLITE_ROW { checksum &+= Int(sqlite3_column_int64(stmt, 0)) }
+                sqlite3_reset(stmt)
+            }
+            sqlite3_finalize(stmt)
+        }
+        if checksum == 42 { print("") }
+        return out
+    }
+
+    // MARK: - LMDB baseline: raw C API
+
+    static func encode(_ r: Row, count: Int64, into out: inout [UInt8]) {
+        withUnsafeBytes(of: count) { out.append(contentsOf: $0) }
+        withUnsafeBytes(of: r.score.bitPattern) { out.append(contentsOf: $0) }
+        withUnsafeBytes(of: r.createdAt.timeIntervalSinceReferenceDate.bitPattern) { out.append(contentsOf: $0) }
+        out.append(r.flag ? 1 : 0)
+        for s in [r.name, r.note] {
+            guard let s else { withUnsafeBytes(of: UInt32.max) { out.append(contentsOf: $0) }; continue }
+            withUnsafeBytes(of: UInt32(s.utf8.count)) { out.append(contentsOf: $0) }
+            out.append(contentsOf: s.utf8)
+        }
+    }
+
+    /// Decodes every field (as reading every attribute does) and returns a checksum of them.
+    static func decodeChecksum(_ b: UnsafeRawBufferPointer) -> Int {
+        var sum = Int(b.loadUnaligned(fromByteOffset: 0, as: Int64.self))
+        sum &+= Int(Double(bitPattern: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        sum &+= Int(Double(bitPattern: b.loadUnaligned(fromByteOffset: 16, as: UInt64.self)))
+        sum &+= Int(b[24])
+        var offset = 25
+        for _ in 0..<2 {
+            let n = b.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+            offset += 4
+            guard n != .max else { continue }
+            sum &+= String(decoding: UnsafeRawBufferPointer(rebasing: b[offset..<(offset + Int(n))]), as: UTF8.self).utf8.count
+            offset += Int(n)
+        }
+        return sum
+    }
+
+    func lmdbBaselines(_ data: [Row], _ names: [String], _ threshold: Int64) throws -> [String: [String: Double]] {
+        var out: [String: [String: Double]] = [:]
+        let path = dir.appendingPathComponent("raw-objects.lmdb").path
+        out["insert + save", default: [:]]["raw LMDB"] = try measure(repeats: repeats, prepare: {
+            try? FileManager.default.removeItem(atPath: path)
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        }) {
+            let env = try RawLMDB(path: path)
+            try env.write { txn, rows, index in
+                var value: [UInt8] = []
+                for (i, r) in data.enumerated() {
+                    var key = RawLMDB.rowKey(entity: 1, primaryKey: UInt64(i + 1))
+                    value.removeAll(keepingCapacity: true)
+                    Self.encode(r, count: r.count, into: &value)
+                    try RawLMDB.put(txn, rows, &key, &value)
+                    var name = Array(r.name.utf8)
+                    try RawLMDB.put(txn, index, &name, &key)
+                }
+            }
+        }
+        let env = try RawLMDB(path: path)
+        var checksum = 0
+        out["fetch all + read every attribute", default: [:]]["raw LMDB"] = try measure(repeats: repeats) {
+            checksum = try env.read { txn, rows, _ in
+                var cursor: OpaquePointer?
+                try RawLMDB.check(mdb_cursor_open(txn, rows, &cursor))
+                defer { mdb_cursor_close(cursor) }
+                var key = MDB_val(), value = MDB_val()
+                var sum = 0
+                var op = MDB_FIRST
+                while mdb_cursor_get(cursor, &key, &value, op) == 0 {
+                    sum &+= Self.decodeChecksum(UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+                    op = MDB_NEXT
+                }
+                return sum
+            }
+        }
+        out["indexed equality x\(names.count)", default: [:]]["raw LMDB"] = try measure(repeats: repeats) {
+            for name in names {
+                checksum &+= try env.read { txn, rows, index in
+                    var bytes = Array(name.utf8)
+                    return try bytes.withUnsafeMutableBytes { b in
+                        var k = MDB_val(mv_size: b.count, mv_data: b.baseAddress), rowKey = MDB_val(), v = MDB_val()
+                        guard mdb_get(txn, index, &k, &rowKey) == 0 else { return 0 }
+                        try RawLMDB.check(mdb_get(txn, rows, &rowKey, &v))
+                        return Self.decodeChecksum(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+                    }
+                }
+            }
+        }
+        var round: Int64 = 0
+        out["update 10% + save", default: [:]]["raw LMDB"] = try measure(repeats: repeats) {
+            round += 1
+            try env.write { txn, rows, _ in
+                var value: [UInt8] = []
+                for i in stride(from: 0, to: data.count, by: 10) {
+                    var key = RawLMDB.rowKey(entity: 1, primaryKey: UInt64(i + 1))
+                    value.removeAll(keepingCapacity: true)
+                    Self.encode(data[i], count: Int64(i) + round * 1_000_000, into: &value)
+                    try RawLMDB.put(txn, rows, &key, &value)
+                }
+            }
+        }
+        out["count with a predicate x100", default: [:]]["raw LMDB"] = try measure(repeats: repeats) {
+            for k in 0..<100 {
+                let limit = Double(threshold + Int64(k))
+                checksum &+= try env.read { txn, rows, _ in
+                    var cursor: OpaquePointer?
+                    try RawLMDB.check(mdb_cursor_open(txn, rows, &cursor))
+                    defer { mdb_cursor_close(cursor) }
+                    var key = MDB_val(), value = MDB_val()
+                    var n = 0
+                    var op = MDB_FIRST
+                    while mdb_cursor_get(cursor, &key, &value, op) == 0 {
+                        let score = Double(bitPattern: UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size).loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                        if score >= limit { n += 1 }
+                        op = MDB_NEXT
+                    }
+                    return n
+                }
+            }
+        }
+        if checksum == 42 { print("") }
+        return out
+    }
+}
+
+/// The bench entity as a hand-written typed entity (what `storeinspect codegen` would write).
+struct BenchItem: EntityObject {
+    static let entityName = "Item"
+    static let declaredProperties: [DeclaredProperty] = [
+        .attribute("name", String.self), .attribute("count", Int64.self), .attribute("score", Double.self),
+        .attribute("createdAt", Date.self), .attribute("flag", Bool.self), .optionalAttribute("note", String.self),
+    ]
+    static var keyPathNames: [PartialKeyPath<BenchItem>: String] {
+        [\BenchItem.name: "name", \BenchItem.count: "count", \BenchItem.score: "score", \BenchItem.createdAt: "createdAt", \BenchItem.flag: "flag", \BenchItem.note: "note"]
+    }
+    let managedObject: ManagedObject
+    init(managedObject: ManagedObject) { self.managedObject = managedObject }
+    var name: String { get { managedObject[attribute: "name"] } nonmutating set { managedObject[attribute: "name"] = newValue } }
+    var count: Int64 { get { managedObject[attribute: "count"] } nonmutating set { managedObject[attribute: "count"] = newValue } }
+    var score: Double { get { managedObject[attribute: "score"] } nonmutating set { managedObject[attribute: "score"] = newValue } }
+    var createdAt: Date { get { managedObject[attribute: "createdAt"] } nonmutating set { managedObject[attribute: "createdAt"] = newValue } }
+    var flag: Bool { get { managedObject[attribute: "flag"] } nonmutating set { managedObject[attribute: "flag"] = newValue } }
+    var note: String? { get { managedObject[attribute: "note"] } nonmutating set { managedObject[attribute: "note"] = newValue } }
+}
