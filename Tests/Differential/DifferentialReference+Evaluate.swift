@@ -150,8 +150,9 @@ extension DifferentialReference {
             }
             return a < b
         }
+        // A limit of 0 means no limit, as in Core Data.
         let start = min(spec.offset, result.count)
-        let end = spec.limit.map { min(start + $0, result.count) } ?? result.count
+        let end = spec.limit.flatMap { $0 == 0 ? nil : min(start + $0, result.count) } ?? result.count
         return Array(result[start..<end])
     }
 

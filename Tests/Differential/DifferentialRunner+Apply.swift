@@ -164,7 +164,7 @@ extension DifferentialRunner {
                 throw Failure(index: 0, message: "\(side.name) returned \(got), \(first.name) returned \(first.uids) (reference \(expected))")
             }
             if first == nil { first = (side.name, got) }
-            if spec.isTotallyOrdered || (spec.sort.isEmpty && spec.limit == nil && spec.offset == 0) {
+            if spec.isTotallyOrdered || (spec.sort.isEmpty && (spec.limit ?? 0) == 0 && spec.offset == 0) {
                 let comparable = spec.isTotallyOrdered ? got : got.sorted()
                 let wanted = spec.isTotallyOrdered ? expected : expected.sorted()
                 guard comparable == wanted else {

@@ -9,8 +9,10 @@ extension ObjectContext {
     /// included; sort, offset and limit apply after that merge, to current values.
     ///
     /// Key paths and sort keys are checked against the entity before any row is read
-    /// (`QueryError.unknownKeyPath`).
+    /// (`QueryError.unknownKeyPath`). A `fetchLimit` of 0 means no limit, as in Core Data; a negative limit or
+    /// offset is `QueryError.invalidRequest`.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        let request = try request.normalized()
         let model = coordinator.model
         guard model.entity(named: request.entityName) != nil else {
             throw ContextError.unknownEntity(request.entityName)
@@ -21,7 +23,10 @@ extension ObjectContext {
         let targets = try coordinator.targetStores(for: request)
         let pending = pendingObjects(for: request)
         let relatedChanged = hasPendingChanges(reachedBy: request)
-        if pending.isEmpty, !relatedChanged {
+        // Rows merged from several stores can be sorted by the coordinator on their own attributes only; a key
+        // path through a relationship is sorted here, on the objects.
+        let sortsThroughRelationships = targets.count > 1 && request.sortKeys.contains { $0.key.contains(".") }
+        if pending.isEmpty, !relatedChanged, !sortsThroughRelationships {
             return try coordinator.fetchRows(request).map { register($0.row, from: $0.store) }
         }
         return try fetchMerged(request, targets: targets, pending: pending, relatedChanged: relatedChanged)
@@ -29,6 +34,7 @@ extension ObjectContext {
 
     /// The number of objects `fetch` would return.
     public func count(_ request: FetchRequest) throws -> Int {
+        let request = try request.normalized()
         let model = coordinator.model
         guard model.entity(named: request.entityName) != nil else {
             throw ContextError.unknownEntity(request.entityName)

@@ -103,6 +103,7 @@ public final class ObjectContext {
     /// The object with this ID, read from its store if it is not registered yet.
     public func existingObject(with id: ObjectID) throws -> ManagedObject {
         if let object = registered[id] { return object }
+        guard coordinator.model.entity(named: id.entityName) != nil else { throw ContextError.objectNotFound(id.description) }
         guard let storeID = id.storeIdentifier, let store = coordinator.store(withIdentifier: storeID) else {
             throw ContextError.objectNotFound(id.description)
         }
@@ -159,9 +160,17 @@ public final class ObjectContext {
     }
 
     /// Refreshes every registered object that has no unsaved changes.
+    ///
+    /// As Core Data's `refreshAllObjects()`: objects without changes are reread; objects with unsaved changes
+    /// keep them over the store's newest state (`refresh(_:mergeChanges: true)`), so their next save does not
+    /// conflict with what other contexts saved meanwhile. Unsaved inserts are left alone.
     public func refreshAllObjects() throws {
-        for object in registered.values where !object.hasChanges {
-            try refresh(object)
+        for object in Array(registered.values) where !object.isInserted {
+            do {
+                try refresh(object, mergeChanges: object.hasChanges)
+            } catch ContextError.objectNotFound where !object.hasChanges {
+                // Deleted elsewhere: the object keeps its last state, as a Core Data fault would until touched.
+            }
         }
     }
 
@@ -169,6 +178,7 @@ public final class ObjectContext {
     public func rollback() {
         for object in insertedObjects {
             registered[object.objectID] = nil
+            object.isInserted = false
             object.context = nil
         }
         insertedObjects = []

@@ -17,6 +17,7 @@ extension StoreCoordinator {
     /// Fetches rows from every store serving the entity (or the request's affected stores), merged under the
     /// request's sort, then offset and limit applied across all of them.
     public func fetchRows(_ request: FetchRequest) throws -> [FetchedRow] {
+        let request = try request.normalized()
         let targets = try targetStores(for: request)
         storeFetchCount.withLock { $0 += targets.count }
         if targets.count == 1 {
@@ -47,6 +48,7 @@ extension StoreCoordinator {
 
     /// Counts matching rows across every store serving the entity (or the affected stores).
     public func count(_ request: FetchRequest) throws -> Int {
+        let request = try request.normalized()
         var total = 0
         var unlimited = storeRequest(request)
         unlimited.fetchLimit = nil

@@ -36,3 +36,21 @@ public struct FetchRequest: Sendable, Hashable {
         self.affectedStoreIdentifiers = affectedStoreIdentifiers
     }
 }
+
+// MARK: - Limits
+
+extension FetchRequest {
+    /// The request with Core Data's reading of its limit: a `fetchLimit` of 0 means no limit. A negative limit
+    /// or offset is `QueryError.invalidRequest`.
+    func normalized() throws -> FetchRequest {
+        var request = self
+        try Self.checkLimits(&request.fetchLimit, request.fetchOffset)
+        return request
+    }
+
+    static func checkLimits(_ limit: inout Int?, _ offset: Int) throws {
+        if let l = limit, l < 0 { throw QueryError.invalidRequest("fetchLimit \(l) is negative (0 or nil means no limit)") }
+        if offset < 0 { throw QueryError.invalidRequest("fetchOffset \(offset) is negative") }
+        if limit == 0 { limit = nil }
+    }
+}

@@ -12,6 +12,8 @@ public enum QueryError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownKeyPath(entity: String, keyPath: String)
     /// A comparison the evaluator or store cannot perform (say, `BEGINSWITH` on a date).
     case unsupported(String)
+    /// A fetch request that cannot run as given (a negative limit or offset).
+    case invalidRequest(String)
 
     public var description: String {
         switch self {
@@ -25,6 +27,8 @@ public enum QueryError: Error, Sendable, Equatable, CustomStringConvertible {
             return "entity \(entity) has no key path '\(keyPath)'"
         case let .unsupported(reason):
             return "unsupported predicate: \(reason)"
+        case let .invalidRequest(reason):
+            return "invalid fetch request: \(reason)"
         }
     }
 }

@@ -97,12 +97,14 @@ public struct RowDeletion: Sendable, Hashable {
 // MARK: - Preparing a request for one store
 
 extension StoreFetchRequest {
-    /// The request as one store runs it: its key paths checked against the model before any row is read, and
+    /// The request as one store runs it: a `fetchLimit` of 0 read as no limit (negative limits and offsets
+    /// refused), its key paths checked against the model before any row is read, and
     /// its object arguments bound to this store's primary keys (an object of another store matches no row).
     func prepared(forStore identifier: UUID, model: ObjectModel) throws -> StoreFetchRequest {
         try model.validateKeyPaths(of: predicate, sortKeys: sortKeys, entityName: entityName)
-        guard let predicate, predicate.hasObjectArguments else { return self }
         var prepared = self
+        try FetchRequest.checkLimits(&prepared.fetchLimit, fetchOffset)
+        guard let predicate, predicate.hasObjectArguments else { return prepared }
         prepared.predicate = predicate.bindingObjects(entityName: entityName, model: model) { id in
             id.storeIdentifier == identifier ? id.primaryKey : nil
         }
