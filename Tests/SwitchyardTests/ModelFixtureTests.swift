@@ -61,6 +61,91 @@ struct FixtureModelCounts: Sendable, CustomTestStringConvertible {
             path: "objcio__core-data/Migrations/Migrations/Moody.xcdatamodeld",
             contents: "objcio__core-data/Migrations/Migrations/Moody.xcdatamodeld/Moody.xcdatamodel/contents",
             entities: 4, attributes: 14, relationships: 4, fetchedProperties: 0, configurations: 0),
+        // Added with issue #12's fixtures; a path to a version folder is a version the bundle does not select.
+        .init(
+            path: "3lvis__Sync/Tests/PropertyMapper/Models/Model.xcdatamodeld",
+            contents: "3lvis__Sync/Tests/PropertyMapper/Models/Model.xcdatamodeld/Model.xcdatamodel/contents",
+            entities: 12, attributes: 54, relationships: 12, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "3lvis__Sync/Tests/Sync/Models/151-ordered-many-to-many.xcdatamodeld",
+            contents: "3lvis__Sync/Tests/Sync/Models/151-ordered-many-to-many.xcdatamodeld/151-many-to-many.xcdatamodel/contents",
+            entities: 2, attributes: 4, relationships: 2, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "Karim-ezzedine__CartKit/Sources/CartKitStorageCoreData/Resources/CartStorage.xcdatamodeld",
+            contents: "Karim-ezzedine__CartKit/Sources/CartKitStorageCoreData/Resources/CartStorage.xcdatamodeld/CartStorage.xcdatamodel/contents",
+            entities: 3, attributes: 26, relationships: 4, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld/VersionedModel 2.xcdatamodel",
+            contents: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld/VersionedModel 2.xcdatamodel/contents",
+            entities: 2, attributes: 4, relationships: 0, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld/VersionedModel 3.xcdatamodel",
+            contents: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld/VersionedModel 3.xcdatamodel/contents",
+            entities: 2, attributes: 5, relationships: 0, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld",
+            contents: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld/VersionedModel 4.xcdatamodel/contents",
+            entities: 2, attributes: 4, relationships: 0, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld/VersionedModel.xcdatamodel",
+            contents: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld/VersionedModel.xcdatamodel/contents",
+            entities: 2, attributes: 3, relationships: 0, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "bignerdranch__CoreDataStack/CoreDataStackTests/TestModel.xcdatamodeld",
+            contents: "bignerdranch__CoreDataStack/CoreDataStackTests/TestModel.xcdatamodeld/TestModel 2.xcdatamodel/contents",
+            entities: 3, attributes: 4, relationships: 4, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "bignerdranch__CoreDataStack/CoreDataStackTests/TestModel.xcdatamodeld/TestModel.xcdatamodel",
+            contents: "bignerdranch__CoreDataStack/CoreDataStackTests/TestModel.xcdatamodeld/TestModel.xcdatamodel/contents",
+            entities: 2, attributes: 3, relationships: 2, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "contentful__contentful-persistence.swift/Tests/ContentfulPersistenceTests/Test.xcdatamodeld",
+            contents: "contentful__contentful-persistence.swift/Tests/ContentfulPersistenceTests/Test.xcdatamodeld/Test.xcdatamodel/contents",
+            entities: 5, attributes: 36, relationships: 10, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "drewmccormack__ensembles/Examples/Idiomatic/Shared/Model.xcdatamodeld/Model_0.xcdatamodel",
+            contents: "drewmccormack__ensembles/Examples/Idiomatic/Shared/Model.xcdatamodeld/Model_0.xcdatamodel/contents",
+            entities: 2, attributes: 4, relationships: 2, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "drewmccormack__ensembles/Examples/Idiomatic/Shared/Model.xcdatamodeld",
+            contents: "drewmccormack__ensembles/Examples/Idiomatic/Shared/Model.xcdatamodeld/Model_1.xcdatamodel/contents",
+            entities: 3, attributes: 6, relationships: 3, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "drewmccormack__ensembles/Framework/Resources/CDEEventStoreModel.xcdatamodeld/CDEEventStoreModel_0.xcdatamodel",
+            contents: "drewmccormack__ensembles/Framework/Resources/CDEEventStoreModel.xcdatamodeld/CDEEventStoreModel_0.xcdatamodel/contents",
+            entities: 4, attributes: 12, relationships: 8, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "drewmccormack__ensembles/Framework/Resources/CDEEventStoreModel.xcdatamodeld/CDEEventStoreModel_1.xcdatamodel",
+            contents: "drewmccormack__ensembles/Framework/Resources/CDEEventStoreModel.xcdatamodeld/CDEEventStoreModel_1.xcdatamodel/contents",
+            entities: 4, attributes: 13, relationships: 8, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "drewmccormack__ensembles/Framework/Resources/CDEEventStoreModel.xcdatamodeld",
+            contents: "drewmccormack__ensembles/Framework/Resources/CDEEventStoreModel.xcdatamodeld/CDEEventStoreModel_2.xcdatamodel/contents",
+            entities: 5, attributes: 14, relationships: 10, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData.xcdatamodel",
+            contents: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData.xcdatamodel/contents",
+            entities: 23, attributes: 128, relationships: 106, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData1.1.0.xcdatamodel",
+            contents: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData1.1.0.xcdatamodel/contents",
+            entities: 23, attributes: 132, relationships: 106, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData1.2.0.xcdatamodel",
+            contents: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData1.2.0.xcdatamodel/contents",
+            entities: 23, attributes: 137, relationships: 106, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData2.0.0.xcdatamodel",
+            contents: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData2.0.0.xcdatamodel/contents",
+            entities: 23, attributes: 161, relationships: 106, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData2.0.1.xcdatamodel",
+            contents: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData2.0.1.xcdatamodel/contents",
+            entities: 23, attributes: 162, relationships: 106, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld",
+            contents: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData2.0.2.xcdatamodel/contents",
+            entities: 23, attributes: 165, relationships: 106, fetchedProperties: 0, configurations: 0),
     ]
 }
 
