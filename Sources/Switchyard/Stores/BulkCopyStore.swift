@@ -9,6 +9,9 @@ protocol BulkCopyStore: PersistentStore {
     func rowBatch(entityName: String, after primaryKey: Int64?, limit: Int) throws -> [StoreRow]
     /// `Z_MAX` by entity name as the store records it (the inheritance root carries the table's counter).
     func primaryKeyMaxima() throws -> [String: Int64]
+    /// The largest primary key present per inheritance root (roots without rows left out). A hand-edited or
+    /// damaged store can record a `Z_MAX` below it; a copy then raises `Z_MAX` so no key is handed out twice.
+    func largestPrimaryKeys() throws -> [String: Int64]
     /// Sets `Z_MAX` of these inheritance roots, in one transaction.
     func setPrimaryKeyMaxima(_ maxima: [String: Int64]) throws
     /// What the store holds that the model does not describe (history tables, triggers, join tables).

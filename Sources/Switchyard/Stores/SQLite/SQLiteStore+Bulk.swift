@@ -32,6 +32,23 @@ extension SQLiteStore: BulkCopyStore {
         }
     }
 
+    /// `SELECT MAX(Z_PK)` of each served table (the primary key's own index answers it).
+    func largestPrimaryKeys() throws -> [String: Int64] {
+        var tables: [String: String] = [:]
+        for entity in entities {
+            tables[entity.rootName] = schema.table(of: try servedLayout(entity.name)).name
+        }
+        return try read { db in
+            var result: [String: Int64] = [:]
+            for (root, table) in tables {
+                if let largest = try Int64.fetchOne(db, sql: "SELECT MAX(Z_PK) FROM \(SQLiteNames.quote(table))") {
+                    result[root] = largest
+                }
+            }
+            return result
+        }
+    }
+
     func setPrimaryKeyMaxima(_ maxima: [String: Int64]) throws {
         try write("set Z_MAX") { db in
             for (name, max) in maxima.sorted(by: { $0.key < $1.key }) {
