@@ -76,10 +76,7 @@ extension StoreSplitter {
         for item in extraneous {
             skipped.append(.init(kind: item.kind, name: item.name, rows: item.rows, reason: item.reason))
         }
-        if !extraneous.isEmpty {
-            let kinds = Dictionary(grouping: extraneous, by: \.kind).map { "\($1.count) \($0 == "entity" ? ($1.count == 1 ? "entity" : "entities") : $0 + ($1.count == 1 ? "" : "s"))" }.sorted()
-            warnings.append("not copied, outside the model: \(kinds.joined(separator: ", ")) (persistent history, triggers)")
-        }
+        if !extraneous.isEmpty { warnings.append(Self.extraneousWarning(extraneous)) }
         let links = planLinks(copies: copies, targetBySource: targetBySource, problems: &problems, warnings: &warnings)
         if !problems.isEmpty { throw SplitError.planning(problems) }
 
@@ -118,6 +115,27 @@ extension StoreSplitter {
             warnings: warnings, sourceModel: sourceModel, targetModel: targetModel, mappings: order.map { mappings[$0] },
             linkMappings: links.map(\.mapping),
             entityNames: targetBySource, primaryKeyMaxima: maxima, raisedPrimaryKeyMaxima: raised, metadataKeys: metadataKeys)
+    }
+
+    /// "not copied, outside the model: persistent history (tables ACHANGE, ATRANSACTION; entities CHANGE),
+    /// triggers (5), app tables (LOG)": what is left behind, grouped by who owns it.
+    static func extraneousWarning(_ items: [StoreExtraneousItem]) -> String {
+        var parts: [String] = []
+        for owner in StoreExtraneousItem.Owner.allCases {
+            let owned = items.filter { $0.owner == owner }
+            guard !owned.isEmpty else { continue }
+            if owner == .trigger {
+                parts.append("\(owner.rawValue) (\(owned.count))")
+                continue
+            }
+            let groups = Dictionary(grouping: owned, by: \.kind).sorted { $0.key > $1.key }.map { kind, group in
+                let noun = kind == "entity" ? (group.count == 1 ? "entity" : "entities") : kind + (group.count == 1 ? "" : "s")
+                let names = group.map { $0.kind == "entity" ? String($0.name.prefix { $0 != " " }) : $0.name }
+                return "\(noun) \(names.joined(separator: ", "))"
+            }
+            parts.append("\(owner.rawValue) (\(groups.joined(separator: "; ")))")
+        }
+        return "not copied, outside the model: " + parts.joined(separator: ", ")
     }
 
     // MARK: - Destinations
