@@ -33,8 +33,7 @@ struct FixtureStore: Sendable, CustomTestStringConvertible {
         .init(
             name: "RestKit seed",
             store: "RestKit__RestKit/Examples/RKTwitterCoreData/RKSeedDatabase.sqlite",
-            model: "RestKit__RestKit/Examples/RKTwitterCoreData/Resources/RKTwitterCoreData.xcdatamodel",
-            knownGap: "pre-Xcode-4 binary models (elements/layout) are not read (issue #12 point 6)"),
+            model: "RestKit__RestKit/Examples/RKTwitterCoreData/Resources/RKTwitterCoreData.xcdatamodel", knownGap: nil),
         .init(name: "SampleModel V1", store: "\(sampleModel)/Fixtures/SampleModel_V1.sqlite",
               model: "\(sampleModel)/SampleModel.xcdatamodeld/SampleModel.xcdatamodel", knownGap: nil),
         .init(name: "SampleModel V2", store: "\(sampleModel)/Fixtures/SampleModel_V2.sqlite",

@@ -6,7 +6,8 @@ import Testing
 struct FixtureModelCounts: Sendable, CustomTestStringConvertible {
     /// Path under the fixtures folder: an `.xcdatamodeld` bundle or one `.xcdatamodel` version.
     let path: String
-    /// The `contents` file the path resolves to (relative to the fixtures folder).
+    /// The `contents` file the path resolves to (relative to the fixtures folder), or the `elements` file of a
+    /// pre-Xcode-4 model.
     let contents: String
     let entities: Int
     /// Own attributes, summed over entities (inherited ones not counted again).
@@ -62,6 +63,12 @@ struct FixtureModelCounts: Sendable, CustomTestStringConvertible {
             contents: "objcio__core-data/Migrations/Migrations/Moody.xcdatamodeld/Moody.xcdatamodel/contents",
             entities: 4, attributes: 14, relationships: 4, fetchedProperties: 0, configurations: 0),
         // Added with issue #12's fixtures; a path to a version folder is a version the bundle does not select.
+        // Pre-Xcode-4 binary format (elements keyed archive, no contents), counted with plistlib: Tweet has 6
+        // attributes and `user`, User 3 attributes and `status`.
+        .init(
+            path: "RestKit__RestKit/Examples/RKTwitterCoreData/Resources/RKTwitterCoreData.xcdatamodel",
+            contents: "RestKit__RestKit/Examples/RKTwitterCoreData/Resources/RKTwitterCoreData.xcdatamodel/elements",
+            entities: 2, attributes: 9, relationships: 2, fetchedProperties: 0, configurations: 0),
         .init(
             path: "3lvis__Sync/Tests/PropertyMapper/Models/Model.xcdatamodeld",
             contents: "3lvis__Sync/Tests/PropertyMapper/Models/Model.xcdatamodeld/Model.xcdatamodel/contents",
@@ -172,7 +179,7 @@ struct ModelFixtureTests {
         let enumerator = try #require(FileManager.default.enumerator(atPath: Fixtures.root.path))
         var found: Set<String> = []
         while let relative = enumerator.nextObject() as? String {
-            if (relative as NSString).lastPathComponent == "contents", relative.contains(".xcdatamodel/") {
+            if ["contents", "elements"].contains((relative as NSString).lastPathComponent), relative.contains(".xcdatamodel/") {
                 found.insert(relative)
             }
         }
