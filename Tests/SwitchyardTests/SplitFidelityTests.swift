@@ -51,6 +51,17 @@ import Testing
         #expect(after == before)
         #expect(try (copy as! BulkCopyStore).primaryKeyMaxima().filter { $0.value > 0 }
             == (try (source as! BulkCopyStore).primaryKeyMaxima()).filter { $0.value > 0 })
+
+        // The output as a source in turn, into both backends: every pair keeps the versions.
+        for againType in [StoreType.sqlite, .lmdb] {
+            let again = SplitDestination(
+                configuration: "Default", url: temp.file("Again-\(againType.rawValue).\(againType == .lmdb ? "lmdb" : "sqlite")"),
+                type: againType)
+            let resplit = try StoreSplitter(source: output.url, targetModel: model, destinations: [again])
+            _ = try resplit.run(try resplit.plan(), options: SplitOptions(batchSize: 64, verifyContent: true))
+            let (twice, _) = try StoreSplitter.openReadOnly(again.url, model: model)
+            #expect(try Self.versions(twice) == before, "\(outputType) -> \(againType)")
+        }
     }
 
     /// A row inserted with a version keeps it on every backend (the bulk copies insert rows read elsewhere).
