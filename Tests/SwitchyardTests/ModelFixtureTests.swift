@@ -6,7 +6,8 @@ import Testing
 struct FixtureModelCounts: Sendable, CustomTestStringConvertible {
     /// Path under the fixtures folder: an `.xcdatamodeld` bundle or one `.xcdatamodel` version.
     let path: String
-    /// The `contents` file the path resolves to (relative to the fixtures folder).
+    /// The `contents` file the path resolves to (relative to the fixtures folder), or the `elements` file of a
+    /// pre-Xcode-4 model.
     let contents: String
     let entities: Int
     /// Own attributes, summed over entities (inherited ones not counted again).
@@ -61,6 +62,97 @@ struct FixtureModelCounts: Sendable, CustomTestStringConvertible {
             path: "objcio__core-data/Migrations/Migrations/Moody.xcdatamodeld",
             contents: "objcio__core-data/Migrations/Migrations/Moody.xcdatamodeld/Moody.xcdatamodel/contents",
             entities: 4, attributes: 14, relationships: 4, fetchedProperties: 0, configurations: 0),
+        // Added with issue #12's fixtures; a path to a version folder is a version the bundle does not select.
+        // Pre-Xcode-4 binary format (elements keyed archive, no contents), counted with plistlib: Tweet has 6
+        // attributes and `user`, User 3 attributes and `status`.
+        .init(
+            path: "RestKit__RestKit/Examples/RKTwitterCoreData/Resources/RKTwitterCoreData.xcdatamodel",
+            contents: "RestKit__RestKit/Examples/RKTwitterCoreData/Resources/RKTwitterCoreData.xcdatamodel/elements",
+            entities: 2, attributes: 9, relationships: 2, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "3lvis__Sync/Tests/PropertyMapper/Models/Model.xcdatamodeld",
+            contents: "3lvis__Sync/Tests/PropertyMapper/Models/Model.xcdatamodeld/Model.xcdatamodel/contents",
+            entities: 12, attributes: 54, relationships: 12, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "3lvis__Sync/Tests/Sync/Models/151-ordered-many-to-many.xcdatamodeld",
+            contents: "3lvis__Sync/Tests/Sync/Models/151-ordered-many-to-many.xcdatamodeld/151-many-to-many.xcdatamodel/contents",
+            entities: 2, attributes: 4, relationships: 2, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "Karim-ezzedine__CartKit/Sources/CartKitStorageCoreData/Resources/CartStorage.xcdatamodeld",
+            contents: "Karim-ezzedine__CartKit/Sources/CartKitStorageCoreData/Resources/CartStorage.xcdatamodeld/CartStorage.xcdatamodel/contents",
+            entities: 3, attributes: 26, relationships: 4, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld/VersionedModel 2.xcdatamodel",
+            contents: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld/VersionedModel 2.xcdatamodel/contents",
+            entities: 2, attributes: 4, relationships: 0, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld/VersionedModel 3.xcdatamodel",
+            contents: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld/VersionedModel 3.xcdatamodel/contents",
+            entities: 2, attributes: 5, relationships: 0, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld",
+            contents: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld/VersionedModel 4.xcdatamodel/contents",
+            entities: 2, attributes: 4, relationships: 0, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld/VersionedModel.xcdatamodel",
+            contents: "RestKit__RestKit/Tests/Models/VersionedModel.xcdatamodeld/VersionedModel.xcdatamodel/contents",
+            entities: 2, attributes: 3, relationships: 0, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "bignerdranch__CoreDataStack/CoreDataStackTests/TestModel.xcdatamodeld",
+            contents: "bignerdranch__CoreDataStack/CoreDataStackTests/TestModel.xcdatamodeld/TestModel 2.xcdatamodel/contents",
+            entities: 3, attributes: 4, relationships: 4, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "bignerdranch__CoreDataStack/CoreDataStackTests/TestModel.xcdatamodeld/TestModel.xcdatamodel",
+            contents: "bignerdranch__CoreDataStack/CoreDataStackTests/TestModel.xcdatamodeld/TestModel.xcdatamodel/contents",
+            entities: 2, attributes: 3, relationships: 2, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "contentful__contentful-persistence.swift/Tests/ContentfulPersistenceTests/Test.xcdatamodeld",
+            contents: "contentful__contentful-persistence.swift/Tests/ContentfulPersistenceTests/Test.xcdatamodeld/Test.xcdatamodel/contents",
+            entities: 5, attributes: 36, relationships: 10, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "drewmccormack__ensembles/Examples/Idiomatic/Shared/Model.xcdatamodeld/Model_0.xcdatamodel",
+            contents: "drewmccormack__ensembles/Examples/Idiomatic/Shared/Model.xcdatamodeld/Model_0.xcdatamodel/contents",
+            entities: 2, attributes: 4, relationships: 2, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "drewmccormack__ensembles/Examples/Idiomatic/Shared/Model.xcdatamodeld",
+            contents: "drewmccormack__ensembles/Examples/Idiomatic/Shared/Model.xcdatamodeld/Model_1.xcdatamodel/contents",
+            entities: 3, attributes: 6, relationships: 3, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "drewmccormack__ensembles/Framework/Resources/CDEEventStoreModel.xcdatamodeld/CDEEventStoreModel_0.xcdatamodel",
+            contents: "drewmccormack__ensembles/Framework/Resources/CDEEventStoreModel.xcdatamodeld/CDEEventStoreModel_0.xcdatamodel/contents",
+            entities: 4, attributes: 12, relationships: 8, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "drewmccormack__ensembles/Framework/Resources/CDEEventStoreModel.xcdatamodeld/CDEEventStoreModel_1.xcdatamodel",
+            contents: "drewmccormack__ensembles/Framework/Resources/CDEEventStoreModel.xcdatamodeld/CDEEventStoreModel_1.xcdatamodel/contents",
+            entities: 4, attributes: 13, relationships: 8, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "drewmccormack__ensembles/Framework/Resources/CDEEventStoreModel.xcdatamodeld",
+            contents: "drewmccormack__ensembles/Framework/Resources/CDEEventStoreModel.xcdatamodeld/CDEEventStoreModel_2.xcdatamodel/contents",
+            entities: 5, attributes: 14, relationships: 10, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData.xcdatamodel",
+            contents: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData.xcdatamodel/contents",
+            entities: 23, attributes: 128, relationships: 106, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData1.1.0.xcdatamodel",
+            contents: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData1.1.0.xcdatamodel/contents",
+            entities: 23, attributes: 132, relationships: 106, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData1.2.0.xcdatamodel",
+            contents: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData1.2.0.xcdatamodel/contents",
+            entities: 23, attributes: 137, relationships: 106, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData2.0.0.xcdatamodel",
+            contents: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData2.0.0.xcdatamodel/contents",
+            entities: 23, attributes: 161, relationships: 106, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData2.0.1.xcdatamodel",
+            contents: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData2.0.1.xcdatamodel/contents",
+            entities: 23, attributes: 162, relationships: 106, fetchedProperties: 0, configurations: 0),
+        .init(
+            path: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld",
+            contents: "richardpiazza__XCServerCoreData/Resources/XCServerCoreData.xcdatamodeld/XCServerCoreData2.0.2.xcdatamodel/contents",
+            entities: 23, attributes: 165, relationships: 106, fetchedProperties: 0, configurations: 0),
     ]
 }
 
@@ -87,7 +179,7 @@ struct ModelFixtureTests {
         let enumerator = try #require(FileManager.default.enumerator(atPath: Fixtures.root.path))
         var found: Set<String> = []
         while let relative = enumerator.nextObject() as? String {
-            if (relative as NSString).lastPathComponent == "contents", relative.contains(".xcdatamodel/") {
+            if ["contents", "elements"].contains((relative as NSString).lastPathComponent), relative.contains(".xcdatamodel/") {
                 found.insert(relative)
             }
         }

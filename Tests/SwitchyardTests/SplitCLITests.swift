@@ -305,3 +305,25 @@ import Glibc
         #expect(terminal.contains("rows/s  ETA "))
     }
 }
+
+/// Issue #12 point 5 from the command line: a store whose `Z_MAX` lies below its keys is split with a warning,
+/// and the report says the output's `Z_MAX` was raised.
+@Suite struct SplitZMaxCLITests {
+    @Test(.enabled(if: CLITests.built && SQLite3.available, "storesplit not built in .build/debug, or no sqlite3 CLI"))
+    func zMaxBelowTheKeysIsReported() throws {
+        let temp = TemporaryDirectory()
+        let source = temp.file("Legacy.sqlite")
+        try (LegacyMessenger.make(.sqlite, at: source) as! BulkCopyStore).closeFiles()
+        try SQLite3.execute(source.path, "UPDATE Z_PRIMARYKEY SET Z_MAX = 0 WHERE Z_NAME = 'Chat'")
+        let stores = ["Cloud=\(temp.url.path)/Cloud.sqlite", "Local=\(temp.url.path)/Local.sqlite", "Cache=\(temp.url.path)/Cache.lmdb"]
+            .flatMap { ["--store", $0] }
+        let dry = try CLITests.run("storesplit", [source.path, "--model", LegacyMessenger.targetURL.path, "--dry-run"] + stores)
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("warning: Z_MAX of Chat is 0 but the source holds primary keys up to 6"))
+        let run = try CLITests.run("storesplit", [source.path, "--model", LegacyMessenger.targetURL.path, "--verify"] + stores)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("storesplit: warning: Z_MAX of Chat is 0"))
+        #expect(run.stdout.contains("Z_MAX of Chat raised from 0 to 6, the largest primary key"))
+        #expect(try SQLite3.query("\(temp.url.path)/Cloud.sqlite", "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Chat'") == "6")
+    }
+}

@@ -76,7 +76,11 @@ struct InspectCommand: ParsableCommand {
         out += "entities (\(total) rows):\n"
         let width = inspection.entities.map(\.entity.count).max() ?? 0
         for e in inspection.entities {
-            out += "  " + e.entity.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(e.rows)\n"
+            out += "  " + e.entity.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(e.rows)"
+            var notes: [String] = []
+            if e.isAbstract { notes.append("abstract") }
+            if e.rowsIncludingSubentities != e.rows || e.isAbstract { notes.append("\(e.rowsIncludingSubentities) with subentities") }
+            out += (notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")") + "\n"
         }
         if !inspection.skipped.isEmpty {
             out += "outside the model:\n"

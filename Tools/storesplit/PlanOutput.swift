@@ -62,6 +62,9 @@ enum PlanOutput {
             for link in output.links {
                 out += "  \(link.entity).\(link.relationship): \(link.links) links" + (link.checksum.map { ", checksum \($0)" } ?? "") + "\n"
             }
+            for (root, recorded) in output.raisedPrimaryKeyMaxima.sorted(by: { $0.key < $1.key }) {
+                out += "  Z_MAX of \(root) raised from \(recorded) to \(output.primaryKeyMaxima[root] ?? 0), the largest primary key\n"
+            }
         }
         let seconds = String(format: "%.2f", report.seconds)
         out += "copied \(report.rowsCopied) rows in \(seconds) s (\(Int(report.rowsPerSecond)) rows/s); "

@@ -78,6 +78,13 @@ extension StoreCoordinator {
             done += batch.count
             progress?(.migrating(path: destination.displayPath, entity: move.entity, done: done, total: total))
         }
+        // Z_MAX travels with the rows: keys the source handed out (to objects deleted since too) stay used.
+        let sourceRoot = move.sourceModel.entity(named: move.entity)?.rootName ?? root
+        if let from = source as? BulkCopyStore, let to = destination as? BulkCopyStore,
+            let wanted = try from.primaryKeyMaxima()[sourceRoot], wanted > (try to.primaryKeyMaxima()[root] ?? 0)
+        {
+            try to.setPrimaryKeyMaxima([root: wanted])
+        }
         logger.info("moved rows between stores", metadata: [
             "entity": "\(move.entity)", "from": "\(url.path)", "to": "\(destination.displayPath)", "rows": "\(done)",
         ])

@@ -14,7 +14,8 @@ public enum ModelLoader {
     static let currentVersionKey = "_XCCurrentVersionName"
 
     /// Loads the model at `url`: an `.xcdatamodeld` bundle (its current version), an `.xcdatamodel` directory,
-    /// or a `contents` file.
+    /// or a `contents` file. A version in the pre-Xcode-4 format (`elements` and `layout`, no `contents`) is read
+    /// from its `elements` keyed archive.
     ///
     /// A bundle's current version is the one `.xccurrentversion` names, even when a newer version exists.
     /// Without `.xccurrentversion`, a bundle with one version uses it, and a bundle with several uses the last
@@ -25,12 +26,24 @@ public enum ModelLoader {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw ModelError.fileNotFound(path: path)
         }
-        guard isDirectory.boolValue else { return try loadContents(at: url) }
+        guard isDirectory.boolValue else {
+            return url.lastPathComponent == "elements" ? try ElementsModelReader.load(at: url) : try loadContents(at: url)
+        }
         let contents = url.appendingPathComponent("contents")
         if url.pathExtension == "xcdatamodeld" || !FileManager.default.fileExists(atPath: contents.path) {
-            if url.pathExtension == "xcdatamodel" { throw ModelError.fileNotFound(path: contents.path) }
-            let version = try currentVersion(ofBundle: url)
-            return try loadContents(at: version.appendingPathComponent("contents"))
+            if url.pathExtension == "xcdatamodel" { return try loadVersion(url) }
+            return try loadVersion(try currentVersion(ofBundle: url))
+        }
+        return try loadContents(at: contents)
+    }
+
+    /// One `.xcdatamodel` version: its `contents` XML (Xcode 4 and later), else its `elements` keyed archive
+    /// (earlier Xcode; a bundle may mix both formats).
+    private static func loadVersion(_ version: URL) throws -> ObjectModel {
+        let contents = version.appendingPathComponent("contents")
+        let elements = version.appendingPathComponent("elements")
+        if !FileManager.default.fileExists(atPath: contents.path), FileManager.default.fileExists(atPath: elements.path) {
+            return try ElementsModelReader.load(at: elements)
         }
         return try loadContents(at: contents)
     }

@@ -123,6 +123,9 @@ public struct SplitPlan: Sendable {
     let entityNames: [String: String]
     /// Source `Z_MAX` by target inheritance root, per destination.
     var primaryKeyMaxima: [[String: Int64]]
+    /// Per destination, the target roots whose source `Z_MAX` lay below the largest copied key: root -> the
+    /// source's `Z_MAX` (`primaryKeyMaxima` holds the raised value).
+    var raisedPrimaryKeyMaxima: [[String: Int64]]
     /// App keys of the source metadata, copied into every output.
     var metadataKeys: [String: PropertyListValue]
 }

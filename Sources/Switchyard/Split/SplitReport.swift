@@ -40,8 +40,11 @@ public struct SplitReport: Sendable, Codable {
         public var entities: [EntityResult]
         /// Its copied many-to-many and ordered to-many relationships.
         public var links: [LinkResult]
-        /// `Z_MAX` per inheritance root, as copied from the source.
+        /// `Z_MAX` per inheritance root, as copied from the source (or raised, see `raisedPrimaryKeyMaxima`).
         public var primaryKeyMaxima: [String: Int64]
+        /// Inheritance roots whose source `Z_MAX` lay below their largest primary key: root -> the source's
+        /// `Z_MAX`. The output's `Z_MAX` (in `primaryKeyMaxima`) was raised to that key. Empty normally.
+        public var raisedPrimaryKeyMaxima: [String: Int64]
     }
 
     /// The source store's path.

@@ -5,14 +5,18 @@ import Foundation
 /// What `storeinspect` shows about a store: its type, metadata, the model it was read with and the rows of
 /// each entity, plus what it holds outside the model (history tables, triggers).
 public struct StoreInspection: Sendable, Codable {
-    /// Rows of one entity (not counting subentities).
+    /// Rows of one entity: its own and those including its subentities.
     public struct EntityCount: Sendable, Codable, Hashable {
         /// The entity name.
         public var entity: String
         /// `Z_ENT` in the model that read the store.
         public var number: Int
-        /// Rows of exactly this entity.
+        /// Rows of exactly this entity (0 for an abstract entity, whose objects are all of subentities).
         public var rows: Int
+        /// Rows of this entity and all its subentities (equal to `rows` for an entity without subentities).
+        public var rowsIncludingSubentities: Int
+        /// Whether the entity is abstract in the model that read the store.
+        public var isAbstract: Bool
     }
 
     /// The store's path.
@@ -33,7 +37,7 @@ public struct StoreInspection: Sendable, Codable {
     public var additionalMetadata: [String: String]
     /// "--model", "model cache" or "none".
     public var model: String
-    /// Row counts per concrete entity, in entity-number order.
+    /// Row counts of every entity of the configuration (abstract ones too), in entity-number order.
     public var entities: [EntityCount]
     /// Tables, triggers and history entities outside the model.
     public var skipped: [SplitPlan.Skipped]
@@ -43,9 +47,13 @@ public struct StoreInspection: Sendable, Codable {
         let (store, origin) = try StoreSplitter.openReadOnly(url, model: model)
         let metadata = try store.metadata()
         var entities: [EntityCount] = []
-        for entity in store.entities where !entity.isAbstract {
+        for entity in store.entities {
             let rows = try store.count(StoreFetchRequest(entityName: entity.name, includesSubentities: false))
-            entities.append(EntityCount(entity: entity.name, number: entity.entityNumber, rows: rows))
+            let all = entity.subentityNames.isEmpty
+                ? rows : try store.count(StoreFetchRequest(entityName: entity.name, includesSubentities: true))
+            entities.append(EntityCount(
+                entity: entity.name, number: entity.entityNumber, rows: rows, rowsIncludingSubentities: all,
+                isAbstract: entity.isAbstract))
         }
         let skipped = try (store as? BulkCopyStore)?.extraneousItems().map {
             SplitPlan.Skipped(kind: $0.kind, name: $0.name, rows: $0.rows, reason: $0.reason)

@@ -22,9 +22,11 @@ extension StoreSplitter {
         }
         var outputs: [BulkCopyStore?] = []
         do {
-            for destination in plan.destinations {
+            let naming = joinTableNaming(plan)
+            for (index, destination) in plan.destinations.enumerated() {
                 Self.remove(destination.temporaryURL, type: destination.type)
-                outputs.append(try Self.create(destination, at: destination.temporaryURL, model: targetModel))
+                outputs.append(try Self.create(
+                    destination, at: destination.temporaryURL, model: targetModel, joinTablesNamedBy: naming[index]))
             }
             var results = try copyRows(plan, into: outputs.map { $0! }, batchSize: max(1, options.batchSize), progress: progress)
             var linkResults = try copyLinks(plan, into: outputs.map { $0! }, batchSize: max(1, options.batchSize))
@@ -183,6 +185,30 @@ extension StoreSplitter {
             }
             return StoreRow(entityName: target.name, primaryKey: row.primaryKey, version: row.version, values: values, toOne: toOne)
         }
+    }
+
+    /// Per destination, the target many-to-many ends whose join table the source names after them: an SQLite
+    /// output keeps the source's choice of end (Core Data's is not always the one its model rule would pick)
+    /// where both ends keep their entity numbers, so table and columns keep their names. Where the numbers
+    /// change, the names change anyway and the target model's rule picks the end.
+    func joinTableNaming(_ plan: SplitPlan) -> [Set<String>] {
+        var naming = [Set<String>](repeating: [], count: plan.destinations.count)
+        guard let from = source as? SQLiteStore else { return naming }
+        func sameNumber(_ source: RelationshipEnd, _ target: RelationshipEnd) -> Bool {
+            from.schema.entities[source.entityName]?.number == targetModel.entity(named: target.entityName).map { Int64($0.entityNumber) }
+        }
+        for (link, mapping) in zip(plan.links, plan.linkMappings) where link.kind == .manyToMany {
+            guard sameNumber(mapping.source, mapping.target), sameNumber(mapping.sourceInverse, mapping.targetInverse),
+                let index = from.schema.joinByEnd[mapping.source.key]
+            else { continue }
+            let namer = from.schema.joinTables[index].first.key
+            if namer == mapping.source.key {
+                naming[link.destination].insert(mapping.target.key)
+            } else if namer == mapping.sourceInverse.key {
+                naming[link.destination].insert(mapping.targetInverse.key)
+            }
+        }
+        return naming
     }
 
     // MARK: - Files

@@ -40,7 +40,9 @@ extension StoreSplitter {
         var copies: [SplitPlan.EntityCopy] = []
         var mappings: [EntityMapping] = []
         var conversions: [SplitPlan.Conversion] = []
-        for entity in sourceModel.entities {
+        // The entities the source store holds: a split output (or any store of one configuration) holds only
+        // its configuration's, though its model cache describes the whole model.
+        for entity in source.entities {
             let rows = entity.isAbstract ? 0 : try countRows(entity.name)
             guard let targetName = targetBySource[entity.name], let target = targetModel.entity(named: targetName) else {
                 if rows > 0 {
@@ -74,10 +76,7 @@ extension StoreSplitter {
         for item in extraneous {
             skipped.append(.init(kind: item.kind, name: item.name, rows: item.rows, reason: item.reason))
         }
-        if !extraneous.isEmpty {
-            let kinds = Dictionary(grouping: extraneous, by: \.kind).map { "\($1.count) \($0 == "entity" ? ($1.count == 1 ? "entity" : "entities") : $0 + ($1.count == 1 ? "" : "s"))" }.sorted()
-            warnings.append("not copied, outside the model: \(kinds.joined(separator: ", ")) (persistent history, triggers)")
-        }
+        if !extraneous.isEmpty { warnings.append(Self.extraneousWarning(extraneous)) }
         let links = planLinks(copies: copies, targetBySource: targetBySource, problems: &problems, warnings: &warnings)
         if !problems.isEmpty { throw SplitError.planning(problems) }
 
@@ -85,9 +84,28 @@ extension StoreSplitter {
         let order = copies.indices.sorted { (copies[$0].destination, $0) < (copies[$1].destination, $1) }
         var maxima = [[String: Int64]](repeating: [:], count: destinations.count)
         let sourceMaxima = try (source as? BulkCopyStore)?.primaryKeyMaxima() ?? [:]
+        var largest = [[String: Int64]](repeating: [:], count: destinations.count)
+        let sourceLargest = try (source as? BulkCopyStore)?.largestPrimaryKeys() ?? [:]
         for (copy, mapping) in zip(copies, mappings) {
             let value = max(sourceMaxima[copy.sourceEntity] ?? 0, sourceMaxima[mapping.sourceEntity.rootName] ?? 0)
-            maxima[copy.destination][mapping.targetEntity.rootName] = max(maxima[copy.destination][mapping.targetEntity.rootName] ?? 0, value)
+            let root = mapping.targetEntity.rootName
+            maxima[copy.destination][root] = max(maxima[copy.destination][root] ?? 0, value)
+            if copy.rowCount > 0, let key = sourceLargest[mapping.sourceEntity.rootName] {
+                largest[copy.destination][root] = max(largest[copy.destination][root] ?? 0, key)
+            }
+        }
+        // `Z_MAX` is copied, never recomputed, unless it lies below keys the source holds (a hand-edited or
+        // damaged store): then new objects would reuse a key, so the output's `Z_MAX` is raised to the largest.
+        var raised = [[String: Int64]](repeating: [:], count: destinations.count)
+        for index in destinations.indices {
+            for (root, key) in largest[index].sorted(by: { $0.key < $1.key }) where key > maxima[index][root] ?? 0 {
+                let recorded = maxima[index][root] ?? 0
+                raised[index][root] = recorded
+                maxima[index][root] = key
+                warnings.append(
+                    "Z_MAX of \(root) is \(recorded) but the source holds primary keys up to \(key): the \(destinations[index].configuration) "
+                        + "output's Z_MAX is raised to \(key) so new objects never reuse a key")
+            }
         }
         // The app's own keys travel; Core Data's (`NS...`, `_NS...`) describe the source file and its model.
         let metadataKeys = try source.metadata().additional.filter { key, _ in !key.hasPrefix("NS") && !key.hasPrefix("_NS") }
@@ -96,7 +114,28 @@ extension StoreSplitter {
             entities: order.map { copies[$0] }, conversions: conversions, links: links.map(\.copy), skipped: skipped,
             warnings: warnings, sourceModel: sourceModel, targetModel: targetModel, mappings: order.map { mappings[$0] },
             linkMappings: links.map(\.mapping),
-            entityNames: targetBySource, primaryKeyMaxima: maxima, metadataKeys: metadataKeys)
+            entityNames: targetBySource, primaryKeyMaxima: maxima, raisedPrimaryKeyMaxima: raised, metadataKeys: metadataKeys)
+    }
+
+    /// "not copied, outside the model: persistent history (tables ACHANGE, ATRANSACTION; entities CHANGE),
+    /// triggers (5), app tables (LOG)": what is left behind, grouped by who owns it.
+    static func extraneousWarning(_ items: [StoreExtraneousItem]) -> String {
+        var parts: [String] = []
+        for owner in StoreExtraneousItem.Owner.allCases {
+            let owned = items.filter { $0.owner == owner }
+            guard !owned.isEmpty else { continue }
+            if owner == .trigger {
+                parts.append("\(owner.rawValue) (\(owned.count))")
+                continue
+            }
+            let groups = Dictionary(grouping: owned, by: \.kind).sorted { $0.key > $1.key }.map { kind, group in
+                let noun = kind == "entity" ? (group.count == 1 ? "entity" : "entities") : kind + (group.count == 1 ? "" : "s")
+                let names = group.map { $0.kind == "entity" ? String($0.name.prefix { $0 != " " }) : $0.name }
+                return "\(noun) \(names.joined(separator: ", "))"
+            }
+            parts.append("\(owner.rawValue) (\(groups.joined(separator: "; ")))")
+        }
+        return "not copied, outside the model: " + parts.joined(separator: ", ")
     }
 
     // MARK: - Destinations

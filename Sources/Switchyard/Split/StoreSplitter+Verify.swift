@@ -110,7 +110,7 @@ extension StoreSplitter {
                     SplitReport.LinkResult(
                         entity: link.entity, relationship: link.relationship, links: links[i].links, checksum: links[i].checksum?.hex)
                 },
-                primaryKeyMaxima: plan.primaryKeyMaxima[index])
+                primaryKeyMaxima: plan.primaryKeyMaxima[index], raisedPrimaryKeyMaxima: plan.raisedPrimaryKeyMaxima[index])
         }
         let rows = results.reduce(0) { $0 + $1.rows }
         return SplitReport(

@@ -106,11 +106,16 @@ public final class StoreSplitter {
         }
     }
 
-    /// Creates an empty output store at `url`.
-    static func create(_ destination: SplitDestination, at url: URL, model: ObjectModel) throws -> BulkCopyStore {
+    /// Creates an empty output store at `url`; an SQLite output names the join tables of `joinTablesNamedBy`'s
+    /// ends after them.
+    static func create(
+        _ destination: SplitDestination, at url: URL, model: ObjectModel, joinTablesNamedBy: Set<String> = []
+    ) throws -> BulkCopyStore {
         switch destination.type {
         case .lmdb: return try LMDBStore(url: url, model: model, configuration: destination.configuration)
-        default: return try SQLiteStore(url: url, model: model, configuration: destination.configuration)
+        default:
+            return try SQLiteStore(
+                url: url, model: model, configuration: destination.configuration, joinTablesNamedBy: joinTablesNamedBy)
         }
     }
 }

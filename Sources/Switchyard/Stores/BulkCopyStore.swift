@@ -9,6 +9,9 @@ protocol BulkCopyStore: PersistentStore {
     func rowBatch(entityName: String, after primaryKey: Int64?, limit: Int) throws -> [StoreRow]
     /// `Z_MAX` by entity name as the store records it (the inheritance root carries the table's counter).
     func primaryKeyMaxima() throws -> [String: Int64]
+    /// The largest primary key present per inheritance root (roots without rows left out). A hand-edited or
+    /// damaged store can record a `Z_MAX` below it; a copy then raises `Z_MAX` so no key is handed out twice.
+    func largestPrimaryKeys() throws -> [String: Int64]
     /// Sets `Z_MAX` of these inheritance roots, in one transaction.
     func setPrimaryKeyMaxima(_ maxima: [String: Int64]) throws
     /// What the store holds that the model does not describe (history tables, triggers, join tables).
@@ -25,6 +28,53 @@ struct StoreExtraneousItem: Sendable, Hashable {
     /// Rows of a table, where known.
     var rows: Int?
     var reason: String
+    /// Who the item belongs to, for warnings that name what is left behind by kind.
+    var owner: StoreExtraneousItem.Owner
+
+    /// Who owns a table, trigger or entity that lies outside the model.
+    enum Owner: String, Sendable, Hashable, CaseIterable {
+        /// Core Data's persistent history (`ATRANSACTION`, `ACHANGE`, `ATRANSACTIONSTRING`, `Z_ENT` 16001-16003).
+        case persistentHistory = "persistent history"
+        /// `NSPersistentCloudKitContainer`'s mirroring (`ANSCK…` tables, `NSCK…` entities).
+        case cloudKitMirroring = "CloudKit mirroring"
+        /// Core Data's triggers (derived attributes `Z_DA_…`, and any other).
+        case trigger = "triggers"
+        /// A join table of a relationship the model does not have.
+        case joinTable = "join tables of relationships outside the model"
+        /// Another Core Data bookkeeping entity in `Z_PRIMARYKEY` (`Z_ENT` >= 16000).
+        case coreDataEntity = "other Core Data entities"
+        /// A table the app (or a library) created itself.
+        case app = "app tables"
+
+        /// The owner of table `name` of a Core Data SQLite file.
+        static func ofTable(_ name: String) -> Owner {
+            let upper = name.uppercased()
+            if ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"].contains(upper) { return .persistentHistory }
+            if upper.hasPrefix("ANSCK") { return .cloudKitMirroring }
+            if upper.hasPrefix("Z_"), upper.dropFirst(2).first?.isNumber == true { return .joinTable }
+            return .app
+        }
+
+        /// The owner of a `Z_PRIMARYKEY` entity numbered 16000 or above.
+        static func ofEntity(_ name: String) -> Owner {
+            let upper = name.uppercased()
+            if ["CHANGE", "TRANSACTION", "TRANSACTIONSTRING"].contains(upper) { return .persistentHistory }
+            if upper.hasPrefix("NSCK") { return .cloudKitMirroring }
+            return .coreDataEntity
+        }
+
+        /// Why an item of this owner is not copied.
+        var reason: String {
+            switch self {
+            case .persistentHistory: return "Core Data persistent history, not part of the model"
+            case .cloudKitMirroring: return "Core Data's CloudKit mirroring bookkeeping, not part of the model"
+            case .trigger: return "triggers are not copied (derived attributes keep their copied values)"
+            case .joinTable: return "join table of a relationship the source model does not have"
+            case .coreDataEntity: return "Core Data bookkeeping entity (Z_ENT >= 16000), not part of the model"
+            case .app: return "table not described by the source model (the app's own)"
+            }
+        }
+    }
 }
 
 // MARK: - BulkCopySpec

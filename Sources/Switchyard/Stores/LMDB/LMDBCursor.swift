@@ -90,6 +90,18 @@ final class LMDBCursor {
         return try move(MDB_NEXT, &k)
     }
 
+    /// The last entry of the database (`MDB_LAST`).
+    func last() throws -> Entry? {
+        var k = MDB_val()
+        return try move(MDB_LAST, &k)
+    }
+
+    /// The entry before the current one (`MDB_PREV`).
+    func previous() throws -> Entry? {
+        var k = MDB_val()
+        return try move(MDB_PREV, &k)
+    }
+
     private func move(_ op: MDB_cursor_op, _ key: inout MDB_val) throws -> Entry? {
         guard let handle else {
             throw StoreError.lmdb(path: transaction.path, call: database.cursorCall, code: EINVAL, message: "the cursor is closed")

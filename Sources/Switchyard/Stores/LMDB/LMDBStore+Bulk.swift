@@ -45,6 +45,24 @@ extension LMDBStore: BulkCopyStore {
         }
     }
 
+    /// The last key of each root's range in `rows`: one cursor step back from the next root's first key.
+    func largestPrimaryKeys() throws -> [String: Int64] {
+        try checkOpen()
+        var roots: [String: Int] = [:]
+        for entity in entities { roots[entity.rootName] = try servedLayout(entity.name).rootNumber }
+        return try environment.read { txn in
+            var result: [String: Int64] = [:]
+            try txn.withCursor(databases.rows) { cursor in
+                for (name, root) in roots {
+                    let following = try cursor.seek(atLeast: LMDBRowKey.make(root: root + 1, primaryKey: 0))
+                    let entry = following == nil ? try cursor.last() : try cursor.previous()
+                    if let entry, LMDBRowKey.root(of: entry.key) == root { result[name] = LMDBRowKey.primaryKey(of: entry.key) }
+                }
+            }
+            return result
+        }
+    }
+
     func setPrimaryKeyMaxima(_ maxima: [String: Int64]) throws {
         try checkWritable("set Z_MAX")
         try environment.write { txn in

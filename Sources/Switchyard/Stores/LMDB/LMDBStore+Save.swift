@@ -74,11 +74,12 @@ extension LMDBStore {
 
         for insert in changes.inserts {
             let (layout, indexes) = try resolve(insert.entityName)
-            // One image per entity, reset in place (mutated through `scratch!`, so never copied).
+            // One image per entity, reset in place (mutated through `scratch!`, so never copied). The row's
+            // own version is kept: 1 for a new object, the source's `Z_OPT` for a copied one (a split, a move).
             if let reusable = scratch?.layout, reusable === layout {
-                scratch!.reset(primaryKey: insert.primaryKey, version: 1)
+                scratch!.reset(primaryKey: insert.primaryKey, version: insert.version)
             } else {
-                scratch = LMDBRowImage(layout: layout, primaryKey: insert.primaryKey, version: 1)
+                scratch = LMDBRowImage(layout: layout, primaryKey: insert.primaryKey, version: insert.version)
             }
             try setValues(insert.values, in: &scratch!)
             if !insert.toOne.isEmpty { try setToOnes(insert.toOne.mapValues { Optional($0) }, in: &scratch!) }

@@ -96,8 +96,10 @@ struct SQLiteMigrator {
         for entity in newEntities.flatMap({ [$0] + $0.descendantNames.compactMap(new.entity(named:)) })
             .sorted(by: { $0.entityNumber < $1.entityNumber }) where numbers[entity.name] == nil
         {
+            // Core Data reserves 16000 and up for its own entities (persistent history, CloudKit mirroring).
             let used = Set(numbers.values)
-            let number = used.contains(Int64(entity.entityNumber)) ? (used.max() ?? 0) + 1 : Int64(entity.entityNumber)
+            let number = used.contains(Int64(entity.entityNumber))
+                ? (used.filter { $0 < 16000 }.max() ?? 0) + 1 : Int64(entity.entityNumber)
             let parent = entity.parentName.flatMap { numbers[$0] } ?? 0
             try db.execute(
                 sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",

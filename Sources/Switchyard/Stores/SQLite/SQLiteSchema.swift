@@ -80,9 +80,11 @@ struct SQLiteSchema: Sendable {
 
     /// Builds the schema. `actualColumns` (table name upper-cased -> column names) is `nil` for a new store;
     /// for an existing one every expected table and column must be found, or `StoreError.schemaMismatch`.
+    /// An existing store's join tables keep the names the store has (named after either end); a new store's are
+    /// named after the end `ObjectModel.manyToManyEnds` puts first, unless `joinTablesNamedBy` names the other.
     static func build(
         model: ObjectModel, storeEntities: [EntityDescription], numbers: [String: Int64],
-        actualColumns: [String: [String]]?, path: String, configuration: String
+        actualColumns: [String: [String]]?, path: String, configuration: String, joinTablesNamedBy: Set<String> = []
     ) throws -> SQLiteSchema {
         let builder = SQLiteLayoutBuilder(model: model, numbers: numbers)
         var tables: [SQLiteTableLayout] = []
@@ -139,6 +141,8 @@ struct SQLiteSchema: Sendable {
                             + "\(first.key) <-> \(second.key) is missing")
                 }
                 join = found
+            } else if joinTablesNamedBy.contains(second.key), !joinTablesNamedBy.contains(first.key) {
+                join = SQLiteJoinTable.expected(first: second, second: first, numbers: numbers, model: model)
             }
             schema.joinByEnd[first.key] = schema.joinTables.count
             schema.joinByEnd[second.key] = schema.joinTables.count

@@ -32,6 +32,23 @@ extension SQLiteStore: BulkCopyStore {
         }
     }
 
+    /// `SELECT MAX(Z_PK)` of each served table (the primary key's own index answers it).
+    func largestPrimaryKeys() throws -> [String: Int64] {
+        var tables: [String: String] = [:]
+        for entity in entities {
+            tables[entity.rootName] = schema.table(of: try servedLayout(entity.name)).name
+        }
+        return try read { db in
+            var result: [String: Int64] = [:]
+            for (root, table) in tables {
+                if let largest = try Int64.fetchOne(db, sql: "SELECT MAX(Z_PK) FROM \(SQLiteNames.quote(table))") {
+                    result[root] = largest
+                }
+            }
+            return result
+        }
+    }
+
     func setPrimaryKeyMaxima(_ maxima: [String: Int64]) throws {
         try write("set Z_MAX") { db in
             for (name, max) in maxima.sorted(by: { $0.key < $1.key }) {
@@ -40,8 +57,9 @@ extension SQLiteStore: BulkCopyStore {
         }
     }
 
-    /// Tables the schema does not map (Core Data's persistent-history `ACHANGE`..., join tables of relationships
-    /// the model lacks), every trigger, and `Z_PRIMARYKEY` rows of entities outside the model (`Z_ENT >= 16000`).
+    /// Tables the schema does not map (Core Data's persistent-history `ACHANGE`..., CloudKit mirroring's
+    /// `ANSCK...`, join tables of relationships the model lacks, the app's own), every trigger, and
+    /// `Z_PRIMARYKEY` rows of entities outside the model (`Z_ENT >= 16000`), each with its owner.
     func extraneousItems() throws -> [StoreExtraneousItem] {
         let known = Set(
             (schema.tables.map(\.name) + schema.joinTables.map(\.name)).map { $0.uppercased() }
@@ -55,22 +73,20 @@ extension SQLiteStore: BulkCopyStore {
                 else { continue }
                 if type == "trigger" {
                     items.append(StoreExtraneousItem(
-                        kind: "trigger", name: name, rows: nil,
-                        reason: "triggers are not copied (derived attributes keep their copied values)"))
+                        kind: "trigger", name: name, rows: nil, reason: StoreExtraneousItem.Owner.trigger.reason, owner: .trigger))
                 } else if !known.contains(name.uppercased()), !name.hasPrefix("sqlite_") {
                     let rows = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(SQLiteNames.quote(name))") ?? 0
-                    let reason = name.hasPrefix("A")
-                        ? "persistent-history table, not part of the model" : "table not described by the source model"
-                    items.append(StoreExtraneousItem(kind: "table", name: name, rows: rows, reason: reason))
+                    let owner = StoreExtraneousItem.Owner.ofTable(name)
+                    items.append(StoreExtraneousItem(kind: "table", name: name, rows: rows, reason: owner.reason, owner: owner))
                 }
             }
             for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT >= 16000 ORDER BY Z_ENT") {
                 guard case .int64(let number) = (row[0] as DatabaseValue).storage,
                     case .string(let name) = (row[1] as DatabaseValue).storage
                 else { continue }
+                let owner = StoreExtraneousItem.Owner.ofEntity(name)
                 items.append(StoreExtraneousItem(
-                    kind: "entity", name: "\(name) (Z_ENT \(number))", rows: nil,
-                    reason: "Core Data persistent-history entity (Z_ENT >= 16000)"))
+                    kind: "entity", name: "\(name) (Z_ENT \(number))", rows: nil, reason: owner.reason, owner: owner))
             }
             return items
         }

@@ -22,7 +22,7 @@ extension SQLiteStore {
 
     static func open(
         url: URL, model: ObjectModel, configuration: String, entities: [EntityDescription], options: StoreOptions,
-        progress: MigrationProgressHandler? = nil
+        progress: MigrationProgressHandler? = nil, joinTablesNamedBy: Set<String> = []
     ) throws -> OpenedDatabase {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else {
@@ -30,7 +30,8 @@ extension SQLiteStore {
                 throw StoreError.openFailed(
                     path: path, configuration: configuration, reason: "no such file (a read-only store must exist)")
             }
-            return try create(path: path, model: model, configuration: configuration, entities: entities)
+            return try create(
+                path: path, model: model, configuration: configuration, entities: entities, joinTablesNamedBy: joinTablesNamedBy)
         }
         let isWAL = try checkHeader(path: path, configuration: configuration)
         let readOnlyPath = readOnlyURI(path: path, isWAL: isWAL)
@@ -116,7 +117,7 @@ extension SQLiteStore {
     // MARK: - New store
 
     private static func create(
-        path: String, model: ObjectModel, configuration: String, entities: [EntityDescription]
+        path: String, model: ObjectModel, configuration: String, entities: [EntityDescription], joinTablesNamedBy: Set<String>
     ) throws -> OpenedDatabase {
         var numbers: [String: Int64] = [:]
         for root in SQLiteSchema.roots(of: entities, in: model) {
@@ -126,7 +127,7 @@ extension SQLiteStore {
         }
         let schema = try SQLiteSchema.build(
             model: model, storeEntities: entities, numbers: numbers, actualColumns: nil, path: path,
-            configuration: configuration)
+            configuration: configuration, joinTablesNamedBy: joinTablesNamedBy)
         let metadata = StoreMetadata(
             storeType: StoreType.sqlite.rawValue, uuid: UUID(), versionHashes: model.versionHashes,
             versionIdentifiers: model.versionIdentifiers)

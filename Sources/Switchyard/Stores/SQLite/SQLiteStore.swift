@@ -43,14 +43,25 @@ public final class SQLiteStore: PersistentStore {
     ///
     /// A store written with another model is compared structurally (see `ModelDiff`); inferable changes are
     /// migrated in place, reporting to `migrationProgress`; otherwise `StoreError.incompatibleModel`.
-    public init(
+    public convenience init(
         url: URL, model: ObjectModel, configuration: String, options: StoreOptions = .default,
         migrationProgress: MigrationProgressHandler? = nil
+    ) throws {
+        try self.init(
+            url: url, model: model, configuration: configuration, options: options, migrationProgress: migrationProgress,
+            joinTablesNamedBy: [])
+    }
+
+    /// `joinTablesNamedBy`: for a new store, the many-to-many ends (`RelationshipEnd.key`) whose join table is
+    /// named after them rather than after the end the model's rule picks (a split keeping its source's names).
+    init(
+        url: URL, model: ObjectModel, configuration: String, options: StoreOptions = .default,
+        migrationProgress: MigrationProgressHandler? = nil, joinTablesNamedBy: Set<String>
     ) throws {
         let entities = try model.entities(inConfiguration: configuration)
         let opened = try Self.open(
             url: url, model: model, configuration: configuration, entities: entities, options: options,
-            progress: migrationProgress)
+            progress: migrationProgress, joinTablesNamedBy: joinTablesNamedBy)
         self.location = url
         self.configurationName = configuration
         self.model = model
