@@ -1,0 +1,160 @@
+import Foundation
+import Switchyard
+import Testing
+
+/// What fetches promise a user over an entity hierarchy, and fetched properties across two stores. Each test
+/// names the `NSFetchRequest` / `NSFetchedPropertyDescription` behaviour it matches.
+@Suite struct FetchBehaviourTests {
+    private func names(_ context: ObjectContext, _ request: FetchRequest) throws -> [String] {
+        try Relations.names(context.fetch(request))
+    }
+
+    /// `NSFetchRequest`: `sortDescriptors` order the result (several keys, ascending or not), `fetchOffset`
+    /// skips and `fetchLimit` caps after sorting, and `count(for:)` gives the number `fetch` would return.
+    @Test(arguments: Backend.allCases)
+    func sortOffsetAndLimit(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let context = ObjectContext(coordinator: try Catalogue.seeded(backend, in: dir))
+        var request = FetchRequest(entityName: "Item", sortKeys: [SortKey("price")])
+        #expect(try names(context, request) == ["b2", "e1", "b1", "a1", "e2"])
+        request.sortKeys = [SortKey("price", ascending: false)]
+        #expect(try names(context, request) == ["e2", "a1", "b1", "e1", "b2"])
+        request.fetchOffset = 1
+        request.fetchLimit = 2
+        #expect(try names(context, request) == ["a1", "b1"])
+        #expect(try context.count(request) == 2)
+        request.fetchOffset = 4
+        #expect(try names(context, request) == ["b2"])
+        request.fetchOffset = 9
+        #expect(try names(context, request) == [])
+        #expect(try context.count(request) == 0)
+        // Two keys: label ties everywhere, so name decides.
+        let tied = FetchRequest(entityName: "Item", sortKeys: [SortKey("label"), SortKey("name", ascending: false)], fetchLimit: 3)
+        #expect(try names(context, tied) == ["e2", "e1", "b2"])
+        let filtered = FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "price >= %@ AND price < %@", 2.0, 5.0), sortKeys: [SortKey("name")])
+        #expect(try names(context, filtered) == ["a1", "b1", "e1"])
+        #expect(try context.count(filtered) == 3)
+        #expect(try context.count(FetchRequest(entityName: "Item")) == 5)
+    }
+
+    /// `NSFetchRequest.includesSubentities` (true by default): fetching an entity returns its subentities'
+    /// objects, each as its own concrete entity with its own attributes; false returns the entity's own only;
+    /// an abstract parent can be fetched though it cannot be inserted.
+    @Test(arguments: Backend.allCases)
+    func subentitiesAreIncludedUnlessExcluded(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Catalogue.seeded(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let books = FetchRequest(entityName: "Book", sortKeys: [SortKey("name")])
+        #expect(try names(context, books) == ["b1", "b2", "e1", "e2"])
+        #expect(try context.count(books) == 4)
+        let fetched = try context.fetch(books)
+        #expect(fetched.map(\.entity.name) == ["Book", "Book", "EBook", "EBook"])
+        #expect(fetched.map(\.objectID.entityName) == ["Book", "Book", "EBook", "EBook"])
+        #expect(try fetched[2].get("sizeMB", as: Double.self) == nil)    // an EBook attribute, readable
+        var ownOnly = books
+        ownOnly.includesSubentities = false
+        #expect(try names(context, ownOnly) == ["b1", "b2"])
+        #expect(try context.count(ownOnly) == 2)
+        #expect(try names(context, FetchRequest(entityName: "EBook", sortKeys: [SortKey("name")])) == ["e1", "e2"])
+        var items = FetchRequest(entityName: "Item", sortKeys: [SortKey("name")])
+        #expect(try names(context, items) == ["a1", "b1", "b2", "e1", "e2"])
+        items.includesSubentities = false
+        #expect(try names(context, items) == [])
+        #expect(try context.count(items) == 0)
+        // Subentities with limits and a predicate on an inherited attribute, unsaved objects included.
+        try Catalogue.item(context, "EBook", "e0", price: 0.5)
+        let cheapest = FetchRequest(entityName: "Book", predicate: try FetchPredicate(format: "price < 3"), sortKeys: [SortKey("price")], fetchLimit: 2)
+        #expect(try names(context, cheapest) == ["e0", "b2"])
+        #expect(try context.count(cheapest) == 2)
+    }
+
+    /// Core Data's cross-store fetched property (Apple's "Linking data between two Core Data stores"): a
+    /// Product in one store finds its Reviews in another through `sku == $FETCH_SOURCE.sku`; the result is
+    /// cached until the object is refreshed (`refresh(_:mergeChanges:)` re-evaluates it). Any pair of backends.
+    @Test(arguments: Backend.allCases, Backend.allCases)
+    func fetchedPropertyAcrossTwoStores(_ catalogBackend: Backend, _ reviewBackend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = StoreCoordinator(model: try TwoStores.model())
+        try catalogBackend.add(to: coordinator, configuration: "Catalog", in: dir.url)
+        let reviewStore = try reviewBackend.add(to: coordinator, configuration: "Reviews", in: dir.url)
+        try Self.seedReviews(coordinator)
+
+        let context = ObjectContext(coordinator: coordinator)
+        let products = try context.fetch(FetchRequest(entityName: "Product", sortKeys: [SortKey("sku")]))
+        #expect(try products.map { try Self.stars($0) } == [[3, 5], [4], []])
+        let reviews = try products[0].fetchedProperty("reviews")
+        #expect(reviews.allSatisfy { $0.persistentStore === reviewStore && $0.entity.name == "Review" })
+        // The results are the context's objects: one instance per review.
+        let fetchedReviews = try context.fetch(FetchRequest(entityName: "Review"))
+        #expect(reviews.allSatisfy { r in fetchedReviews.contains { $0 === r } })
+
+        let writer = ObjectContext(coordinator: coordinator)
+        let late = try writer.insert("Review")
+        try late.set("sku", "A")
+        try late.set("stars", Int16(1))
+        try writer.save()
+        #expect(try Self.stars(products[0]) == [3, 5])          // cached
+        try context.refresh(products[0])
+        #expect(try Self.stars(products[0]) == [1, 3, 5])
+        expectContextError("unknown fetched property", { if case .unknownKey = $0 { return true } else { return false } }) {
+            _ = try products[0].fetchedProperty("ratings")
+        }
+    }
+
+    /// `prefetchFetchedProperty(_:for:)` resolves a fetched property for many objects at once (like a
+    /// prefetching fetch) with the same results as resolving each one, and fills the cache each object
+    /// answers from until it is refreshed.
+    @Test(arguments: Backend.allCases)
+    func prefetchGivesTheSameResultsAndFillsTheCache(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = StoreCoordinator(model: try TwoStores.model())
+        try backend.add(to: coordinator, configuration: "Catalog", in: dir.url)
+        try backend.add(to: coordinator, configuration: "Reviews", in: dir.url)
+        try Self.seedReviews(coordinator)
+
+        let single = ObjectContext(coordinator: coordinator)
+        let oneByOne = try single.fetch(FetchRequest(entityName: "Product", sortKeys: [SortKey("sku")])).map { try Self.stars($0) }
+        let context = ObjectContext(coordinator: coordinator)
+        let products = try context.fetch(FetchRequest(entityName: "Product", sortKeys: [SortKey("sku")]))
+        try context.prefetchFetchedProperty("reviews", for: products)
+
+        let writer = ObjectContext(coordinator: coordinator)
+        for sku in ["A", "B", "C"] {
+            let review = try writer.insert("Review")
+            try review.set("sku", sku)
+            try review.set("stars", Int16(2))
+        }
+        try writer.save()
+        // Answered from what the prefetch cached, so the reviews saved since do not show.
+        #expect(try products.map { try Self.stars($0) } == oneByOne)
+        #expect(oneByOne == [[3, 5], [4], []])
+        try context.refresh(products[2])
+        #expect(try Self.stars(products[2]) == [2])
+        try context.prefetchFetchedProperty("reviews", for: [])
+        expectContextError("unknown fetched property", { if case .unknownKey = $0 { return true } else { return false } }) {
+            try context.prefetchFetchedProperty("ratings", for: products)
+        }
+    }
+
+    /// Products A, B, C in `Catalog`; reviews A 5, A 3, B 4 and one for a product that does not exist.
+    static func seedReviews(_ coordinator: StoreCoordinator) throws {
+        let context = ObjectContext(coordinator: coordinator)
+        for sku in ["A", "B", "C"] {
+            let product = try context.insert("Product")
+            try product.set("sku", sku)
+            try product.set("name", "Product \(sku)")
+        }
+        for (sku, stars) in [("A", 5), ("A", 3), ("B", 4), ("Z", 1)] {
+            let review = try context.insert("Review")
+            try review.set("sku", sku)
+            try review.set("stars", Int16(stars))
+        }
+        try context.save()
+    }
+
+    /// The stars of `product`'s reviews, sorted.
+    static func stars(_ product: ManagedObject) throws -> [Int] {
+        try product.fetchedProperty("reviews").map { try $0.get("stars", as: Int.self) ?? -1 }.sorted()
+    }
+}

@@ -1,0 +1,229 @@
+import Foundation
+import Switchyard
+import Testing
+
+/// What relationships promise a user: both ends kept in step before and after a save, ordered members kept
+/// in order, and delete rules applied. Each test names the Core Data behaviour it matches.
+@Suite struct RelationshipBehaviourTests {
+    /// Core Data keeps a one-to-one's inverse in step: setting `passport` sets the passport's `holder`,
+    /// moving the passport to another person clears the first person's `passport`, and clearing one end
+    /// clears the other — in the context and in the store.
+    @Test(arguments: Backend.allCases)
+    func oneToOneKeepsBothEndsInStep(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Relations.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let ann = try Relations.insert(context, "Person", "Ann")
+        let bob = try Relations.insert(context, "Person", "Bob")
+        let passport = try Relations.insert(context, "Passport", "P1")
+        try ann.setRelatedObject(passport, forKey: "passport")
+        #expect(try passport.relatedObject(forKey: "holder") === ann)
+        try context.save()
+        #expect(try passport.relatedObject(forKey: "holder") === ann)
+
+        try bob.setRelatedObject(passport, forKey: "passport")
+        #expect(try passport.relatedObject(forKey: "holder") === bob)
+        #expect(try ann.relatedObject(forKey: "passport") == nil)
+        try context.save()
+        do {
+            let fresh = ObjectContext(coordinator: coordinator)
+            #expect(try Relations.object(fresh, "Person", "Ann").relatedObject(forKey: "passport") == nil)
+            let holder = try Relations.object(fresh, "Passport", "P1").relatedObject(forKey: "holder")
+            #expect(try holder.map { try $0.get("name", as: String.self) } == "Bob")
+            #expect(try Relations.object(fresh, "Person", "Bob").relatedObject(forKey: "passport")?.get("name", as: String.self) == "P1")
+        }
+
+        try passport.setRelatedObject(nil, forKey: "holder")
+        #expect(try bob.relatedObject(forKey: "passport") == nil)
+        try context.save()
+        let fresh = ObjectContext(coordinator: coordinator)
+        #expect(try Relations.object(fresh, "Person", "Bob").relatedObject(forKey: "passport") == nil)
+        #expect(try Relations.object(fresh, "Passport", "P1").relatedObject(forKey: "holder") == nil)
+    }
+
+    /// Core Data: a to-many whose inverse is a to-one reads its members through that inverse; setting the
+    /// member's to-one, or adding/removing on the to-many side, changes both ends, before and after a save.
+    @Test(arguments: Backend.allCases)
+    func toManyFollowsItsToOneInverse(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Relations.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let ann = try Relations.insert(context, "Person", "Ann")
+        let bob = try Relations.insert(context, "Person", "Bob")
+        let rex = try Relations.insert(context, "Pet", "Rex")
+        let tom = try Relations.insert(context, "Pet", "Tom")
+        try rex.setRelatedObject(ann, forKey: "owner")
+        try ann.addRelatedObject(tom, forKey: "pets")
+        #expect(try Relations.memberNames(ann, "pets") == ["Rex", "Tom"])
+        #expect(try tom.relatedObject(forKey: "owner") === ann)
+        try context.save()
+        #expect(try Relations.memberNames(ann, "pets") == ["Rex", "Tom"])
+
+        try bob.addRelatedObject(rex, forKey: "pets")           // moves Rex from Ann to Bob
+        #expect(try rex.relatedObject(forKey: "owner") === bob)
+        #expect(try Relations.memberNames(ann, "pets") == ["Tom"])
+        #expect(try Relations.memberNames(bob, "pets") == ["Rex"])
+        try ann.removeRelatedObject(tom, forKey: "pets")
+        #expect(try tom.relatedObject(forKey: "owner") == nil)
+        try context.save()
+        do {
+            let fresh = ObjectContext(coordinator: coordinator)
+            #expect(try Relations.memberNames(Relations.object(fresh, "Person", "Ann"), "pets") == [])
+            #expect(try Relations.memberNames(Relations.object(fresh, "Person", "Bob"), "pets") == ["Rex"])
+            #expect(try Relations.object(fresh, "Pet", "Tom").relatedObject(forKey: "owner") == nil)
+        }
+
+        try ann.setRelatedObjects([rex, tom], forKey: "pets")    // replaces Ann's pets; Rex leaves Bob
+        #expect(try Relations.memberNames(bob, "pets") == [])
+        try context.save()
+        let fresh = ObjectContext(coordinator: coordinator)
+        #expect(try Relations.memberNames(Relations.object(fresh, "Person", "Ann"), "pets") == ["Rex", "Tom"])
+        #expect(try Relations.memberNames(Relations.object(fresh, "Person", "Bob"), "pets") == [])
+    }
+
+    /// Core Data keeps both sides of a many-to-many in step: adding a course to a student adds the student to
+    /// the course, removing from either side removes from both, and the store holds the same links.
+    @Test(arguments: Backend.allCases)
+    func manyToManyAddAndRemoveFromEitherSide(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Relations.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let s1 = try Relations.insert(context, "Student", "s1")
+        let s2 = try Relations.insert(context, "Student", "s2")
+        let math = try Relations.insert(context, "Course", "math")
+        let art = try Relations.insert(context, "Course", "art")
+        try s1.addRelatedObject(math, forKey: "courses")
+        try s1.addRelatedObject(art, forKey: "courses")
+        try art.addRelatedObject(s2, forKey: "students")
+        func check(_ context: ObjectContext, _ expected: [String: [String]], sourceLocation: SourceLocation = #_sourceLocation) throws {
+            for (name, members) in expected {
+                let entity = name.hasPrefix("s") ? "Student" : "Course"
+                let key = entity == "Student" ? "courses" : "students"
+                #expect(try Relations.memberNames(Relations.object(context, entity, name), key) == members, "\(name)", sourceLocation: sourceLocation)
+            }
+        }
+        let linked = ["s1": ["art", "math"], "s2": ["art"], "math": ["s1"], "art": ["s1", "s2"]]
+        try check(context, linked)
+        try context.save()
+        try check(context, linked)
+        try check(ObjectContext(coordinator: coordinator), linked)
+
+        try art.removeRelatedObject(s1, forKey: "students")
+        try s2.addRelatedObject(math, forKey: "courses")
+        let changed = ["s1": ["math"], "s2": ["art", "math"], "math": ["s1", "s2"], "art": ["s2"]]
+        try check(context, changed)
+        try context.save()
+        try check(ObjectContext(coordinator: coordinator), changed)
+
+        // Deleting a course (Nullify) takes it out of every student's list.
+        try context.delete(math)
+        try context.save()
+        try check(ObjectContext(coordinator: coordinator), ["s1": [], "s2": ["art"], "art": ["s2"]])
+    }
+
+    /// Core Data's ordered to-many (`NSOrderedSet`): members keep the order given by insert-at-index and
+    /// moves, in the context, after the save and in a fresh context; the inverse to-one follows.
+    @Test(arguments: Backend.allCases)
+    func orderedToManyKeepsItsOrderAcrossSaves(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Relations.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let list = try Relations.insert(context, "Playlist", "mix")
+        let songs = try ["a", "b", "c", "d"].map { try Relations.insert(context, "Song", $0) }
+        for song in songs.prefix(3) { try list.addRelatedObject(song, forKey: "songs") }
+        try list.insertRelatedObject(songs[3], at: 1, forKey: "songs")
+        #expect(try Relations.names(list.relatedObjects(forKey: "songs")) == ["a", "d", "b", "c"])
+        try list.moveRelatedObject(from: 3, to: 0, forKey: "songs")
+        let expected = ["c", "a", "d", "b"]
+        #expect(try Relations.names(list.relatedObjects(forKey: "songs")) == expected)
+        #expect(try songs[2].relatedObject(forKey: "playlist") === list)
+        try context.save()
+        #expect(try Relations.names(list.relatedObjects(forKey: "songs")) == expected)
+
+        let fresh = ObjectContext(coordinator: coordinator)
+        let freshList = try Relations.object(fresh, "Playlist", "mix")
+        #expect(try Relations.names(freshList.relatedObjects(forKey: "songs")) == expected)
+        // Change it there: a new song at 2, "a" removed, an existing member moved to the end.
+        let e = try Relations.insert(fresh, "Song", "e")
+        try freshList.insertRelatedObject(e, at: 2, forKey: "songs")              // c a e d b
+        try freshList.removeRelatedObject(try Relations.object(fresh, "Song", "a"), forKey: "songs")   // c e d b
+        try freshList.insertRelatedObject(try Relations.object(fresh, "Song", "c"), at: 3, forKey: "songs")  // e d b c
+        #expect(try Relations.names(freshList.relatedObjects(forKey: "songs")) == ["e", "d", "b", "c"])
+        try fresh.save()
+        let third = ObjectContext(coordinator: coordinator)
+        #expect(try Relations.names(Relations.object(third, "Playlist", "mix").relatedObjects(forKey: "songs")) == ["e", "d", "b", "c"])
+        #expect(try Relations.object(third, "Song", "a").relatedObject(forKey: "playlist") == nil)
+    }
+
+    /// Core Data's Nullify delete rule: deleting the folder leaves its notes, with their `folder` cleared.
+    @Test(arguments: Backend.allCases)
+    func nullifyClearsTheInverseOfWhatIsLeft(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Relations.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let folder = try Relations.insert(context, "Folder", "inbox")
+        let notes = try ["n1", "n2"].map { try Relations.insert(context, "Note", $0) }
+        for note in notes { try note.setRelatedObject(folder, forKey: "folder") }
+        try context.save()
+        try context.delete(folder)
+        try context.save()
+        #expect(try notes.allSatisfy { try $0.relatedObject(forKey: "folder") == nil })
+        #expect(try Relations.savedNames(coordinator, "Folder") == [])
+        #expect(try Relations.savedNames(coordinator, "Note") == ["n1", "n2"])
+        let fresh = ObjectContext(coordinator: coordinator)
+        #expect(try fresh.fetch(FetchRequest(entityName: "Note")).allSatisfy { try $0.relatedObject(forKey: "folder") == nil })
+        #expect(try fresh.count(FetchRequest(entityName: "Note", predicate: try FetchPredicate(format: "folder == nil"))) == 2)
+    }
+
+    /// Core Data's Cascade delete rule: deleting a person deletes their pets, and only theirs.
+    @Test(arguments: Backend.allCases)
+    func cascadeDeletesTheMembersToo(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Relations.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let ann = try Relations.insert(context, "Person", "Ann")
+        let bob = try Relations.insert(context, "Person", "Bob")
+        for (pet, owner) in [("Rex", ann), ("Tom", ann), ("Kit", bob)] {
+            try Relations.insert(context, "Pet", pet).setRelatedObject(owner, forKey: "owner")
+        }
+        try context.save()
+        try context.delete(ann)
+        try context.save()
+        #expect(try Relations.savedNames(coordinator, "Person") == ["Bob"])
+        #expect(try Relations.savedNames(coordinator, "Pet") == ["Kit"])
+        #expect(try Relations.names(context.fetch(FetchRequest(entityName: "Pet"))) == ["Kit"])
+    }
+
+    /// Core Data's Deny delete rule (`NSValidationRelationshipDeniedDeleteError`): deleting a team that still
+    /// has members fails the save and nothing of that save is written; once the team is empty it can go.
+    @Test(arguments: Backend.allCases)
+    func denyRefusesTheWholeSaveWhileMembersRemain(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Relations.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let team = try Relations.insert(context, "Team", "red")
+        let member = try Relations.insert(context, "Member", "m1")
+        try member.setRelatedObject(team, forKey: "team")
+        try context.save()
+
+        try context.delete(team)
+        try Relations.insert(context, "Person", "bystander")
+        expectContextError("deny", {
+            guard case let .deleteDenied(entity, key, _, count) = $0 else { return false }
+            return entity == "Team" && key == "members" && count == 1
+        }) { try context.save() }
+        #expect(try Relations.savedNames(coordinator, "Team") == ["red"])
+        #expect(try Relations.savedNames(coordinator, "Person") == [])
+        #expect(try Relations.savedNames(coordinator, "Member") == ["m1"])
+        #expect(context.hasChanges && team.isDeleted)
+        let fresh = ObjectContext(coordinator: coordinator)
+        #expect(try Relations.object(fresh, "Member", "m1").relatedObject(forKey: "team")?.get("name", as: String.self) == "red")
+
+        context.rollback()
+        try member.setRelatedObject(nil, forKey: "team")
+        try context.delete(team)
+        try context.save()
+        #expect(try Relations.savedNames(coordinator, "Team") == [])
+        #expect(try Relations.savedNames(coordinator, "Member") == ["m1"])
+    }
+}
