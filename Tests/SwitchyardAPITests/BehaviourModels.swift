@@ -54,6 +54,7 @@ enum Catalogue {
 /// - Person 1-1 Passport (`passport` / `holder`), Person 1-n Pet (`pets`, Cascade / `owner`, Nullify)
 /// - Team 1-n Member (`members`, Deny / `team`), Folder 1-n Note (`notes`, Nullify / `folder`)
 /// - Student n-n Course (`courses` / `students`), Playlist 1-n ordered Song (`songs` / `playlist`)
+/// - Car 1-n Wheel (`wheels`, 1...4 / `car`, required)
 enum Relations {
     static func model() throws -> ObjectModel {
         func named(_ entity: String, _ attribute: String, _ relationships: [RelationshipDescription]) -> EntityDescription {
@@ -74,6 +75,8 @@ enum Relations {
             named("Course", "name", [RelationshipDescription(name: "students", destination: "Student", inverse: "courses", isToMany: true)]),
             named("Playlist", "name", [RelationshipDescription(name: "songs", destination: "Song", inverse: "playlist", isToMany: true, isOrdered: true)]),
             named("Song", "name", [RelationshipDescription(name: "playlist", destination: "Playlist", inverse: "songs")]),
+            named("Car", "name", [RelationshipDescription(name: "wheels", destination: "Wheel", inverse: "car", isToMany: true, minCount: 1, maxCount: 4)]),
+            named("Wheel", "name", [RelationshipDescription(name: "car", destination: "Car", inverse: "wheels", isOptional: false)]),
         ]
         return try ObjectModel(entities: entities, configurations: [ConfigurationDescription(name: "Main", entityNames: entities.map(\.name))])
     }

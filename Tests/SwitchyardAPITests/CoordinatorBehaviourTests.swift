@@ -251,6 +251,11 @@ import Testing
         #expect(temporary.isTemporary)
         #expect(temporary.uriRepresentation.hasPrefix("x-coredata:///Order/t"))
         #expect(try ObjectID(uri: temporary.uriRepresentation) == temporary)
+        // Before the save the temporary ID finds the object in its own context only.
+        #expect(try context.existingObject(with: temporary) === order)
+        expectContextError("temporary ID elsewhere", { if case .objectNotFound = $0 { return true } else { return false } }) {
+            _ = try ObjectContext(coordinator: coordinator).existingObject(with: temporary)
+        }
         try context.save()
 
         let id = order.objectID

@@ -226,4 +226,64 @@ import Testing
         #expect(try Relations.savedNames(coordinator, "Team") == [])
         #expect(try Relations.savedNames(coordinator, "Member") == ["m1"])
     }
+
+    /// Core Data's relationship validation at save: a required to-one left empty
+    /// (`NSValidationMissingMandatoryPropertyError`) and a to-many below its minimum or above its maximum
+    /// count (`NSValidationRelationshipLacksMinimumCountError` / `ExceedsMaximumCountError`) fail the save,
+    /// and nothing of it is written.
+    @Test(arguments: Backend.allCases)
+    func requiredToOneAndToManyCountsAreCheckedAtSave(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Relations.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let loose = try Relations.insert(context, "Wheel", "loose")
+        expectContextError("wheel without car", {
+            guard case let .missingRequiredValue(entity, key, _) = $0 else { return false }
+            return entity == "Wheel" && key == "car"
+        }) { try context.save() }
+        try context.delete(loose)
+
+        let car = try Relations.insert(context, "Car", "car")
+        expectContextError("car without wheels", {
+            guard case let .relationshipCount(entity, key, count, min, _, _) = $0 else { return false }
+            return entity == "Car" && key == "wheels" && count == 0 && min == 1
+        }) { try context.save() }
+        let wheels = try (1...5).map { try Relations.insert(context, "Wheel", "w\($0)") }
+        for wheel in wheels { try car.addRelatedObject(wheel, forKey: "wheels") }
+        expectContextError("five wheels", {
+            guard case let .relationshipCount(_, "wheels", count, _, max, _) = $0 else { return false }
+            return count == 5 && max == 4
+        }) { try context.save() }
+        #expect(try Relations.savedNames(coordinator, "Car") == [])
+        #expect(try Relations.savedNames(coordinator, "Wheel") == [])
+        try context.delete(wheels[4])
+        try context.save()
+        #expect(try Relations.savedNames(coordinator, "Wheel") == ["w1", "w2", "w3", "w4"])
+        let fresh = ObjectContext(coordinator: coordinator)
+        #expect(try Relations.memberNames(Relations.object(fresh, "Car", "car"), "wheels") == ["w1", "w2", "w3", "w4"])
+    }
+
+    /// A to-many read leaves out members deleted in this context before the save (Core Data removes them
+    /// when it processes the deletion), and a deleted member's to-one is cleared by Nullify at the save.
+    @Test(arguments: Backend.allCases)
+    func deletedMembersLeaveToManyReadsBeforeTheSave(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Relations.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let ann = try Relations.insert(context, "Person", "Ann")
+        let pets = try ["Rex", "Tom"].map { try Relations.insert(context, "Pet", $0) }
+        for pet in pets { try pet.setRelatedObject(ann, forKey: "owner") }
+        let s1 = try Relations.insert(context, "Student", "s1")
+        let courses = try ["art", "math"].map { try Relations.insert(context, "Course", $0) }
+        for course in courses { try s1.addRelatedObject(course, forKey: "courses") }
+        try context.save()
+        try context.delete(pets[0])
+        try context.delete(courses[0])
+        #expect(try Relations.memberNames(ann, "pets") == ["Tom"])
+        #expect(try Relations.memberNames(s1, "courses") == ["math"])
+        try context.save()
+        let fresh = ObjectContext(coordinator: coordinator)
+        #expect(try Relations.memberNames(Relations.object(fresh, "Person", "Ann"), "pets") == ["Tom"])
+        #expect(try Relations.memberNames(Relations.object(fresh, "Student", "s1"), "courses") == ["math"])
+    }
 }
