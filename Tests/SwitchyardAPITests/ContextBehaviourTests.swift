@@ -100,6 +100,8 @@ import Testing
         #expect(Set(orders.map(\.objectID)).count == 3)
         #expect(Set(objects.map(\.objectID)).isDisjoint(with: temporaryIDs))
         for object in objects { #expect(try context.existingObject(with: object.objectID) === object) }
+        let fetched = try context.fetch(FetchRequest(entityName: "Order", sortKeys: [SortKey("code")]))
+        #expect(zip(fetched, orders).allSatisfy { $0 === $1 })
         let fresh = ObjectContext(coordinator: coordinator)
         let order = try fresh.existingObject(with: orders[1].objectID)
         #expect(try order.relatedObject(forKey: "customer")?.objectID == ann.objectID)
@@ -139,6 +141,37 @@ import Testing
         #expect(try bob.relatedObjects(forKey: "orders").isEmpty)
         try context.save()   // nothing left to write
         #expect(try ObjectContext(coordinator: context.coordinator).count(FetchRequest(entityName: "Order")) == 2)
+    }
+
+    /// Core Data's `rollback()` restores to-many relationships too: many-to-many members added or removed on
+    /// either side, and the order of an ordered to-many.
+    @Test(arguments: Backend.allCases)
+    func rollbackRestoresToManyMembersAndOrder(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Relations.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let s1 = try Relations.insert(context, "Student", "s1")
+        let math = try Relations.insert(context, "Course", "math")
+        let art = try Relations.insert(context, "Course", "art")
+        try s1.addRelatedObject(math, forKey: "courses")
+        let list = try Relations.insert(context, "Playlist", "mix")
+        for name in ["a", "b", "c"] { try list.addRelatedObject(try Relations.insert(context, "Song", name), forKey: "songs") }
+        try context.save()
+
+        try s1.addRelatedObject(art, forKey: "courses")
+        try math.removeRelatedObject(s1, forKey: "students")
+        try list.moveRelatedObject(from: 2, to: 0, forKey: "songs")
+        try list.insertRelatedObject(try Relations.insert(context, "Song", "new"), at: 1, forKey: "songs")
+        context.rollback()
+        #expect(try Relations.memberNames(s1, "courses") == ["math"])
+        #expect(try Relations.memberNames(math, "students") == ["s1"])
+        #expect(try Relations.memberNames(art, "students") == [])
+        #expect(try Relations.names(list.relatedObjects(forKey: "songs")) == ["a", "b", "c"])
+        try context.save()
+        let fresh = ObjectContext(coordinator: coordinator)
+        #expect(try Relations.memberNames(Relations.object(fresh, "Student", "s1"), "courses") == ["math"])
+        #expect(try Relations.names(Relations.object(fresh, "Playlist", "mix").relatedObjects(forKey: "songs")) == ["a", "b", "c"])
+        #expect(try Relations.savedNames(coordinator, "Song") == ["a", "b", "c"])
     }
 
     /// Core Data's `refresh(_:mergeChanges: false)`: the object's unsaved changes (a deletion too) are dropped

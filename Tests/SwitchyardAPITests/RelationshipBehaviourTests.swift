@@ -286,4 +286,33 @@ import Testing
         #expect(try Relations.memberNames(Relations.object(fresh, "Person", "Ann"), "pets") == ["Tom"])
         #expect(try Relations.memberNames(Relations.object(fresh, "Student", "s1"), "courses") == ["math"])
     }
+
+    /// Core Data refuses a relationship value of the wrong entity ("Unacceptable type of value for to-one
+    /// relationship"), an object of another context ("Illegal attempt to establish a relationship between
+    /// objects in different contexts"), and to-one access to a to-many (and back); nothing changes.
+    @Test(arguments: Backend.allCases)
+    func relationshipsRefuseWrongEntitiesKindsAndContexts(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Relations.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let ann = try Relations.insert(context, "Person", "Ann")
+        let rex = try Relations.insert(context, "Pet", "Rex")
+        let course = try Relations.insert(context, "Course", "art")
+        try context.save()
+        func isTypeMismatch(_ e: ContextError) -> Bool { if case .typeMismatch = e { return true } else { return false } }
+        func isForeign(_ e: ContextError) -> Bool { if case .foreignObject = e { return true } else { return false } }
+        expectContextError("to-one to the wrong entity", isTypeMismatch) { try rex.setRelatedObject(course, forKey: "owner") }
+        expectContextError("to-many member of the wrong entity", isTypeMismatch) { try ann.addRelatedObject(course, forKey: "pets") }
+        expectContextError("to-one access to a to-many", isTypeMismatch) { try ann.setRelatedObject(rex, forKey: "pets") }
+        expectContextError("to-many access to a to-one", isTypeMismatch) { _ = try rex.relatedObjects(forKey: "owner") }
+        expectContextError("unknown relationship", { $0 == .unknownKey(entity: "Pet", key: "vet") }) { _ = try rex.relatedObject(forKey: "vet") }
+        let other = ObjectContext(coordinator: coordinator)
+        let bob = try Relations.insert(other, "Person", "Bob")
+        expectContextError("to-one into another context", isForeign) { try rex.setRelatedObject(bob, forKey: "owner") }
+        expectContextError("to-many member from another context", isForeign) { try bob.addRelatedObject(rex, forKey: "pets") }
+        expectContextError("delete through another context", isForeign) { try other.delete(rex) }
+        #expect(!context.hasChanges)
+        #expect(try rex.relatedObject(forKey: "owner") == nil)
+        #expect(try ann.relatedObjects(forKey: "pets").isEmpty)
+    }
 }
