@@ -37,6 +37,29 @@ import Testing
         #expect(try context.count(FetchRequest(entityName: "Item")) == 5)
     }
 
+    /// Core Data's SQLite sort order, on every backend, saved or not: nil sorts before any value ascending and
+    /// after every value descending; strings compare by code point (`compare:` without options), so
+    /// capitals come before lower case and "é" after "e".
+    @Test(arguments: Backend.allCases)
+    func nilsAndStringsSortAlikeOnEveryBackend(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Catalogue.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        for (name, price) in [("b", 2.0), ("B", nil), ("a", 1.0), ("é", nil), ("e", 3.0), ("Z", -1.0)] as [(String, Double?)] {
+            try Catalogue.item(context, "Book", name, price: 0).set("price", price)
+        }
+        let byPrice = FetchRequest(entityName: "Book", sortKeys: [SortKey("price"), SortKey("name")])
+        let byPriceDown = FetchRequest(entityName: "Book", sortKeys: [SortKey("price", ascending: false), SortKey("name")])
+        let byName = FetchRequest(entityName: "Book", sortKeys: [SortKey("name")])
+        for phase in ["unsaved", "saved", "fresh"] {
+            if phase == "saved" { try context.save() }
+            let reader = phase == "fresh" ? ObjectContext(coordinator: coordinator) : context
+            #expect(try names(reader, byPrice) == ["B", "é", "Z", "a", "b", "e"], "\(phase)")
+            #expect(try names(reader, byPriceDown) == ["e", "b", "a", "Z", "B", "é"], "\(phase)")
+            #expect(try names(reader, byName) == ["B", "Z", "a", "b", "e", "é"], "\(phase)")
+        }
+    }
+
     /// `NSFetchRequest.fetchLimit` of 0 means no limit (Core Data's default value), with and without
     /// unsaved changes in the context. Switchyard spells "no limit" `nil` and returns nothing for 0.
     @Test(arguments: Backend.allCases)
