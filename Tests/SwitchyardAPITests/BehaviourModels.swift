@@ -152,3 +152,27 @@ func expectCoordinatorError(
         Issue.record("\(what): \(error) is not a CoordinatorError", sourceLocation: sourceLocation)
     }
 }
+
+/// Relationships of an entity to itself and cycles, one configuration `Main`: Node's ordered `children`
+/// (Cascade) with inverse `parent`, `friends` (a many-to-many that is its own inverse), ordered many-to-many
+/// `labels` with Label's `nodes`, `pinned` (a to-one without inverse); A and B cascade into each other.
+enum Graph {
+    static func model() throws -> ObjectModel {
+        let name = AttributeDescription(name: "name", type: .string)
+        let entities = [
+            EntityDescription(name: "Node", attributes: [name], relationships: [
+                RelationshipDescription(name: "parent", destination: "Node", inverse: "children"),
+                RelationshipDescription(name: "children", destination: "Node", inverse: "parent", isToMany: true, isOrdered: true, deleteRule: .cascade),
+                RelationshipDescription(name: "friends", destination: "Node", inverse: "friends", isToMany: true),
+                RelationshipDescription(name: "labels", destination: "Label", inverse: "nodes", isToMany: true, isOrdered: true),
+                RelationshipDescription(name: "pinned", destination: "Label"),
+            ]),
+            EntityDescription(name: "Label", attributes: [name], relationships: [
+                RelationshipDescription(name: "nodes", destination: "Node", inverse: "labels", isToMany: true),
+            ]),
+            EntityDescription(name: "A", attributes: [name], relationships: [RelationshipDescription(name: "b", destination: "B", inverse: "a", deleteRule: .cascade)]),
+            EntityDescription(name: "B", attributes: [name], relationships: [RelationshipDescription(name: "a", destination: "A", inverse: "b", deleteRule: .cascade)]),
+        ]
+        return try ObjectModel(entities: entities, configurations: [ConfigurationDescription(name: "Main", entityNames: entities.map(\.name))])
+    }
+}

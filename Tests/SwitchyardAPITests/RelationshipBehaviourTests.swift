@@ -315,4 +315,55 @@ import Testing
         #expect(try rex.relatedObject(forKey: "owner") == nil)
         #expect(try ann.relatedObjects(forKey: "pets").isEmpty)
     }
+
+    /// Core Data relationships of an entity to itself: moving a child by its to-one takes it out of the old
+    /// parent's ordered children and appends it to the new one's; a many-to-many that is its own inverse
+    /// links both ways; an ordered many-to-many keeps its order and moves; a to-one without inverse is kept;
+    /// Cascade runs down a tree and through a cycle (A ⇄ B) without looping.
+    @Test(arguments: Backend.allCases)
+    func selfReferencesOrderedManyToManyAndCascadeCycles(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = StoreCoordinator(model: try Graph.model())
+        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let context = ObjectContext(coordinator: coordinator)
+        func make(_ entity: String, _ name: String) throws -> ManagedObject { try Relations.insert(context, entity, name) }
+        let root = try make("Node", "root"), x = try make("Node", "x"), y = try make("Node", "y"), z = try make("Node", "z")
+        let other = try make("Node", "other")
+        for child in [x, y, z] { try root.addRelatedObject(child, forKey: "children") }
+        try y.setRelatedObject(other, forKey: "parent")
+        #expect(try Relations.names(root.relatedObjects(forKey: "children")) == ["x", "z"])
+        #expect(try Relations.names(other.relatedObjects(forKey: "children")) == ["y"])
+        try x.addRelatedObject(z, forKey: "friends")
+        #expect(try Relations.memberNames(z, "friends") == ["x"])
+        let l1 = try make("Label", "l1"), l2 = try make("Label", "l2"), l3 = try make("Label", "l3")
+        for label in [l3, l1, l2] { try x.addRelatedObject(label, forKey: "labels") }
+        try l1.addRelatedObject(z, forKey: "nodes")
+        try x.setRelatedObject(l2, forKey: "pinned")
+        let a = try make("A", "a")
+        try a.setRelatedObject(try make("B", "b"), forKey: "b")
+        try context.save()
+
+        let fresh = ObjectContext(coordinator: coordinator)
+        let freshX = try Relations.object(fresh, "Node", "x")
+        #expect(try Relations.names(Relations.object(fresh, "Node", "root").relatedObjects(forKey: "children")) == ["x", "z"])
+        #expect(try Relations.object(fresh, "Node", "y").relatedObject(forKey: "parent")?.get("name", as: String.self) == "other")
+        #expect(try Relations.memberNames(Relations.object(fresh, "Node", "z"), "friends") == ["x"])
+        #expect(try Relations.memberNames(freshX, "friends") == ["z"])
+        #expect(try Relations.names(freshX.relatedObjects(forKey: "labels")) == ["l3", "l1", "l2"])
+        #expect(try Relations.memberNames(Relations.object(fresh, "Label", "l1"), "nodes") == ["x", "z"])
+        #expect(try freshX.relatedObject(forKey: "pinned")?.get("name", as: String.self) == "l2")
+        try freshX.moveRelatedObject(from: 0, to: 2, forKey: "labels")
+        try fresh.save()
+        let third = ObjectContext(coordinator: coordinator)
+        #expect(try Relations.names(Relations.object(third, "Node", "x").relatedObjects(forKey: "labels")) == ["l1", "l2", "l3"])
+
+        try third.delete(Relations.object(third, "Node", "root"))
+        try third.delete(Relations.object(third, "A", "a"))
+        try third.save()
+        #expect(try Relations.savedNames(coordinator, "Node") == ["other", "y"])
+        #expect(try Relations.savedNames(coordinator, "A") == [] && Relations.savedNames(coordinator, "B") == [])
+        #expect(try Relations.savedNames(coordinator, "Label") == ["l1", "l2", "l3"])
+        let last = ObjectContext(coordinator: coordinator)
+        #expect(try Relations.memberNames(Relations.object(last, "Label", "l1"), "nodes") == [])
+    }
 }
