@@ -366,4 +366,48 @@ import Testing
         let last = ObjectContext(coordinator: coordinator)
         #expect(try Relations.memberNames(Relations.object(last, "Label", "l1"), "nodes") == [])
     }
+
+    /// Like a fired Core Data to-many fault, members read in one context stay as read while another context
+    /// saves changes; re-fetching the owner, `refresh(_:mergeChanges:)` or `refreshAllObjects()` shows the
+    /// new members (for a to-many through a to-one inverse and a many-to-many alike).
+    @Test(arguments: Backend.allCases)
+    func membersReadStayUntilTheOwnerIsRefetchedOrRefreshed(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Relations.coordinator(backend, in: dir)
+        let setup = ObjectContext(coordinator: coordinator)
+        let ann = try Relations.insert(setup, "Person", "Ann")
+        try Relations.insert(setup, "Pet", "Rex").setRelatedObject(ann, forKey: "owner")
+        let student = try Relations.insert(setup, "Student", "s")
+        try student.addRelatedObject(try Relations.insert(setup, "Course", "c1"), forKey: "courses")
+        try Relations.insert(setup, "Course", "c2")
+        try setup.save()
+
+        let reader = ObjectContext(coordinator: coordinator)
+        let readerAnn = try Relations.object(reader, "Person", "Ann")
+        let readerStudent = try Relations.object(reader, "Student", "s")
+        #expect(try Relations.memberNames(readerAnn, "pets") == ["Rex"])
+        #expect(try Relations.memberNames(readerStudent, "courses") == ["c1"])
+        func addMembers(_ round: Int) throws {
+            let writer = ObjectContext(coordinator: coordinator)
+            try Relations.insert(writer, "Pet", "Pet\(round)").setRelatedObject(try Relations.object(writer, "Person", "Ann"), forKey: "owner")
+            try Relations.object(writer, "Student", "s").addRelatedObject(try Relations.insert(writer, "Course", "c\(round + 2)"), forKey: "courses")
+            try writer.save()
+        }
+        try addMembers(1)
+        #expect(try Relations.memberNames(readerAnn, "pets") == ["Rex"])
+        #expect(try Relations.memberNames(readerStudent, "courses") == ["c1"])
+        _ = try reader.fetch(FetchRequest(entityName: "Person"))
+        _ = try reader.fetch(FetchRequest(entityName: "Student"))
+        #expect(try Relations.memberNames(readerAnn, "pets") == ["Pet1", "Rex"])
+        #expect(try Relations.memberNames(readerStudent, "courses") == ["c1", "c3"])
+        try addMembers(2)
+        try reader.refresh(readerAnn)
+        try reader.refresh(readerStudent)
+        #expect(try Relations.memberNames(readerAnn, "pets") == ["Pet1", "Pet2", "Rex"])
+        #expect(try Relations.memberNames(readerStudent, "courses") == ["c1", "c3", "c4"])
+        try addMembers(3)
+        try reader.refreshAllObjects()
+        #expect(try Relations.memberNames(readerAnn, "pets") == ["Pet1", "Pet2", "Pet3", "Rex"])
+        #expect(try Relations.memberNames(readerStudent, "courses") == ["c1", "c3", "c4", "c5"])
+    }
 }

@@ -130,4 +130,45 @@ import Testing
         #expect(Set(all.map(\.objectID)).count == 400)
         #expect(Set(try Shop.codes(all)).count == 400)
     }
+
+    /// Core Data never reuses a primary key (`Z_PRIMARYKEY.Z_MAX` only grows), so an object URI kept by the
+    /// app can never name a different object later — not after the newest object is deleted, nor after the
+    /// store is reopened.
+    @Test(arguments: Backend.allCases)
+    func primaryKeysAreNeverReused(_ backend: Backend) throws {
+        let dir = try TempDir()
+        var keys: [Int64] = []
+        var deleted: ObjectID?
+        do {
+            let coordinator = try Shop.coordinator(backend, in: dir)
+            let context = ObjectContext(coordinator: coordinator)
+            let a = try Shop.order(context, "a", qty: 1)
+            let b = try Shop.order(context, "b", qty: 1)
+            try context.save()
+            deleted = b.objectID
+            try context.delete(b)
+            try context.save()
+            let c = try Shop.order(context, "c", qty: 1)
+            try context.save()
+            keys = [a, c].compactMap(\.objectID.primaryKey)
+            let deletedKey = try #require(deleted?.primaryKey)
+            #expect(keys.count == 2 && !keys.contains(deletedKey))
+            try context.delete(c)
+            try context.save()
+            if backend == .memory {
+                let d = try Shop.order(context, "d", qty: 1)
+                try context.save()
+                #expect(d.objectID.primaryKey.map { $0 > keys.max()! } == true)
+            }
+        }
+        guard backend != .memory else { return }
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let d = try Shop.order(context, "d", qty: 1)
+        try context.save()
+        #expect(d.objectID.primaryKey.map { $0 > keys.max()! } == true)
+        expectContextError("the deleted object's URI", { if case .objectNotFound = $0 { return true } else { return false } }) {
+            _ = try context.existingObject(with: try ObjectID(uri: deleted!.uriRepresentation))
+        }
+    }
 }
