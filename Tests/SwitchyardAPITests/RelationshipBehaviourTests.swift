@@ -410,4 +410,35 @@ import Testing
         #expect(try Relations.memberNames(readerAnn, "pets") == ["Pet1", "Pet2", "Pet3", "Rex"])
         #expect(try Relations.memberNames(readerStudent, "courses") == ["c1", "c3", "c4", "c5"])
     }
+
+    /// Core Data's Nullify also covers references made since the last save: a new order pointing at a
+    /// customer, and a saved order newly pointed at it, are both saved with no customer when the customer
+    /// is deleted in the same save; a deleted tag leaves the many-to-many lists of new and saved orders.
+    @Test(arguments: Backend.allCases)
+    func nullifyCoversUnsavedReferencesToTheDeletedObject(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let ann = try Shop.customer(context, "Ann")
+        let tag = try context.insert("Tag")
+        try tag.set("label", "t")
+        let old = try Shop.order(context, "old", qty: 1)
+        try context.save()
+        let new = try Shop.order(context, "new", qty: 1, customer: ann)
+        try new.addRelatedObject(tag, forKey: "tags")
+        try old.setRelatedObject(ann, forKey: "customer")
+        try old.addRelatedObject(tag, forKey: "tags")
+        try context.delete(ann)
+        try context.delete(tag)
+        try context.save()
+        for order in [new, old] {
+            #expect(try order.relatedObject(forKey: "customer") == nil)
+            #expect(try order.relatedObjects(forKey: "tags").isEmpty)
+        }
+        let fresh = ObjectContext(coordinator: coordinator)
+        let orders = try fresh.fetch(FetchRequest(entityName: "Order", sortKeys: [SortKey("code")]))
+        #expect(try Shop.codes(orders) == ["new", "old"])
+        #expect(try orders.allSatisfy { try $0.relatedObject(forKey: "customer") == nil && $0.relatedObjects(forKey: "tags").isEmpty })
+        #expect(try fresh.count(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "customer == nil AND tags.@count == 0"))) == 2)
+    }
 }
