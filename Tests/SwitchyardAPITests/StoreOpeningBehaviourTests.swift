@@ -125,4 +125,59 @@ import Testing
         let saved = try check.fetch(FetchRequest(entityName: "Order", sortKeys: [SortKey("code")]))
         #expect(try saved.map { try $0.get("qty", as: Int64.self) } == [1, 2])
     }
+
+    /// `disposalHandler` decides about a disposable store that cannot be migrated, with the compatibility
+    /// report: `.keep` vetoes (the add fails, the store keeps its data), `.quarantine` moves the old files
+    /// aside — still openable with the old model — and creates the store again, empty.
+    @Test(arguments: fileBackends)
+    func theDisposalHandlerCanKeepOrQuarantine(_ backend: Backend) throws {
+        let dir = try TempDir()
+        try Self.seed(backend, in: dir)
+        let incompatible = try Self.shop { order in
+            order.attributes = order.attributes.map { a in
+                a.name == "qty" ? AttributeDescription(name: "qty", type: .string, isOptional: false) : a
+            }
+        }
+        let url = dir.url.appendingPathComponent(backend == .sqlite ? "Main.sqlite" : "Main.lmdb")
+        let seen = Reports()
+        do {
+            let coordinator = StoreCoordinator(model: incompatible)
+            coordinator.disposalHandler = { description, report in
+                seen.append("\(description.configuration): \(report.blockingReasons.joined(separator: "; "))")
+                return .keep
+            }
+            do {
+                try coordinator.addStore(backend.storeType, configuration: "Main", at: url, options: StoreOptions(disposable: true))
+                Issue.record("the handler's veto was ignored")
+            } catch let error as StoreError {
+                guard case .incompatibleModel = error else { Issue.record("\(error)"); return }
+            }
+            #expect(coordinator.stores.isEmpty)
+        }
+        #expect(seen.all.count == 1)
+        #expect(seen.all.first.map { $0.hasPrefix("Main: ") && $0.contains("qty") } == true, "\(seen.all)")
+        let kept = try ObjectContext(coordinator: Shop.coordinator(backend, in: dir)).count(FetchRequest(entityName: "Order"))
+        #expect(kept == 2)
+
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: dir.url.path))
+        do {
+            let coordinator = StoreCoordinator(model: incompatible)
+            coordinator.disposalHandler = { _, _ in .quarantine }
+            try coordinator.addStore(backend.storeType, configuration: "Main", at: url, options: StoreOptions(disposable: true))
+            #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Order")) == 0)
+        }
+        let moved = Set(try FileManager.default.contentsOfDirectory(atPath: dir.url.path)).subtracting(before)
+        let quarantined = try #require(moved.first { $0.contains("quarantined") && ($0.hasSuffix(".sqlite") || $0.hasSuffix(".lmdb")) }, "\(moved)")
+        let old = StoreCoordinator(model: try Shop.model())
+        try old.addStore(backend.storeType, configuration: "Main", at: dir.url.appendingPathComponent(quarantined))
+        #expect(try ObjectContext(coordinator: old).count(FetchRequest(entityName: "Order")) == 2)
+    }
+}
+
+/// Collects strings from a `@Sendable` handler.
+final class Reports: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func append(_ item: String) { lock.withLock { items.append(item) } }
+    var all: [String] { lock.withLock { items } }
 }
