@@ -169,6 +169,37 @@ import Testing
         }) { try fresh.save() }
     }
 
+    /// Core Data merges the results of several stores under the request's sort descriptors, key paths
+    /// through to-one relationships included, so the order (and which objects a limit keeps) does not depend
+    /// on which store holds what — nor on whether the context has unsaved changes.
+    @Test(arguments: Backend.allCases)
+    func aKeyPathSortOrdersResultsMergedFromSeveralStores(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = StoreCoordinator(model: try Shop.model())
+        let one = try backend.add(to: coordinator, configuration: "Main", in: dir.url, name: "one")
+        let two = try backend.add(to: coordinator, configuration: "Main", in: dir.url, name: "two")
+        let context = ObjectContext(coordinator: coordinator)
+        for (store, name, code) in [(one, "D", "o1"), (one, "A", "o2"), (two, "C", "o3"), (two, "B", "o4")] {
+            let customer = try Shop.customer(context, name)
+            try context.assign(customer, to: store)
+            try context.assign(try Shop.order(context, code, qty: 1, customer: customer), to: store)
+        }
+        try context.save()
+        let byCustomer = FetchRequest(entityName: "Order", sortKeys: [SortKey("customer.name")])
+        var firstTwo = byCustomer
+        firstTwo.fetchLimit = 2
+        // With an unsaved change in the context the merge is done in memory, and is right.
+        let pending = ObjectContext(coordinator: coordinator)
+        try pending.fetch(FetchRequest(entityName: "Order"))[0].set("qty", Int64(5))
+        #expect(try Shop.codes(pending.fetch(byCustomer)) == ["o2", "o4", "o3", "o1"])
+        // Without one, the stores' rows are merged by the coordinator.
+        let fresh = ObjectContext(coordinator: coordinator)
+        withKnownIssue("rows merged from several stores are not ordered by a to-one key path: [o1, o3, o2, o4], limit 2 keeps [o1, o3]") { () throws in
+            #expect(try Shop.codes(fresh.fetch(byCustomer)) == ["o2", "o4", "o3", "o1"])
+            #expect(try Shop.codes(fresh.fetch(firstTwo)) == ["o2", "o4"])
+        }
+    }
+
     /// Core Data: `assign(_:to:)` raises when the store does not hold the object's entity (its configuration
     /// lacks it) or is not one of the coordinator's stores; the object stays unassigned.
     @Test(arguments: Backend.allCases)
