@@ -250,6 +250,15 @@ import Testing
         #expect(try Shop.codes(fresh.fetch(request)) == ["a"])
         request.affectedStoreIdentifiers = nil
         #expect(try Shop.codes(fresh.fetch(request)) == ["a", "b", "c"])
+        // Unsaved objects count where they are assigned (or live), as Core Data's in-memory matching does.
+        let d = try Shop.order(fresh, "d", qty: 1)
+        try fresh.assign(d, to: first)
+        try fresh.existingObject(with: try #require(fresh.fetch(request).first).objectID).set("qty", Int64(2))
+        request.affectedStoreIdentifiers = [first.identifier]
+        #expect(try Shop.codes(fresh.fetch(request)) == ["a", "d"])
+        #expect(try fresh.count(request) == 2)
+        request.setAffectedStores([second])
+        #expect(try Shop.codes(fresh.fetch(request)) == ["b", "c"])
         request.affectedStoreIdentifiers = [UUID()]
         expectCoordinatorError("unknown store", {
             if case .storeNotInCoordinator = $0 { return true } else { return false }
