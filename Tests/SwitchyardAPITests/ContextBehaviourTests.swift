@@ -378,6 +378,16 @@ import Testing
         #expect(try read.get("blob", as: Data.self) == blob)
         #expect(try read.get("uuid", as: UUID.self) == uuid)
         #expect(try read.get("link", as: URL.self) == link)
+        // Nothing is truncated: a value outside the attribute's range is refused when set, and a stored value
+        // outside the requested Swift type's range is refused when read (Core Data's validation refuses the
+        // first at save).
+        func isTypeMismatch(_ e: ContextError) -> Bool { if case .typeMismatch = e { return true } else { return false } }
+        expectContextError("70000 into Integer 16", isTypeMismatch) { try read.set("i16", 70_000) }
+        expectContextError("Int64.max into Integer 32", isTypeMismatch) { try read.set("i32", Int64.max) }
+        expectContextError("3.7 into Integer 64", isTypeMismatch) { try read.set("i64", 3.7) }
+        expectContextError("2 into Boolean", isTypeMismatch) { try read.setValue(.integer(2), forKey: "flag") }
+        expectContextError("70000 read as Int16", isTypeMismatch) { _ = try read.get("i32", as: Int16.self) }
+        #expect(!read.hasChanges)
     }
 
     /// Core Data's optimistic locking with the default `NSErrorMergePolicy`: when another context saved a
