@@ -60,6 +60,40 @@ import Testing
         }
     }
 
+    /// A comparison between a number attribute and a string (or a string attribute and a number) selects the
+    /// same objects on every backend, with or without unsaved changes in the context — whichever rule is
+    /// chosen (convert as SQLite's column affinity does, never match, or refuse the predicate). It matters for
+    /// fetched properties, whose `$FETCHED_PROPERTY.userInfo` values are always strings.
+    @Test func mixedTypeComparisonsAgreeOnEveryBackend() throws {
+        let formats = ["qty >= '4'", "qty == '5'", "qty IN {'3', '5'}", "width == '2.5'", "code == 10", "code > 9"]
+        var answers: [String: [String: String]] = [:]   // format -> "backend/state" -> answer
+        for backend in Backend.allCases {
+            let dir = try TempDir()
+            let coordinator = try Shop.coordinator(backend, in: dir)
+            let setup = ObjectContext(coordinator: coordinator)
+            try Shop.order(setup, "10", qty: 3, width: 2.5)
+            try Shop.order(setup, "9", qty: 5)
+            try Shop.customer(setup, "Ann")
+            try setup.save()
+            let pending = ObjectContext(coordinator: coordinator)
+            try pending.fetch(FetchRequest(entityName: "Order")).forEach { try $0.set("width", try $0.get("width", as: Double.self)) }
+            for format in formats {
+                let request = FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: format), sortKeys: [SortKey("code")])
+                for (state, context) in [("saved", ObjectContext(coordinator: coordinator)), ("pending", pending)] {
+                    let answer: String
+                    do { answer = try Shop.codes(context.fetch(request)).joined(separator: ",") } catch { answer = "error" }
+                    answers[format, default: [:]]["\(backend)/\(state)"] = answer
+                }
+            }
+        }
+        withKnownIssue("SQLite converts by column affinity (qty >= '4' matches qty 5; code == 10 matches '10'); LMDB, memory and SQLite with unsaved changes in the context (in-memory evaluation) never match a number with a string, and order every string after every number (code > 9 matches both)") {
+            for format in formats {
+                let byBackend = answers[format] ?? [:]
+                #expect(Set(byBackend.values).count == 1, "\(format): \(byBackend.sorted { $0.key < $1.key })")
+            }
+        }
+    }
+
     /// `NSFetchRequest.fetchLimit` of 0 means no limit (Core Data's default value), with and without
     /// unsaved changes in the context. Switchyard spells "no limit" `nil` and returns nothing for 0.
     @Test(arguments: Backend.allCases)
