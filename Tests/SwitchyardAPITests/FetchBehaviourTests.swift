@@ -164,6 +164,38 @@ import Testing
         #expect(try context.count(cheapest) == 2)
     }
 
+    /// `includesSubentities` across stores: when a subentity (EBook) lives in another configuration than its
+    /// parent (Book, Item), fetching and counting the parent returns the subentity's objects from their own
+    /// store too, merged under the sort, as Core Data searches every store that holds an entity of the family.
+    @Test(arguments: Backend.allCases)
+    func subentitiesInAnotherConfigurationAreFetchedFromTheirStore(_ backend: Backend) throws {
+        let model = try ObjectModel(entities: try Catalogue.model().entities, configurations: [
+            ConfigurationDescription(name: "Paper", entityNames: ["Item", "Book", "Album"]),
+            ConfigurationDescription(name: "Digital", entityNames: ["EBook"]),
+        ])
+        let dir = try TempDir()
+        let coordinator = StoreCoordinator(model: model)
+        let paper = try backend.add(to: coordinator, configuration: "Paper", in: dir.url)
+        let digital = try backend.add(to: coordinator, configuration: "Digital", in: dir.url)
+        let context = ObjectContext(coordinator: coordinator)
+        for (entity, name, price) in [("Book", "b1", 3.0), ("Book", "b2", 1.0), ("EBook", "e1", 2.0), ("EBook", "e2", 5.0), ("Album", "a1", 4.0)] {
+            try Catalogue.item(context, entity, name, price: price)
+        }
+        try context.save()
+        #expect(try paper.count(StoreFetchRequest(entityName: "Item")) == 3)
+        #expect(try digital.count(StoreFetchRequest(entityName: "EBook")) == 2)
+        let fresh = ObjectContext(coordinator: coordinator)
+        var ownBooks = FetchRequest(entityName: "Book", sortKeys: [SortKey("price")])
+        ownBooks.includesSubentities = false
+        #expect(try names(fresh, ownBooks) == ["b2", "b1"])
+        #expect(try names(fresh, FetchRequest(entityName: "EBook", sortKeys: [SortKey("price")])) == ["e1", "e2"])
+        try withKnownIssue("SQLite: the Digital store is asked for Book/Item rows and throws StoreError.entityNotInStore (\"entity Book is not in configuration Digital of this store\")") { () throws in
+            #expect(try names(fresh, FetchRequest(entityName: "Book", sortKeys: [SortKey("price")])) == ["b2", "e1", "b1", "e2"])
+            #expect(try fresh.count(FetchRequest(entityName: "Book")) == 4)
+            #expect(try names(fresh, FetchRequest(entityName: "Item", sortKeys: [SortKey("price")])) == ["b2", "e1", "b1", "a1", "e2"])
+        } when: { backend == .sqlite }
+    }
+
     /// Core Data's cross-store fetched property (Apple's "Linking data between two Core Data stores"): a
     /// Product in one store finds its Reviews in another through `sku == $FETCH_SOURCE.sku`; the result is
     /// cached until the object is refreshed (`refresh(_:mergeChanges:)` re-evaluates it). Any pair of backends.
