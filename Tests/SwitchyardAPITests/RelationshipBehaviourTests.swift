@@ -441,4 +441,43 @@ import Testing
         #expect(try orders.allSatisfy { try $0.relatedObject(forKey: "customer") == nil && $0.relatedObjects(forKey: "tags").isEmpty })
         #expect(try fresh.count(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "customer == nil AND tags.@count == 0"))) == 2)
     }
+
+    /// Core Data's to-many relationships are sets (`NSSet`, `NSOrderedSet`): a member given twice is kept
+    /// once (its first place, for an ordered one), adding a member again changes nothing on either side,
+    /// and an index outside an ordered list, or an index on an unordered one, is refused.
+    @Test(arguments: Backend.allCases)
+    func toManyMembersAreUniqueAndIndexesChecked(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Relations.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let list = try Relations.insert(context, "Playlist", "mix")
+        let a = try Relations.insert(context, "Song", "a")
+        let b = try Relations.insert(context, "Song", "b")
+        try list.setRelatedObjects([a, b, a], forKey: "songs")
+        #expect(try Relations.names(list.relatedObjects(forKey: "songs")) == ["a", "b"])
+        let student = try Relations.insert(context, "Student", "s")
+        let course = try Relations.insert(context, "Course", "c")
+        try student.setRelatedObjects([course, course], forKey: "courses")
+        try student.addRelatedObject(course, forKey: "courses")
+        try course.addRelatedObject(student, forKey: "students")
+        let ann = try Relations.insert(context, "Person", "Ann")
+        let rex = try Relations.insert(context, "Pet", "Rex")
+        try ann.setRelatedObjects([rex, rex], forKey: "pets")
+        try context.save()
+        let fresh = ObjectContext(coordinator: coordinator)
+        #expect(try Relations.names(Relations.object(fresh, "Playlist", "mix").relatedObjects(forKey: "songs")) == ["a", "b"])
+        #expect(try Relations.names(Relations.object(fresh, "Student", "s").relatedObjects(forKey: "courses")) == ["c"])
+        #expect(try Relations.names(Relations.object(fresh, "Course", "c").relatedObjects(forKey: "students")) == ["s"])
+        #expect(try Relations.names(Relations.object(fresh, "Person", "Ann").relatedObjects(forKey: "pets")) == ["Rex"])
+
+        func isTypeMismatch(_ e: ContextError) -> Bool { if case .typeMismatch = e { return true } else { return false } }
+        let c = try Relations.insert(context, "Song", "c")
+        expectContextError("insert past the end", isTypeMismatch) { try list.insertRelatedObject(c, at: 3, forKey: "songs") }
+        expectContextError("insert before the start", isTypeMismatch) { try list.insertRelatedObject(c, at: -1, forKey: "songs") }
+        expectContextError("move from past the end", isTypeMismatch) { try list.moveRelatedObject(from: 2, to: 0, forKey: "songs") }
+        expectContextError("index on an unordered to-many", isTypeMismatch) { try ann.insertRelatedObject(rex, at: 0, forKey: "pets") }
+        #expect(try Relations.names(list.relatedObjects(forKey: "songs")) == ["a", "b"])
+        try list.insertRelatedObject(c, at: 2, forKey: "songs")
+        #expect(try Relations.names(list.relatedObjects(forKey: "songs")) == ["a", "b", "c"])
+    }
 }
