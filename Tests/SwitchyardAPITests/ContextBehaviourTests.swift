@@ -450,4 +450,37 @@ import Testing
         }
         #expect(try x.get("qty", as: Int64.self) == 10)
     }
+
+    /// Core Data marks both ends of a relationship change as updated (`isUpdated`, `changedValues()` naming the
+    /// relationship): the object whose to-one changed, and the owners whose to-many inverse gained or lost it
+    /// — also when the change is made through the to-many side.
+    @Test(arguments: Backend.allCases)
+    func aRelationshipChangeMarksBothEndsChanged(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let context = ObjectContext(coordinator: try Shop.coordinator(backend, in: dir))
+        let ann = try Shop.customer(context, "Ann")
+        let bob = try Shop.customer(context, "Bob")
+        let order = try Shop.order(context, "a", qty: 1, customer: ann)
+        let tag = try context.insert("Tag")
+        try tag.set("label", "t")
+        try context.save()
+
+        try order.addRelatedObject(tag, forKey: "tags")
+        #expect(order.changedKeys == ["tags"] && tag.changedKeys == ["orders"] && tag.hasChanges)
+        context.rollback()
+
+        try order.setRelatedObject(bob, forKey: "customer")
+        #expect(order.changedKeys == ["customer"])
+        withKnownIssue("the to-many side of a to-one change stays unchanged: ann and bob have no changedKeys and hasChanges is false") {
+            #expect(ann.changedKeys == ["orders"] && ann.hasChanges)
+            #expect(bob.changedKeys == ["orders"] && bob.hasChanges)
+        }
+        context.rollback()
+
+        try ann.removeRelatedObject(order, forKey: "orders")
+        #expect(order.changedKeys == ["customer"])
+        withKnownIssue("a change made through the to-many side leaves that side unchanged") {
+            #expect(ann.changedKeys == ["orders"] && ann.hasChanges)
+        }
+    }
 }
