@@ -1,0 +1,174 @@
+import Foundation
+import Switchyard
+import Testing
+
+/// What `save()` promises beyond a single object: uniqueness constraints, all-or-nothing conflict checks
+/// across stores, and contexts on several tasks sharing one coordinator. Each test names the Core Data
+/// behaviour it matches.
+@Suite struct SaveBehaviourTests {
+    /// One entity `Coupon` (code unique, amount), one configuration `Main`.
+    static func couponCoordinator(_ backend: Backend, in dir: TempDir) throws -> StoreCoordinator {
+        let coupon = EntityDescription(
+            name: "Coupon",
+            attributes: [AttributeDescription(name: "code", type: .string), AttributeDescription(name: "amount", type: .integer64)],
+            uniquenessConstraints: [["code"]])
+        let coordinator = StoreCoordinator(model: try ObjectModel(entities: [coupon], configurations: [ConfigurationDescription(name: "Main", entityNames: ["Coupon"])]))
+        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        return coordinator
+    }
+
+    @discardableResult
+    static func coupon(_ context: ObjectContext, _ code: String?, amount: Int64 = 0) throws -> ManagedObject {
+        let coupon = try context.insert("Coupon")
+        try coupon.set("code", code)
+        try coupon.set("amount", amount)
+        return coupon
+    }
+
+    static func savedCodes(_ coordinator: StoreCoordinator) throws -> [String] {
+        try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "Coupon")).map { try $0.get("code", as: String.self) ?? "nil" }.sorted()
+    }
+
+    /// Core Data's uniqueness constraints under the default `NSErrorMergePolicy`: a save that would leave two
+    /// objects with the same constrained value fails (`NSConstraintConflict`) and writes nothing, whether the
+    /// other object is new or saved; values freed in the same save (renamed or deleted) can be taken; nil
+    /// values never collide.
+    @Test(arguments: Backend.allCases)
+    func uniquenessConstraintsRefuseDuplicatesAndWriteNothing(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Self.couponCoordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        func expectViolation(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            do {
+                try context.save()
+                Issue.record("\(what): saved", sourceLocation: sourceLocation)
+            } catch let error as StoreError {
+                guard case let .uniquenessViolation(_, entity, properties, _) = error else { Issue.record("\(error)", sourceLocation: sourceLocation); return }
+                #expect(entity == "Coupon" && properties == ["code"], sourceLocation: sourceLocation)
+            } catch {
+                Issue.record("\(what): \(error)", sourceLocation: sourceLocation)
+            }
+        }
+        let first = try Self.coupon(context, "A")
+        let twin = try Self.coupon(context, "A")
+        try Self.coupon(context, "B")
+        expectViolation("two new objects")
+        #expect(try Self.savedCodes(coordinator) == [])
+        try context.delete(twin)
+        try context.save()
+        #expect(try Self.savedCodes(coordinator) == ["A", "B"])
+
+        let late = try Self.coupon(context, "A")
+        expectViolation("a new object against a saved one")
+        #expect(try Self.savedCodes(coordinator) == ["A", "B"])
+        try context.delete(late)
+
+        try first.set("code", "X")                   // frees A ...
+        try Self.coupon(context, "A", amount: 2)    // ... for a new object in the same save
+        try context.save()
+        #expect(try Self.savedCodes(coordinator) == ["A", "B", "X"])
+
+        let other = ObjectContext(coordinator: coordinator)
+        try other.delete(try Relations.object(other, "Coupon", "X", key: "code"))
+        try Self.coupon(other, "X", amount: 3)       // deleted and re-inserted in one save
+        try Self.coupon(other, nil)
+        try Self.coupon(other, nil)                  // nil never collides
+        try other.save()
+        #expect(try Self.savedCodes(coordinator) == ["A", "B", "X", "nil", "nil"])
+        #expect(try Relations.object(ObjectContext(coordinator: coordinator), "Coupon", "X", key: "code").get("amount", as: Int64.self) == 3)
+    }
+
+    /// Core Data checks optimistic locking for every store before writing any (one `NSMergeConflict` list
+    /// for the whole save): a conflict in the second store leaves the first store unwritten too.
+    @Test(arguments: Backend.allCases, Backend.allCases)
+    func aConflictInOneStoreWritesNoStore(_ catalogBackend: Backend, _ reviewBackend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = StoreCoordinator(model: try TwoStores.model())
+        try catalogBackend.add(to: coordinator, configuration: "Catalog", in: dir.url)
+        try reviewBackend.add(to: coordinator, configuration: "Reviews", in: dir.url)
+        try FetchBehaviourTests.seedReviews(coordinator)
+        let mine = ObjectContext(coordinator: coordinator)
+        let theirs = ObjectContext(coordinator: coordinator)
+        let product = try Relations.object(mine, "Product", "A", key: "sku")
+        let review = try mine.fetch(FetchRequest(entityName: "Review", predicate: try FetchPredicate(format: "stars == 5")))[0]
+        try theirs.existingObject(with: review.objectID).set("stars", Int16(4))
+        try theirs.save()
+        try product.set("name", "renamed")
+        try review.set("stars", Int16(1))
+        do {
+            try mine.save()
+            Issue.record("the conflicting save succeeded")
+        } catch let error as StoreError {
+            guard case .conflict = error else { Issue.record("\(error)"); return }
+        }
+        let check = ObjectContext(coordinator: coordinator)
+        #expect(try Relations.object(check, "Product", "A", key: "sku").get("name", as: String.self) == "Product A")
+        #expect(try check.existingObject(with: review.objectID).get("stars", as: Int.self) == 4)
+    }
+
+    /// Core Data's one coordinator shared by several private-queue contexts: contexts on concurrent tasks
+    /// insert and save at once; every object is saved exactly once with a primary key of its own.
+    @Test(arguments: Backend.allCases)
+    func contextsOnSeveralTasksShareOneCoordinator(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<4 {
+                group.addTask {
+                    for batch in 0..<5 {
+                        let context = ObjectContext(coordinator: coordinator)
+                        for i in 0..<20 { try Shop.order(context, "t\(task)-\(batch)-\(i)", qty: Int64(i)) }
+                        try context.save()
+                        #expect(try context.count(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "code BEGINSWITH %@", "t\(task)-"))) == (batch + 1) * 20)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let all = try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "Order"))
+        #expect(all.count == 400)
+        #expect(Set(all.map(\.objectID)).count == 400)
+        #expect(Set(try Shop.codes(all)).count == 400)
+    }
+
+    /// Core Data never reuses a primary key (`Z_PRIMARYKEY.Z_MAX` only grows), so an object URI kept by the
+    /// app can never name a different object later — not after the newest object is deleted, nor after the
+    /// store is reopened.
+    @Test(arguments: Backend.allCases)
+    func primaryKeysAreNeverReused(_ backend: Backend) throws {
+        let dir = try TempDir()
+        var keys: [Int64] = []
+        var deleted: ObjectID?
+        do {
+            let coordinator = try Shop.coordinator(backend, in: dir)
+            let context = ObjectContext(coordinator: coordinator)
+            let a = try Shop.order(context, "a", qty: 1)
+            let b = try Shop.order(context, "b", qty: 1)
+            try context.save()
+            deleted = b.objectID
+            try context.delete(b)
+            try context.save()
+            let c = try Shop.order(context, "c", qty: 1)
+            try context.save()
+            keys = [a, c].compactMap(\.objectID.primaryKey)
+            let deletedKey = try #require(deleted?.primaryKey)
+            #expect(keys.count == 2 && !keys.contains(deletedKey))
+            try context.delete(c)
+            try context.save()
+            if backend == .memory {
+                let d = try Shop.order(context, "d", qty: 1)
+                try context.save()
+                #expect(d.objectID.primaryKey.map { $0 > keys.max()! } == true)
+            }
+        }
+        guard backend != .memory else { return }
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let d = try Shop.order(context, "d", qty: 1)
+        try context.save()
+        #expect(d.objectID.primaryKey.map { $0 > keys.max()! } == true)
+        expectContextError("the deleted object's URI", { if case .objectNotFound = $0 { return true } else { return false } }) {
+            _ = try context.existingObject(with: try ObjectID(uri: deleted!.uriRepresentation))
+        }
+    }
+}

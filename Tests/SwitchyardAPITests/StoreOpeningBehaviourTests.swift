@@ -1,0 +1,183 @@
+import Foundation
+import Switchyard
+import Testing
+
+/// What `addStore` promises when a store file already exists: a changed model is migrated when Core Data
+/// could infer the mapping, refused otherwise (or recreated, for a disposable store), and a read-only store
+/// is never written. Each test names the Core Data behaviour it matches.
+@Suite struct StoreOpeningBehaviourTests {
+    static let fileBackends: [Backend] = [.sqlite, .lmdb]
+
+    /// Shop's model with `change` applied to its Order entity.
+    static func shop(changingOrder change: (inout EntityDescription) -> Void) throws -> ObjectModel {
+        var entities = try Shop.model().entities
+        for i in entities.indices where entities[i].name == "Order" { change(&entities[i]) }
+        return try ObjectModel(entities: entities, configurations: [ConfigurationDescription(name: "Main", entityNames: entities.map(\.name))])
+    }
+
+    /// Saves orders a (qty 1) and b (qty 2) in a store of `backend` in `dir`, and closes it.
+    static func seed(_ backend: Backend, in dir: TempDir) throws {
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        try Shop.order(context, "a", qty: 1)
+        try Shop.order(context, "b", qty: 2)
+        try context.save()
+    }
+
+    /// Core Data's lightweight migration (`NSInferMappingModelAutomaticallyOption`): a store written with the
+    /// previous model opens with a model that adds an optional attribute; its objects keep their values and
+    /// the new attribute reads nil (or its default).
+    @Test(arguments: fileBackends)
+    func anInferableChangeIsMigratedInPlace(_ backend: Backend) throws {
+        let dir = try TempDir()
+        try Self.seed(backend, in: dir)
+        let model = try Self.shop { $0.attributes += [
+            AttributeDescription(name: "note", type: .string),
+            AttributeDescription(name: "priority", type: .integer16, defaultValue: .integer(3)),
+        ] }
+        let coordinator = StoreCoordinator(model: model)
+        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let context = ObjectContext(coordinator: coordinator)
+        let orders = try context.fetch(FetchRequest(entityName: "Order", sortKeys: [SortKey("code")]))
+        #expect(try Shop.codes(orders) == ["a", "b"])
+        #expect(try orders.map { try $0.get("qty", as: Int64.self) } == [1, 2])
+        #expect(try orders.allSatisfy { try $0.get("note", as: String.self) == nil })
+        #expect(try orders.map { try $0.get("priority", as: Int.self) } == [3, 3])
+        try orders[0].set("note", "migrated")
+        try context.save()
+        let check = try ObjectContext(coordinator: coordinator).existingObject(with: orders[0].objectID)
+        #expect(try check.get("note", as: String.self) == "migrated")
+    }
+
+    /// Core Data refuses a store whose model cannot be mapped automatically
+    /// (`NSPersistentStoreIncompatibleVersionHashError`) and leaves it as it was: opened again with its own
+    /// model, everything is there.
+    @Test(arguments: fileBackends)
+    func anIncompatibleChangeIsRefusedAndTheStoreKept(_ backend: Backend) throws {
+        let dir = try TempDir()
+        try Self.seed(backend, in: dir)
+        let incompatible = try Self.shop { order in
+            order.attributes = order.attributes.map { a in
+                a.name == "qty" ? AttributeDescription(name: "qty", type: .string, isOptional: false) : a
+            }
+        }
+        let coordinator = StoreCoordinator(model: incompatible)
+        do {
+            try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+            Issue.record("a store with qty as Integer 64 opened with qty as String")
+        } catch let error as StoreError {
+            guard case let .incompatibleModel(path, configuration, _) = error else { Issue.record("\(error)"); return }
+            #expect(path.contains("Main") && configuration == "Main")
+        }
+        #expect(coordinator.stores.isEmpty)
+        let original = try Shop.coordinator(backend, in: dir)
+        let orders = try ObjectContext(coordinator: original).fetch(FetchRequest(entityName: "Order", sortKeys: [SortKey("code")]))
+        #expect(try orders.map { try $0.get("qty", as: Int64.self) } == [1, 2])
+    }
+
+    /// A disposable store (a cache, as with Core Data apps that delete and recreate their cache store when
+    /// migration fails) that cannot be migrated is recreated empty for the new model.
+    @Test(arguments: fileBackends)
+    func aDisposableStoreThatCannotBeMigratedIsRecreated(_ backend: Backend) throws {
+        let dir = try TempDir()
+        try Self.seed(backend, in: dir)
+        let incompatible = try Self.shop { order in
+            order.attributes = order.attributes.map { a in
+                a.name == "qty" ? AttributeDescription(name: "qty", type: .string, isOptional: false) : a
+            }
+        }
+        let coordinator = StoreCoordinator(model: incompatible)
+        let url = dir.url.appendingPathComponent(backend == .sqlite ? "Main.sqlite" : "Main.lmdb")
+        try coordinator.addStore(backend.storeType, configuration: "Main", at: url, options: StoreOptions(disposable: true))
+        let context = ObjectContext(coordinator: coordinator)
+        #expect(try context.count(FetchRequest(entityName: "Order")) == 0)
+        let order = try context.insert("Order")
+        try order.set("code", "n")
+        try order.set("qty", "many")
+        try context.save()
+        #expect(try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "Order"))[0].get("qty", as: String.self) == "many")
+    }
+
+    /// Core Data's `NSReadOnlyPersistentStoreOption`: a store opened read-only can be fetched from, and a save
+    /// into it fails without writing anything.
+    @Test(arguments: fileBackends)
+    func aReadOnlyStoreIsReadButNeverWritten(_ backend: Backend) throws {
+        let dir = try TempDir()
+        try Self.seed(backend, in: dir)
+        do {
+            let coordinator = StoreCoordinator(model: try Shop.model())
+            let url = dir.url.appendingPathComponent(backend == .sqlite ? "Main.sqlite" : "Main.lmdb")
+            let store = try coordinator.addStore(backend.storeType, configuration: "Main", at: url, options: .readOnly)
+            #expect(store.isReadOnly)
+            let context = ObjectContext(coordinator: coordinator)
+            let orders = try context.fetch(FetchRequest(entityName: "Order", sortKeys: [SortKey("code")]))
+            #expect(try Shop.codes(orders) == ["a", "b"])
+            try orders[0].set("qty", Int64(50))
+            try Shop.order(context, "c", qty: 3)
+            do {
+                try context.save()
+                Issue.record("a read-only store accepted a save")
+            } catch let error as StoreError {
+                guard case .readOnly = error else { Issue.record("\(error)"); return }
+            }
+        }
+        let check = ObjectContext(coordinator: try Shop.coordinator(backend, in: dir))
+        let saved = try check.fetch(FetchRequest(entityName: "Order", sortKeys: [SortKey("code")]))
+        #expect(try saved.map { try $0.get("qty", as: Int64.self) } == [1, 2])
+    }
+
+    /// `disposalHandler` decides about a disposable store that cannot be migrated, with the compatibility
+    /// report: `.keep` vetoes (the add fails, the store keeps its data), `.quarantine` moves the old files
+    /// aside — still openable with the old model — and creates the store again, empty.
+    @Test(arguments: fileBackends)
+    func theDisposalHandlerCanKeepOrQuarantine(_ backend: Backend) throws {
+        let dir = try TempDir()
+        try Self.seed(backend, in: dir)
+        let incompatible = try Self.shop { order in
+            order.attributes = order.attributes.map { a in
+                a.name == "qty" ? AttributeDescription(name: "qty", type: .string, isOptional: false) : a
+            }
+        }
+        let url = dir.url.appendingPathComponent(backend == .sqlite ? "Main.sqlite" : "Main.lmdb")
+        let seen = Reports()
+        do {
+            let coordinator = StoreCoordinator(model: incompatible)
+            coordinator.disposalHandler = { description, report in
+                seen.append("\(description.configuration): \(report.blockingReasons.joined(separator: "; "))")
+                return .keep
+            }
+            do {
+                try coordinator.addStore(backend.storeType, configuration: "Main", at: url, options: StoreOptions(disposable: true))
+                Issue.record("the handler's veto was ignored")
+            } catch let error as StoreError {
+                guard case .incompatibleModel = error else { Issue.record("\(error)"); return }
+            }
+            #expect(coordinator.stores.isEmpty)
+        }
+        #expect(seen.all.count == 1)
+        #expect(seen.all.first.map { $0.hasPrefix("Main: ") && $0.contains("qty") } == true, "\(seen.all)")
+        let kept = try ObjectContext(coordinator: Shop.coordinator(backend, in: dir)).count(FetchRequest(entityName: "Order"))
+        #expect(kept == 2)
+
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: dir.url.path))
+        do {
+            let coordinator = StoreCoordinator(model: incompatible)
+            coordinator.disposalHandler = { _, _ in .quarantine }
+            try coordinator.addStore(backend.storeType, configuration: "Main", at: url, options: StoreOptions(disposable: true))
+            #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Order")) == 0)
+        }
+        let moved = Set(try FileManager.default.contentsOfDirectory(atPath: dir.url.path)).subtracting(before)
+        let quarantined = try #require(moved.first { $0.contains("quarantined") && ($0.hasSuffix(".sqlite") || $0.hasSuffix(".lmdb")) }, "\(moved)")
+        let old = StoreCoordinator(model: try Shop.model())
+        try old.addStore(backend.storeType, configuration: "Main", at: dir.url.appendingPathComponent(quarantined))
+        #expect(try ObjectContext(coordinator: old).count(FetchRequest(entityName: "Order")) == 2)
+    }
+}
+
+/// Collects strings from a `@Sendable` handler.
+final class Reports: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func append(_ item: String) { lock.withLock { items.append(item) } }
+    var all: [String] { lock.withLock { items } }
+}
