@@ -128,9 +128,7 @@ import Testing
 
         #expect(!context.hasChanges)
         #expect(inserted.context == nil)
-        withKnownIssue("rollback() leaves isInserted true on the discarded insert (delete of an unsaved insert clears it)") {
-            #expect(!inserted.isInserted)
-        }
+        #expect(!inserted.isInserted)
         #expect(!context.registeredObjects.contains { $0 === inserted })
         #expect(try a.get("qty", as: Int64.self) == 1)
         #expect(try a.relatedObject(forKey: "customer") === ann)
@@ -444,10 +442,8 @@ import Testing
         try other.save()
         try x.set("qty", Int64(10))
         try context.refreshAllObjects()
-        withKnownIssue("refreshAllObjects() skips objects with unsaved changes: x keeps the stale code and its save conflicts") {
-            #expect(try x.get("code", as: String.self) == "X")
-            try context.save()
-        }
+        #expect(try x.get("code", as: String.self) == "X")
+        try context.save()
         #expect(try x.get("qty", as: Int64.self) == 10)
     }
 

@@ -194,10 +194,8 @@ import Testing
         #expect(try Shop.codes(pending.fetch(byCustomer)) == ["o2", "o4", "o3", "o1"])
         // Without one, the stores' rows are merged by the coordinator.
         let fresh = ObjectContext(coordinator: coordinator)
-        withKnownIssue("rows merged from several stores are not ordered by a to-one key path: [o1, o3, o2, o4], limit 2 keeps [o1, o3]") { () throws in
-            #expect(try Shop.codes(fresh.fetch(byCustomer)) == ["o2", "o4", "o3", "o1"])
-            #expect(try Shop.codes(fresh.fetch(firstTwo)) == ["o2", "o4"])
-        }
+        #expect(try Shop.codes(fresh.fetch(byCustomer)) == ["o2", "o4", "o3", "o1"])
+        #expect(try Shop.codes(fresh.fetch(firstTwo)) == ["o2", "o4"])
     }
 
     /// Core Data: `assign(_:to:)` raises when the store does not hold the object's entity (its configuration
@@ -330,11 +328,9 @@ import Testing
         }
         // An ID naming an entity the model lacks finds nothing either, with the same error on every backend.
         let unknownEntity = ObjectID(store: store.identifier, entityName: "Nope", primaryKey: 1)
-        withKnownIssue("SQLite throws StoreError.entityNotInStore here; LMDB and memory throw ContextError.objectNotFound") {
-            expectContextError("entity the model lacks", { if case .objectNotFound = $0 { return true } else { return false } }) {
-                _ = try later.existingObject(with: unknownEntity)
-            }
-        } when: { backend == .sqlite }
+        expectContextError("entity the model lacks", { if case .objectNotFound = $0 { return true } else { return false } }) {
+            _ = try later.existingObject(with: unknownEntity)
+        }
     }
 
     /// Core Data: saving a change to an object whose store was removed from the coordinator fails because the
@@ -355,11 +351,9 @@ import Testing
         #expect(thrown != nil)
         #expect(try store.fetch(StoreFetchRequest(entityName: "Order")).count == 1)
         #expect(context.hasChanges)
-        withKnownIssue("reported as StoreError.conflict \"optimistic locking conflict on Order/p1: expected version 1, row was deleted\"") {
-            guard case .storeNotInCoordinator? = thrown as? CoordinatorError else {
-                Issue.record("\(thrown.map { "\($0)" } ?? "no error")")
-                return
-            }
+        guard case .storeNotInCoordinator? = thrown as? CoordinatorError else {
+            Issue.record("\(thrown.map { "\($0)" } ?? "no error")")
+            return
         }
         expectCoordinatorError("assign to the removed store", {
             if case .storeNotInCoordinator = $0 { return true } else { return false }

@@ -63,7 +63,7 @@ public final class ManagedObject {
         guard entity.attribute(named: key) != nil else {
             throw ContextError.unknownKey(entity: entity.name, key: key)
         }
-        if let v = changedValues[key] { return v }
+        if !changedValues.isEmpty, let v = changedValues[key] { return v }
         return snapshot?[key] ?? .null
     }
 

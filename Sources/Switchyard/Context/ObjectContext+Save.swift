@@ -32,6 +32,13 @@ extension ObjectContext {
             object.store = store
         }
         for object in inserts + changed where !object.isDeleted { try validate(object) }
+        // A store taken out of the coordinator is unreachable, as in Core Data: say so before reading or writing.
+        let reachable = Set(coordinator.stores.map { ObjectIdentifier($0) })
+        for object in inserts + changed {
+            if let store = object.store, !reachable.contains(ObjectIdentifier(store)) {
+                throw CoordinatorError.storeNotInCoordinator(path: store.displayPath)
+            }
+        }
         var batches: [ObjectIdentifier: StoreBatch] = [:]
         var order: [ObjectIdentifier] = []
         func batch(_ store: any PersistentStore, _ body: (inout StoreBatch) -> Void) {

@@ -53,6 +53,12 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         self.storage = storage
     }
 
+    /// Hashes the key and store (or temporary UUID) only: the entity name adds nothing for telling objects
+    /// apart in practice, and hashing it cost a string hash per registered row. Equality still compares it.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage)
+    }
+
     /// True until the object is saved.
     public var isTemporary: Bool {
         if case .temporary = storage { return true }
