@@ -94,7 +94,7 @@ struct LMDBMigration {
                 if after == nil { break }
             }
             if deleted > 0 { touched.insert(root) }
-            progress?(MigrationProgress(path: path, entity: change.name, done: deleted, total: deleted))
+            try progress?(MigrationProgress(path: path, entity: change.name, done: deleted, total: deleted))
         }
         return touched
     }
@@ -191,7 +191,7 @@ struct LMDBMigration {
                     try LMDBIndexing.update(from: before, to: image, databases: indexes, txn: txn)
                 }
                 done += batch.count
-                progress?(MigrationProgress(path: path, entity: entity.name, done: done, total: total))
+                try progress?(MigrationProgress(path: path, entity: entity.name, done: done, total: total))
             } while after != nil
         }
     }

@@ -43,6 +43,8 @@ public final class LMDBStore: PersistentStore {
     let schema: LMDBSchema
     let databases: LMDBStoreDatabases
     let state: Locked<LMDBStoreState>
+    /// The report of the migration run when this store was opened; nil when nothing was migrated.
+    let migrationReport: CompatibilityReport?
 
     /// Opens the store in the directory `url`, creating the directory and an empty store when it does not
     /// exist (or is empty).
@@ -82,6 +84,7 @@ public final class LMDBStore: PersistentStore {
         self.schema = opened.schema
         self.databases = opened.databases
         self.state = Locked(LMDBStoreState(identifier: opened.metadata.uuid))
+        self.migrationReport = opened.migrationReport
     }
 
     /// A store directory may be absent (created here), empty or hold our two files; anything else is refused

@@ -34,6 +34,8 @@ public final class SQLiteStore: PersistentStore {
     let schema: SQLiteSchema
     let servedEntityNames: Set<String>
     private let state: SQLiteStoreState
+    /// The report of the migration run when this store was opened; nil when nothing was migrated.
+    let migrationReport: CompatibilityReport?
 
     /// Opens the store at `url`, creating it (and its tables for `configuration`) when the file does not exist.
     ///
@@ -60,6 +62,7 @@ public final class SQLiteStore: PersistentStore {
         self.schema = opened.schema
         self.servedEntityNames = Set(entities.map(\.name))
         self.state = SQLiteStoreState(identifier: opened.identifier)
+        self.migrationReport = opened.migrationReport
     }
 
     // MARK: - Metadata
@@ -219,7 +222,7 @@ public final class SQLiteStore: PersistentStore {
 
     static func mapError(_ error: Error, path: String, configuration: String) -> Error {
         switch error {
-        case is StoreError, is QueryError, is ModelError:
+        case is StoreError, is QueryError, is ModelError, is CancellationError:
             return error
         case let error as DatabaseError:
             return StoreError.sqlite(
