@@ -231,7 +231,7 @@ import Testing
 
     @Test func toManyWithoutInverseIsUnsupported() throws {
         func isUnsupported(_ error: any Error) -> Bool {
-            guard case StoreError.unsupportedPredicate(let path, _)? = error as? StoreError else { return false }
+            guard case StoreError.unsupportedPredicate(let path, _, _)? = error as? StoreError else { return false }
             return path == store.url?.path
         }
         #expect(performing: { try labels("Owner", Self.cmp("notes.@count", .equal, 0)) }, throws: isUnsupported)

@@ -20,7 +20,8 @@ extension StoreCoordinator {
         var moves: [EntityMove] = []
         for source in descriptions where source.type != .memory && !source.options.readOnly {
             guard let url = source.url, FileManager.default.fileExists(atPath: url.path),
-                let stored = try? (source.type == .sqlite ? SQLiteStore.storedState(at: url) : LMDBStore.storedState(at: url)),
+                let stored = try? (source.type == .sqlite ? SQLiteStore.storedState(at: url, configuration: source.configuration)
+                    : LMDBStore.storedState(at: url, configuration: source.configuration)),
                 let old = stored.model, stored.metadata.versionHashes != model.versionHashes,
                 let current = try? model.entities(inConfiguration: source.configuration)
             else { continue }

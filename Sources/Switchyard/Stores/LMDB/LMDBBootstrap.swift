@@ -152,7 +152,8 @@ struct LMDBBootstrap {
                 return try? ModelCache.decode(Data(blob), source: "\(path) model cache")
             }, model: model, configuration: configuration, path: path)
         guard let (old, report) = pending else { return nil }
-        return LMDBMigration(old: old, new: model, report: report, path: path, progress: progress)
+        return LMDBMigration(
+            old: old, new: model, report: report, path: path, configurationName: configuration, progress: progress)
     }
 
     /// Builds new indexes from the table's existing rows (a model that gained an index, or a store written

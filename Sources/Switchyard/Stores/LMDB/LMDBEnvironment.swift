@@ -20,6 +20,8 @@ internal import CLMDB
 final class LMDBEnvironment: @unchecked Sendable {
     /// The store directory.
     let path: String
+    /// The configuration of the store that opened the environment (for errors).
+    let configuration: String
     /// Opened with `MDB_RDONLY`.
     let isReadOnly: Bool
     /// The directory with symlinks resolved: the registry key.
@@ -41,26 +43,31 @@ final class LMDBEnvironment: @unchecked Sendable {
 
     /// The open environment for `path`, or a newly opened one. `data.mdb` is checked before LMDB maps it, so a
     /// foreign or truncated file is `StoreError.notAStore` rather than a crash.
-    static func shared(path: String, mapSize: Int, maxDatabases: Int, readOnly: Bool) throws -> LMDBEnvironment {
+    static func shared(
+        path: String, configuration: String, mapSize: Int, maxDatabases: Int, readOnly: Bool
+    ) throws -> LMDBEnvironment {
         let canonical = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
         return try registry.withLock { registry in
             if let open = registry[canonical]?.environment {
                 if open.isReadOnly, !readOnly {
                     throw StoreError.openFailed(
-                        path: path, configuration: "", reason: "the store is already open read-only in this process")
+                        path: path, configuration: configuration, reason: "the store is already open read-only in this process")
                 }
                 return open
             }
-            try LMDBFileCheck.validate(directory: path)
+            try LMDBFileCheck.validate(directory: path, configuration: configuration)
             let environment = try LMDBEnvironment(
-                path: path, canonicalPath: canonical, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly)
+                path: path, configuration: configuration, canonicalPath: canonical, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly)
             registry[canonical] = WeakEnvironment(environment: environment)
             return environment
         }
     }
 
-    private init(path: String, canonicalPath: String, mapSize: Int, maxDatabases: Int, readOnly: Bool) throws {
+    private init(
+        path: String, configuration: String, canonicalPath: String, mapSize: Int, maxDatabases: Int, readOnly: Bool
+    ) throws {
         self.path = path
+        self.configuration = configuration
         self.canonicalPath = canonicalPath
         self.isReadOnly = readOnly
         var env: OpaquePointer?
@@ -124,7 +131,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     func read<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
         var resized = 0
         while true {
-            guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path) }
+            guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
             let transaction: LMDBTransaction
             do {
                 transaction = try checkoutReader(env)
@@ -150,12 +157,12 @@ final class LMDBEnvironment: @unchecked Sendable {
     /// the start, so `body` must derive everything it writes from its inputs.
     @discardableResult
     func write<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
-        if isReadOnly { throw StoreError.readOnly(path: path, operation: "write") }
+        if isReadOnly { throw StoreError.readOnly(path: path, configuration: configuration, operation: "write") }
         writeLock.lock()
         defer { writeLock.unlock() }
         var retries = 0
         while true {
-            guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path) }
+            guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
             let mapped = Self.mapSize(of: env)
             var transaction: LMDBTransaction?
             do {
@@ -189,7 +196,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     func readKeepingDatabases<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
         writeLock.lock()
         defer { writeLock.unlock() }
-        guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path) }
+        guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
         defer { gate.leave() }
         let transaction = try LMDBTransaction(environment: self, environmentHandle: env, readOnly: true)
         do {
@@ -219,7 +226,7 @@ final class LMDBEnvironment: @unchecked Sendable {
             let next = Self.roundedMapSize(min(mapped * 2, Self.maximumMapSize))
             try LMDB.check(mdb_env_set_mapsize(env, next), operation: "mdb_env_set_mapsize(\(next))", path: path)
         }
-        if grown == nil { throw StoreError.closed(path: path) }
+        if grown == nil { throw StoreError.closed(path: path, configuration: configuration) }
     }
 
     /// Adopts the map size another process recorded (`mdb_env_set_mapsize(0)` after `MDB_MAP_RESIZED`).
@@ -227,7 +234,7 @@ final class LMDBEnvironment: @unchecked Sendable {
         let adopted: Void? = try gate.exclusively({ handle }) { env in
             try LMDB.check(mdb_env_set_mapsize(env, 0), operation: "mdb_env_set_mapsize(0)", path: path)
         }
-        if adopted == nil { throw StoreError.closed(path: path) }
+        if adopted == nil { throw StoreError.closed(path: path, configuration: configuration) }
     }
 
     private static func mapSize(of env: OpaquePointer) -> Int {

@@ -12,6 +12,8 @@ struct LMDBMigration {
     let new: ObjectModel
     let report: CompatibilityReport
     let path: String
+    /// The configuration the store is opened for, for errors.
+    let configurationName: String
     let progress: MigrationProgressHandler?
 
     /// Entity renames, old name -> new name.
@@ -137,7 +139,7 @@ struct LMDBMigration {
                 {
                     guard let normalized = value.normalized(for: attribute.type) else {
                         throw StoreError.invalidValue(
-                            path: path, entity: entity.name, attribute: attribute.name, value: "\(value)",
+                            path: path, configuration: configurationName, entity: entity.name, attribute: attribute.name, value: "\(value)",
                             expected: "\(attribute.type.rawValue) (the default value used to migrate existing rows)")
                     }
                     defaults.append((position, normalized))

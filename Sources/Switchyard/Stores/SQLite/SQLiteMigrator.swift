@@ -283,7 +283,7 @@ struct SQLiteMigrator {
             {
                 guard let encoded = SQLiteValueCoding.encode(value, as: attribute.type) else {
                     throw StoreError.invalidValue(
-                        path: path, entity: entity.name, attribute: attribute.name, value: "\(value)",
+                        path: path, configuration: configuration, entity: entity.name, attribute: attribute.name, value: "\(value)",
                         expected: "\(attribute.type.rawValue) (the default value used to migrate existing rows)")
                 }
                 updates.append(("\(SQLiteNames.quote(column)) = ?", "\(SQLiteNames.quote(column)) IS NULL", [encoded]))

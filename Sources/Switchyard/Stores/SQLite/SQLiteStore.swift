@@ -90,7 +90,7 @@ public final class SQLiteStore: PersistentStore {
             plist = try metadata.binaryPropertyList()
         } catch {
             throw StoreError.invalidValue(
-                path: displayPath, entity: "Z_METADATA", attribute: "Z_PLIST", value: "\(metadata.additional.keys.sorted())",
+                path: displayPath, configuration: configurationName, entity: "Z_METADATA", attribute: "Z_PLIST", value: "\(metadata.additional.keys.sorted())",
                 expected: "property-list values (\(error))")
         }
         try write("set metadata") { db in
@@ -174,12 +174,12 @@ public final class SQLiteStore: PersistentStore {
     }
 
     func checkOpen() throws {
-        if state.isClosed { throw StoreError.closed(path: displayPath) }
+        if state.isClosed { throw StoreError.closed(path: displayPath, configuration: configurationName) }
     }
 
     func checkWritable(_ operation: String) throws {
         try checkOpen()
-        if isReadOnly { throw StoreError.readOnly(path: displayPath, operation: operation) }
+        if isReadOnly { throw StoreError.readOnly(path: displayPath, configuration: configurationName, operation: operation) }
     }
 
     /// Runs `body` in a read transaction (a snapshot), mapping SQLite errors to `StoreError`.
