@@ -111,9 +111,10 @@ public final class InMemoryStore: PersistentStore {
             .filter { names.contains($0.entityName) }
             .sorted { $0.primaryKey < $1.primaryKey }
         guard let predicate = request.predicate else { return candidates }
+        let prepared = PredicateEvaluator.Prepared(predicate)
         return try candidates.filter {
             try PredicateEvaluator.evaluate(
-                predicate, on: MemoryRowSubject(row: $0, contents: snapshot, model: model, path: displayPath, configurationName: configurationName))
+                prepared, on: MemoryRowSubject(row: $0, contents: snapshot, model: model, path: displayPath, configurationName: configurationName))
         }
     }
 
