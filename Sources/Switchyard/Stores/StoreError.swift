@@ -13,7 +13,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
     /// A SQLite statement failed.
     case sqlite(path: String, configuration: String, sql: String, code: Int32, message: String)
     /// An LMDB call failed.
-    case lmdb(path: String, call: String, code: Int32, message: String)
+    case lmdb(path: String, configuration: String, call: String, code: Int32, message: String)
     /// Optimistic locking: the row changed (or vanished) since it was read. Nothing of the save was written.
     /// `objectID` is the object that conflicted: refresh it (`ObjectContext.refresh`) and save again.
     case conflict(
@@ -47,8 +47,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
             return "\(path): not a \(expected.rawValue) store: \(reason)"
         case let .sqlite(path, configuration, sql, code, message):
             return "\(path) (configuration \(configuration)): SQLite error \(code): \(message) [\(sql)]"
-        case let .lmdb(path, call, code, message):
-            return "\(path): \(call) failed with LMDB code \(code): \(message)"
+        case let .lmdb(path, configuration, call, code, message):
+            return "\(path) (configuration \(configuration)): \(call) failed with LMDB code \(code): \(message)"
         case let .conflict(path, configuration, objectID, entity, pk, expected, actual):
             let now = actual.map { "is now at version \($0)" } ?? "was deleted"
             return "\(path) (configuration \(configuration)): optimistic locking conflict on \(entity)/p\(pk) (\(objectID)): "
@@ -91,9 +91,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
         case let .openFailed(_, c, _), let .sqlite(_, c, _, _, _), let .conflict(_, c, _, _, _, _, _),
             let .uniquenessViolation(_, c, _, _, _), let .readOnly(_, c, _), let .entityNotInStore(_, c, _),
             let .unknownProperty(_, c, _, _), let .invalidValue(_, c, _, _, _, _), let .schemaMismatch(_, c, _),
-            let .unsupportedPredicate(_, c, _), let .closed(_, c), let .incompatibleModel(_, c, _):
+            let .unsupportedPredicate(_, c, _), let .closed(_, c), let .incompatibleModel(_, c, _), let .lmdb(_, c, _, _, _):
             return c
-        case .notAStore, .lmdb:
+        case .notAStore:
             return nil
         }
     }

@@ -71,16 +71,16 @@ final class LMDBEnvironment: @unchecked Sendable {
         self.canonicalPath = canonicalPath
         self.isReadOnly = readOnly
         var env: OpaquePointer?
-        try LMDB.check(mdb_env_create(&env), operation: "mdb_env_create", path: path)
+        try LMDB.check(mdb_env_create(&env), operation: "mdb_env_create", path: path, configuration: configuration)
         do {
-            try LMDB.check(mdb_env_set_maxdbs(env, MDB_dbi(maxDatabases)), operation: "mdb_env_set_maxdbs", path: path)
-            try LMDB.check(mdb_env_set_maxreaders(env, 256), operation: "mdb_env_set_maxreaders", path: path)
+            try LMDB.check(mdb_env_set_maxdbs(env, MDB_dbi(maxDatabases)), operation: "mdb_env_set_maxdbs", path: path, configuration: configuration)
+            try LMDB.check(mdb_env_set_maxreaders(env, 256), operation: "mdb_env_set_maxreaders", path: path, configuration: configuration)
             // Smaller than the data already written is fine: LMDB then maps the file's size.
-            try LMDB.check(mdb_env_set_mapsize(env, Self.roundedMapSize(mapSize)), operation: "mdb_env_set_mapsize", path: path)
+            try LMDB.check(mdb_env_set_mapsize(env, Self.roundedMapSize(mapSize)), operation: "mdb_env_set_mapsize", path: path, configuration: configuration)
             // MDB_NOTLS: a read transaction belongs to its handle, not its thread, so Swift tasks may hop threads
             // and idle readers can be reused by any thread.
             let flags = UInt32(MDB_NOTLS) | (readOnly ? UInt32(MDB_RDONLY) : 0)
-            try LMDB.check(mdb_env_open(env, path, flags, 0o644), operation: "mdb_env_open", path: path)
+            try LMDB.check(mdb_env_open(env, path, flags, 0o644), operation: "mdb_env_open", path: path, configuration: configuration)
             // Reader slots left by a process that was killed would pin old pages forever.
             var dead: Int32 = 0
             _ = mdb_reader_check(env, &dead)
@@ -224,7 +224,7 @@ final class LMDBEnvironment: @unchecked Sendable {
         let grown: Void? = try gate.exclusively({ handle }) { env in
             guard Self.mapSize(of: env) <= mapped else { return }
             let next = Self.roundedMapSize(min(mapped * 2, Self.maximumMapSize))
-            try LMDB.check(mdb_env_set_mapsize(env, next), operation: "mdb_env_set_mapsize(\(next))", path: path)
+            try LMDB.check(mdb_env_set_mapsize(env, next), operation: "mdb_env_set_mapsize(\(next))", path: path, configuration: configuration)
         }
         if grown == nil { throw StoreError.closed(path: path, configuration: configuration) }
     }
@@ -232,7 +232,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     /// Adopts the map size another process recorded (`mdb_env_set_mapsize(0)` after `MDB_MAP_RESIZED`).
     private func adoptMapSize() throws {
         let adopted: Void? = try gate.exclusively({ handle }) { env in
-            try LMDB.check(mdb_env_set_mapsize(env, 0), operation: "mdb_env_set_mapsize(0)", path: path)
+            try LMDB.check(mdb_env_set_mapsize(env, 0), operation: "mdb_env_set_mapsize(0)", path: path, configuration: configuration)
         }
         if adopted == nil { throw StoreError.closed(path: path, configuration: configuration) }
     }
