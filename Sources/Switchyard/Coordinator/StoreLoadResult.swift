@@ -38,7 +38,16 @@ public struct StoreLoadResult: Sendable {
 
     /// An outcome without its payload.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        case loaded, migrated, recreated, failed, cancelled
+        /// `Outcome.loaded`.
+        case loaded
+        /// `Outcome.migrated`.
+        case migrated
+        /// `Outcome.recreated`.
+        case recreated
+        /// `Outcome.failed`.
+        case failed
+        /// `Outcome.cancelled`.
+        case cancelled
     }
 
     /// The description this result is for.
