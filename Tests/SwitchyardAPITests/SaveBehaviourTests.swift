@@ -43,7 +43,7 @@ import Testing
                 try context.save()
                 Issue.record("\(what): saved", sourceLocation: sourceLocation)
             } catch let error as StoreError {
-                guard case let .uniquenessViolation(_, entity, properties, _) = error else { Issue.record("\(error)", sourceLocation: sourceLocation); return }
+                guard case let .uniquenessViolation(_, _, entity, properties, _) = error else { Issue.record("\(error)", sourceLocation: sourceLocation); return }
                 #expect(entity == "Coupon" && properties == ["code"], sourceLocation: sourceLocation)
             } catch {
                 Issue.record("\(what): \(error)", sourceLocation: sourceLocation)

@@ -120,7 +120,7 @@ import Testing
         #expect {
             try second.save()
         } throws: { error in
-            guard case StoreError.conflict(_, "Note", _, 1, 2)? = error as? StoreError else { return false }
+            guard case StoreError.conflict(_, _, _, "Note", _, 1, 2)? = error as? StoreError else { return false }
             return true
         }
         let check = ObjectContext(coordinator: coordinator)

@@ -142,7 +142,7 @@ import Testing
         let stores = try await coordinator.loadStores([
             StoreDescription(.sqlite, configuration: "Main", url: dir.file("m.sqlite")),
             StoreDescription(.memory, configuration: "Cache"),
-        ]) { event in events.withLock { $0.append(event) } }
+        ]) { event in events.withLock { $0.append(event) } }.get()
         #expect(stores.count == 2)
         let seen = events.withLock { $0 }
         #expect(seen.first == .opening(path: dir.file("m.sqlite").path, configuration: "Main"))

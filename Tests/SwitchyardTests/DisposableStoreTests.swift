@@ -33,7 +33,7 @@ import Testing
         let events = Locked<[StoreLoadEvent]>([])
         let stores = try await coordinator.loadStores([
             cloud, StoreDescription(backend.storeType, configuration: "Cache", url: cache, options: StoreOptions(disposable: true)),
-        ]) { event in events.withLock { $0.append(event) } }
+        ]) { event in events.withLock { $0.append(event) } }.get()
         #expect(stores.count == 2)
         #expect(try MigrationFixtures.rows(stores[0], "Item").count == 30)
         #expect(try MigrationFixtures.rows(stores[1], "Tag").isEmpty)
@@ -105,7 +105,7 @@ import Testing
         }
         let seen = Locked<[(event: StoreLoadEvent, ticks: Int)]>([])
         let coordinator = StoreCoordinator(model: v2)
-        try await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Default", url: url)]) { event in
+        _ = try await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Default", url: url)]) { event in
             let now = ticks.withLock { $0 }
             seen.withLock { $0.append((event, now)) }
             // A slow consumer holds the migration between batches until the ticker has moved on (or 5 s pass,
@@ -114,7 +114,7 @@ import Testing
                 let deadline = Date().addingTimeInterval(5)
                 while ticks.withLock({ $0 }) == now, Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
             }
-        }
+        }.get()
         ticker.cancel()
         let all = seen.withLock { $0 }
         let migrating = all.compactMap { entry -> (done: Int, total: Int, ticks: Int)? in

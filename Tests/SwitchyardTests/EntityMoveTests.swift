@@ -30,7 +30,7 @@ import Testing
         let descriptions = try populate(cache: backend)
         let coordinator = StoreCoordinator(model: try Self.moved())
         let events = Locked<[StoreLoadEvent]>([])
-        let stores = try await coordinator.loadStores(descriptions, movingEntities: true) { e in events.withLock { $0.append(e) } }
+        let stores = try await coordinator.loadStores(descriptions, movingEntities: true) { e in events.withLock { $0.append(e) } }.get()
         let (cache, cloud) = (stores[0], stores[1])
         #expect(cache.configurationName == "Cache" && cloud.configurationName == "Cloud")
         let tags = try MigrationFixtures.rows(cloud, "Tag")
@@ -43,13 +43,13 @@ import Testing
         #expect(events.withLock { $0 }.contains(.migrating(path: cloud.displayPath, entity: "Tag", done: 4, total: 4)))
         // The old store no longer holds the rows: loading again moves nothing twice.
         let again = StoreCoordinator(model: try Self.moved())
-        let reloaded = try await again.loadStores(descriptions, movingEntities: true)
+        let reloaded = try await again.loadStores(descriptions, movingEntities: true).get()
         #expect(try MigrationFixtures.rows(reloaded[1], "Tag").count == MigrationFixtures.tags)
     }
 
     @Test func withoutTheOptionTheRowsAreDropped() async throws {
         let descriptions = try populate(cache: .sqlite)
-        let stores = try await StoreCoordinator(model: try Self.moved()).loadStores(descriptions)
+        let stores = try await StoreCoordinator(model: try Self.moved()).loadStores(descriptions).get()
         #expect(try MigrationFixtures.rows(stores[1], "Tag").isEmpty)
         #expect(try SQLite3.query(descriptions[0].url!.path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'ZTAG'") == "0")
     }

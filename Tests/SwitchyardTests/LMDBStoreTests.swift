@@ -217,7 +217,7 @@ import Testing
                 StoreRow(entityName: "Truck", primaryKey: keys.upperBound, values: ["plate": "SAME"]),
             ]))
         } throws: { error in
-            (error as? StoreError) == .uniquenessViolation(path: store.url!.path, entity: "Truck", properties: ["plate"], values: ["\"SAME\""])
+            (error as? StoreError) == .uniquenessViolation(path: store.url!.path, configuration: store.configurationName, entity: "Truck", properties: ["plate"], values: ["\"SAME\""])
         }
         #expect(try store.count(StoreFetchRequest(entityName: "Vehicle")) == 1)
         #expect(try store.count(StoreFetchRequest(entityName: "Vehicle", predicate: try predicate("plate == 'OTHER'"))) == 0)
@@ -235,7 +235,7 @@ import Testing
         #expect(try store.fetch(StoreFetchRequest(entityName: "Vehicle", predicate: try predicate("plate == 'SAME'"))).map(\.entityName) == ["Truck"])
         // The same primary key twice.
         #expect { try store.save(StoreChangeSet(inserts: [StoreRow(entityName: "Car", primaryKey: keys.lowerBound)])) }
-            throws: { ($0 as? StoreError) == .uniquenessViolation(path: store.url!.path, entity: "Car", properties: ["Z_PK"], values: ["\(keys.lowerBound)"]) }
+            throws: { ($0 as? StoreError) == .uniquenessViolation(path: store.url!.path, configuration: store.configurationName, entity: "Car", properties: ["Z_PK"], values: ["\(keys.lowerBound)"]) }
     }
 
     @Test func failedSavesWriteNothingAndNameTheProblem() throws {
@@ -249,16 +249,16 @@ import Testing
                           StoreRow(entityName: "AllTypes", primaryKey: keys.upperBound, values: values)]))
         }
         #expect { try attempt(["i16": .integer(40_000)]) } throws: { error in
-            guard case StoreError.invalidValue(path, "AllTypes", "i16", _, "Integer 16")? = error as? StoreError else { return false }
+            guard case StoreError.invalidValue(path, _, "AllTypes", "i16", _, "Integer 16")? = error as? StoreError else { return false }
             return true
         }
         #expect(throws: StoreError.self) { try attempt(["when": .double(1)]) }
-        #expect(throws: StoreError.unknownProperty(path: path, entity: "AllTypes", property: "nosuch")) { try attempt(["nosuch": 1]) }
+        #expect(throws: StoreError.unknownProperty(path: path, configuration: store.configurationName, entity: "AllTypes", property: "nosuch")) { try attempt(["nosuch": 1]) }
         #expect(throws: StoreError.self) {
             try store.save(StoreChangeSet(inserts: [StoreRow(entityName: "AllTypes", primaryKey: -1)]))
         }
         #expect { try store.save(StoreChangeSet(updates: [RowUpdate(entityName: "AllTypes", primaryKey: 77, expectedVersion: 1)])) }
-            throws: { ($0 as? StoreError) == .conflict(path: path, entity: "AllTypes", primaryKey: 77, expectedVersion: 1, actualVersion: nil) }
+            throws: { ($0 as? StoreError) == .conflict(path: path, configuration: store.configurationName, objectID: ObjectID(store: store.identifier, entityName: "AllTypes", primaryKey: 77), entity: "AllTypes", primaryKey: 77, expectedVersion: 1, actualVersion: nil) }
         #expect(try store.fetch(StoreFetchRequest(entityName: "AllTypes")).map { $0["str"] } == ["a"])
         #expect(try store.allocatePrimaryKeys(for: "AllTypes", count: 1) == 4...4)
         #expect(throws: StoreError.self) { try store.allocatePrimaryKeys(for: "AllTypes", count: 0) }
@@ -345,7 +345,7 @@ import Testing
             #expect(try store.fetch(StoreFetchRequest(entityName: "Owner")).map { $0["name"] } == ["Ann"])
             #expect(try store.fetch(StoreFetchRequest(entityName: "Vehicle", predicate: try predicate("plate == 'x'"))).isEmpty)
             func isReadOnly(_ error: any Error) -> Bool {
-                guard case StoreError.readOnly(let p, _)? = error as? StoreError else { return false }
+                guard case StoreError.readOnly(let p, _, _)? = error as? StoreError else { return false }
                 return p == path
             }
             #expect(performing: { try store.save(StoreChangeSet(inserts: [StoreRow(entityName: "Owner", primaryKey: 9)])) }, throws: isReadOnly)
@@ -377,7 +377,7 @@ import Testing
         #expect(try second.count(StoreFetchRequest(entityName: "Note")) == 1)
         #expect(try second.allocatePrimaryKeys(for: "Note", count: 1) == 2...2)
         try first.destroy()
-        #expect(throws: StoreError.closed(path: first.url!.path)) { try first.fetch(StoreFetchRequest(entityName: "Note")) }
+        #expect(throws: StoreError.closed(path: first.url!.path, configuration: first.configurationName)) { try first.fetch(StoreFetchRequest(entityName: "Note")) }
         #expect(throws: StoreError.self) { try second.fetch(StoreFetchRequest(entityName: "Note")) }
         #expect(!FileManager.default.fileExists(atPath: first.url!.path))
         // A new store at the same place starts empty in a new environment.
@@ -418,7 +418,7 @@ import Testing
         case .otherFiles:
             try Data("notes".utf8).write(to: store.appendingPathComponent("notes.txt"))
         case .foreignLMDB:
-            let environment = try LMDBEnvironment.shared(path: store.path, mapSize: 1 << 20, maxDatabases: 4, readOnly: false)
+            let environment = try LMDBEnvironment.shared(path: store.path, configuration: "Default", mapSize: 1 << 20, maxDatabases: 4, readOnly: false)
             try environment.write { txn in
                 let other = try #require(try LMDBDatabase.open("someone-else", flags: .create, in: txn))
                 try txn.put(other, Array("k".utf8), Array("v".utf8))

@@ -85,7 +85,7 @@ import Testing
     /// Entries in the LMDB store's `links` database (every end's links and positions), read without a model
     /// check: the raw environment, as the store left it.
     private func lmdbLinkCount() throws -> Int {
-        let environment = try LMDBEnvironment.shared(path: dir.file("rel.lmdb").path, mapSize: 1 << 20, maxDatabases: 64, readOnly: true)
+        let environment = try LMDBEnvironment.shared(path: dir.file("rel.lmdb").path, configuration: "Default", mapSize: 1 << 20, maxDatabases: 64, readOnly: true)
         return try environment.read { txn in
             guard let links = try LMDBDatabase.open("links", in: txn) else { return -1 }
             return try txn.entryCount(links)
@@ -414,7 +414,7 @@ import Testing
         #expect {
             try makeCoordinator(backend, v2)
         } throws: { error in
-            guard case StoreError.invalidValue(_, "Track", "weight", _, _)? = error as? StoreError else { return false }
+            guard case StoreError.invalidValue(_, _, "Track", "weight", _, _)? = error as? StoreError else { return false }
             return true
         }
         if backend == .sqlite { #expect(try tables("Z\\_2%' ESCAPE '\\") == ["Z_2TAGS", "Z_2TAGS_Z_3TAGS_INDEX"]) }

@@ -220,7 +220,7 @@ extension MigrationTests {
         #expect {
             _ = try MigrationFixtures.open(backend, url: url, model: v2) { e in events.withLock { $0.append(e) } }
         } throws: { error in
-            guard case StoreError.invalidValue(_, "Tag", "weight", _, _)? = error as? StoreError else { return false }
+            guard case StoreError.invalidValue(_, _, "Tag", "weight", _, _)? = error as? StoreError else { return false }
             return true
         }
         // Item's rows were rewritten before Tag failed.

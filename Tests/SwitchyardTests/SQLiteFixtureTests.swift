@@ -150,7 +150,7 @@ struct SQLiteFixtureTests {
         #expect(metadata.uuid.uuidString == (try SQLite3.query(Self.v1.url.path, "SELECT Z_UUID FROM Z_METADATA")))
         #expect(metadata.versionIdentifiers == ["1"])
         #expect(metadata.additional["NSPersistenceFrameworkVersion"] == .integer(1044))
-        #expect(throws: StoreError.readOnly(path: Self.v1.url.path, operation: "save")) {
+        #expect(throws: StoreError.readOnly(path: Self.v1.url.path, configuration: store.configurationName, operation: "save")) {
             try store.save(StoreChangeSet(deletes: [RowDeletion(entityName: "Car", primaryKey: 14, expectedVersion: 1)]))
         }
     }
@@ -265,7 +265,7 @@ struct SQLiteFixtureTests {
                 "numericISO3166Code": 999, "uniquenessDummy": 0, "numberOfMoods": 0, "updatedAt": .date(Date()),
             ])]))
         } throws: { error in
-            guard case StoreError.uniquenessViolation(_, "Country", let properties, _)? = error as? StoreError else { return false }
+            guard case StoreError.uniquenessViolation(_, _, "Country", let properties, _)? = error as? StoreError else { return false }
             return properties == ["numericISO3166Code", "uniquenessDummy"]
         }
     }

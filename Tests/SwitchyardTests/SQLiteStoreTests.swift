@@ -115,7 +115,7 @@ struct SQLiteStoreTests {
             try SQLiteTestModels.insert([StoreRow(entityName: "AllTypes", primaryKey: 0, values: values)], into: store)
         }
         #expect { try attempt(["i16": .integer(40_000)]) } throws: { error in
-            guard case StoreError.invalidValue(let path, "AllTypes", "i16", _, let expected)? = error as? StoreError else { return false }
+            guard case StoreError.invalidValue(let path, _, "AllTypes", "i16", _, let expected)? = error as? StoreError else { return false }
             return path == store.url?.path && expected.contains("-32768...32767")
         }
         #expect(throws: StoreError.self) { try attempt(["i64": "many"]) }
@@ -216,7 +216,7 @@ struct SQLiteStoreTests {
             inserts: [StoreRow(entityName: "Car", primaryKey: newKey, values: ["plate": "NEW"])],
             updates: [RowUpdate(entityName: "Car", primaryKey: car.primaryKey, expectedVersion: 1, values: ["doors": 9])])
         #expect { try store.save(stale) } throws: { error in
-            guard case StoreError.conflict(let path, "Car", car.primaryKey, 1, 2)? = error as? StoreError else { return false }
+            guard case StoreError.conflict(let path, _, _, "Car", car.primaryKey, 1, 2)? = error as? StoreError else { return false }
             return path == store.url?.path
         }
         let rows = try store.fetch(StoreFetchRequest(entityName: "Car"))
@@ -226,9 +226,9 @@ struct SQLiteStoreTests {
         #expect(try SQLite3.query(store.url!.path, "SELECT count(*) FROM ZVEHICLE WHERE ZPLATE = 'NEW'") == "0")
         // Stale delete, and an update of a row that is gone.
         #expect { try store.save(StoreChangeSet(deletes: [RowDeletion(entityName: "Car", primaryKey: car.primaryKey, expectedVersion: 1)])) }
-            throws: { ($0 as? StoreError) == .conflict(path: store.url!.path, entity: "Car", primaryKey: car.primaryKey, expectedVersion: 1, actualVersion: 2) }
+            throws: { ($0 as? StoreError) == .conflict(path: store.url!.path, configuration: store.configurationName, objectID: ObjectID(store: store.identifier, entityName: "Car", primaryKey: car.primaryKey), entity: "Car", primaryKey: car.primaryKey, expectedVersion: 1, actualVersion: 2) }
         #expect { try store.save(StoreChangeSet(updates: [RowUpdate(entityName: "Car", primaryKey: 77, expectedVersion: 1, values: ["doors": 1])])) }
-            throws: { ($0 as? StoreError) == .conflict(path: store.url!.path, entity: "Car", primaryKey: 77, expectedVersion: 1, actualVersion: nil) }
+            throws: { ($0 as? StoreError) == .conflict(path: store.url!.path, configuration: store.configurationName, objectID: ObjectID(store: store.identifier, entityName: "Car", primaryKey: 77), entity: "Car", primaryKey: 77, expectedVersion: 1, actualVersion: nil) }
         try store.save(StoreChangeSet(deletes: [RowDeletion(entityName: "Car", primaryKey: car.primaryKey, expectedVersion: 2)]))
         #expect(try store.count(StoreFetchRequest(entityName: "Vehicle")) == 0)
     }
@@ -245,7 +245,7 @@ struct SQLiteStoreTests {
         } throws: { error in
             // The constraint is Vehicle's and spans the whole table, subentities included; the error names the
             // entity of the row that broke it, as on every backend.
-            (error as? StoreError) == .uniquenessViolation(path: store.url!.path, entity: "Truck", properties: ["plate"], values: ["\"SAME\""])
+            (error as? StoreError) == .uniquenessViolation(path: store.url!.path, configuration: store.configurationName, entity: "Truck", properties: ["plate"], values: ["\"SAME\""])
         }
         #expect(try store.count(StoreFetchRequest(entityName: "Vehicle")) == 1)
         // A save that deletes the holder and inserts a new one with the same value succeeds.
@@ -256,7 +256,7 @@ struct SQLiteStoreTests {
         #expect(try store.fetch(StoreFetchRequest(entityName: "Vehicle")).map(\.entityName) == ["Truck"])
         // The same primary key twice.
         #expect { try store.save(StoreChangeSet(inserts: [StoreRow(entityName: "Car", primaryKey: keys.lowerBound)])) }
-            throws: { ($0 as? StoreError) == .uniquenessViolation(path: store.url!.path, entity: "Car", properties: ["Z_PK"], values: ["\(keys.lowerBound)"]) }
+            throws: { ($0 as? StoreError) == .uniquenessViolation(path: store.url!.path, configuration: store.configurationName, entity: "Car", properties: ["Z_PK"], values: ["\(keys.lowerBound)"]) }
     }
 
     // MARK: - Read-only
@@ -272,7 +272,7 @@ struct SQLiteStoreTests {
         #expect(store.isReadOnly)
         #expect(try store.fetch(StoreFetchRequest(entityName: "Owner")).map { $0["name"] } == ["Ann"])
         func isReadOnly(_ error: any Error) -> Bool {
-            guard case StoreError.readOnly(let p, _)? = error as? StoreError else { return false }
+            guard case StoreError.readOnly(let p, _, _)? = error as? StoreError else { return false }
             return p == path
         }
         #expect(performing: { try store.save(StoreChangeSet(inserts: [StoreRow(entityName: "Owner", primaryKey: 9)])) }, throws: isReadOnly)
@@ -398,8 +398,8 @@ struct SQLiteStoreTests {
         #expect(FileManager.default.fileExists(atPath: path + "-wal"))
         try store.destroy()
         for suffix in ["", "-wal", "-shm"] { #expect(!FileManager.default.fileExists(atPath: path + suffix)) }
-        #expect(throws: StoreError.closed(path: path)) { try store.fetch(StoreFetchRequest(entityName: "Note")) }
-        #expect(throws: StoreError.closed(path: path)) { try store.save(StoreChangeSet()) }
+        #expect(throws: StoreError.closed(path: path, configuration: store.configurationName)) { try store.fetch(StoreFetchRequest(entityName: "Note")) }
+        #expect(throws: StoreError.closed(path: path, configuration: store.configurationName)) { try store.save(StoreChangeSet()) }
     }
 
     @Test func concurrentWritersAndReadersSeeConsistentSnapshots() async throws {

@@ -184,7 +184,7 @@ import Testing
         let descriptions = [StoreDescription(from, configuration: "Local", url: local), StoreDescription(to, configuration: "Cache", url: cache)]
         do {
             let coordinator = StoreCoordinator(model: try Self.model(noteIn: "Local"))
-            _ = try await coordinator.loadStores(descriptions)
+            _ = try await coordinator.loadStores(descriptions).get()
             let context = ObjectContext(coordinator: coordinator)
             let notes = try (0..<5).map { i -> ManagedObject in
                 let note = try context.insert("Note")
@@ -200,7 +200,7 @@ import Testing
             _ = try coordinator.stores(serving: "Note").first!.allocatePrimaryKeys(for: "Note", count: 10)
         }
         let coordinator = StoreCoordinator(model: try Self.model(noteIn: "Cache"))
-        let stores = try await coordinator.loadStores(descriptions, movingEntities: true)
+        let stores = try await coordinator.loadStores(descriptions, movingEntities: true).get()
         let moved = stores[1]
         let versions = try moved.fetch(StoreFetchRequest(entityName: "Note", sortKeys: [SortKey("text")])).map(\.version)
         #expect(versions.sorted() == [1, 1, 2, 3, 4])

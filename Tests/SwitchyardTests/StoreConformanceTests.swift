@@ -128,7 +128,7 @@ import Testing
         #expect(throws: StoreError.self) { try store.save(StoreChangeSet(inserts: [outOfRange])) }
         var unknown = book(1, "x")
         unknown.values["nosuch"] = 1
-        #expect(throws: StoreError.unknownProperty(path: store.displayPath, entity: "Book", property: "nosuch")) {
+        #expect(throws: StoreError.unknownProperty(path: store.displayPath, configuration: store.configurationName, entity: "Book", property: "nosuch")) {
             try store.save(StoreChangeSet(inserts: [unknown]))
         }
         #expect(throws: StoreError.self) { _ = try store.allocatePrimaryKeys(for: "Book", count: 0) }
@@ -221,7 +221,7 @@ import Testing
         #expect {
             try store.save(stale)
         } throws: { error in
-            guard case StoreError.conflict(_, "Book", 1, 1, 2)? = error as? StoreError else { return false }
+            guard case StoreError.conflict(_, _, _, "Book", 1, 1, 2)? = error as? StoreError else { return false }
             return true
         }
         #expect(try store.count(StoreFetchRequest(entityName: "Book")) == 1)
@@ -241,7 +241,7 @@ import Testing
             try insertBooks(store, [book(0, "Other", code: "X"), book(0, "Dune again", code: "D")])
         } throws: { error in
             // Every backend names the row's entity (the constraint is declared by its parent, Publication).
-            guard case StoreError.uniquenessViolation(_, let entity, let properties, let values)? = error as? StoreError else { return false }
+            guard case StoreError.uniquenessViolation(_, _, let entity, let properties, let values)? = error as? StoreError else { return false }
             return entity == "Book" && properties == ["code"] && values == [AttributeValue.string("D").description]
         }
         #expect(try store.count(StoreFetchRequest(entityName: "Book")) == 1)

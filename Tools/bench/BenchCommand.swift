@@ -26,6 +26,12 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Source objects for the cross-store fetched-property measurement (0 skips it).")
     var fetchedSources = 10_000
 
+    @Option(help: "Source objects for the prefetch rows (batched prefetchFetchedProperty vs one object at a time, per destination backend); 0 skips them.")
+    var prefetchSources = 2_000
+
+    @Flag(help: "Run only the prefetch rows (see --prefetch-sources).")
+    var prefetchOnly = false
+
     @Option(help: "Rows for the migration measurements (open unchanged store, add-attribute migration); 0 skips them.")
     var migrationRows = 0
 
@@ -60,6 +66,8 @@ struct BenchCommand: ParsableCommand {
         guard repeats > 0 else { throw ValidationError("--repeats must be positive") }
         guard migrationRows >= 0 else { throw ValidationError("--migration-rows must be 0 or positive") }
         guard fetchedSources == 0 || fetchedSources >= 2 else { throw ValidationError("--fetched-sources must be 0 or at least 2") }
+        guard prefetchSources == 0 || prefetchSources >= 2 else { throw ValidationError("--prefetch-sources must be 0 or at least 2") }
+        guard !prefetchOnly || prefetchSources > 0 else { throw ValidationError("--prefetch-only needs --prefetch-sources above 0") }
         _ = try selectedBackends()
         if let differential, differential <= 0 { throw ValidationError("--differential must be positive") }
         guard differentialLength > 0 else { throw ValidationError("--differential-length must be positive") }
@@ -94,6 +102,10 @@ struct BenchCommand: ParsableCommand {
         }
         let data = BenchData(count: objects, lookups: lookups)
         var results: [BenchResult] = []
+        if prefetchOnly {
+            results += try PrefetchBench(sources: prefetchSources, model: objectModel, dir: dir, repeats: repeats).run(log: log)
+            return try report(results)
+        }
         if objectLayer > 0 {
             results += try ObjectLayerBench(count: objectLayer, lookups: min(lookups, objectLayer), dir: dir, repeats: repeats).run(log: log)
         }
@@ -111,9 +123,16 @@ struct BenchCommand: ParsableCommand {
         if fetchedSources > 0 {
             results += try FetchedPropertyBench(sources: fetchedSources, model: objectModel, dir: dir, repeats: repeats).run(log: log)
         }
+        if prefetchSources > 0 {
+            results += try PrefetchBench(sources: prefetchSources, model: objectModel, dir: dir, repeats: repeats).run(log: log)
+        }
         if splitRows > 0 {
             results += try SplitBench(messages: splitRows, dir: dir).run(log: log)
         }
+        try report(results)
+    }
+
+    private func report(_ results: [BenchResult]) throws {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

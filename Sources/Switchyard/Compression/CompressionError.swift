@@ -1,3 +1,5 @@
+import Foundation
+
 // MARK: - CompressionError
 
 /// A zlib call that failed: which operation, zlib's return code and what went wrong.
@@ -5,7 +7,7 @@
 /// ```swift
 /// do { _ = try Deflate.decompress(blob) } catch { print(error) }   // "inflate failed (Z_DATA_ERROR): invalid block type"
 /// ```
-public struct CompressionError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct CompressionError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     /// The zlib call or step that failed (`inflateInit2`, `deflate`, `inflate`, ...).
     public let operation: String
     /// zlib's return code (`Z_DATA_ERROR` is -3, `Z_BUF_ERROR` -5, ...).
@@ -40,4 +42,10 @@ public struct CompressionError: Error, Sendable, Equatable, CustomStringConverti
     public var description: String {
         "\(operation) failed (\(codeName)): \(message)"
     }
+}
+
+extension CompressionError {
+    /// The same sentence as `description`, so `error.localizedDescription` reads it (not "The operation could
+    /// not be completed").
+    public var errorDescription: String? { description }
 }

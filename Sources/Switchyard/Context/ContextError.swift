@@ -1,7 +1,9 @@
+import Foundation
+
 // MARK: - ContextError
 
 /// A context operation that failed: a wrong key or type, a validation failure, a misuse.
-public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     case unknownEntity(String)
     /// An abstract entity cannot be instantiated.
     case abstractEntity(String)
@@ -53,4 +55,10 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(object) is deleted in its context and cannot be changed (rollback or refresh undoes the deletion)"
         }
     }
+}
+
+extension ContextError {
+    /// The same sentence as `description`, so `error.localizedDescription` reads it (not "The operation could
+    /// not be completed").
+    public var errorDescription: String? { description }
 }

@@ -92,13 +92,18 @@ extension ObjectContext {
     private func resolveBatched(
         _ property: FetchedPropertyDescription, template: FetchPredicate, join: Join, for sources: [ManagedObject]
     ) throws {
+        // Keys de-duplicated under storeEqual (1 and 1.0 are one key) with a hash map: linear in the sources.
         var keys: [AttributeValue] = []
-        var seen = Set<AttributeValue>()
+        var seen = StoreEqualityMap<Bool>()
         var sourceKeys: [AttributeValue] = []
+        sourceKeys.reserveCapacity(sources.count)
         for source in sources {
             let key = try source.singleValue(at: join.sourcePath)
             sourceKeys.append(key)
-            if !key.isNull, seen.insert(key).inserted { keys.append(key) }
+            if !key.isNull, !seen.contains(key) {
+                seen[key] = true
+                keys.append(key)
+            }
         }
         var results: [ManagedObject] = []
         if !keys.isEmpty {
@@ -112,29 +117,16 @@ extension ObjectContext {
             }
             results = try fetch(FetchRequest(entityName: property.destinationEntityName, predicate: predicate))
         }
-        // Group destination objects under the key each matched; `==` on a null source key matches nothing.
-        var byKey: [AttributeValue: [ManagedObject]] = [:]
+        // Group destination objects under the key each matched (storeEqual, through a hash map); `==` on a
+        // null source key matches nothing.
+        var byKey = StoreEqualityMap<[ManagedObject]>()
         for object in results {
-            byKey[Self.groupingKey(try object.singleValue(at: join.destinationKey)), default: []].append(object)
+            let value = try object.singleValue(at: join.destinationKey)
+            guard !value.isNull else { continue }
+            byKey.update(value, initial: []) { $0.append(object) }
         }
         for (source, key) in zip(sources, sourceKeys) {
-            source.fetchedCache[property.name] = key.isNull ? [] : byKey[Self.groupingKey(key)] ?? []
-        }
-    }
-
-    /// One hashable spelling per class of values `storeEqual` treats as equal (numbers by value, text and
-    /// URIs as text, UUIDs and data as bytes), so grouping is a dictionary lookup, not a scan.
-    static func groupingKey(_ value: AttributeValue) -> AttributeValue {
-        switch value {
-        case .integer, .bool: return .integer(value.integerValue!)
-        case .double, .decimal, .date:
-            if let i = value.integerValue, case .double = value { return .integer(i) }
-            let d = value.numericValue!
-            if d.rounded() == d, abs(d) < 9.0e15 { return .integer(Int64(d)) }
-            return .double(d)
-        case .uri(let u): return .string(u.absoluteString)
-        case .uuid(let u): return .binary(u.bytes)
-        case .null, .string, .binary: return value
+            source.fetchedCache[property.name] = key.isNull ? [] : byKey[key] ?? []
         }
     }
 }

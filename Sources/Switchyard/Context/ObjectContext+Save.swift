@@ -173,8 +173,12 @@ extension ObjectContext {
             let expected = object.snapshot?.version ?? 0
             let actual = current[object.objectID]?.row.version
             if actual != expected {
+                // A changed object was fetched from a store; if that store was removed since, its ID still names it.
+                let store = object.store ?? object.objectID.storeIdentifier.flatMap(coordinator.store(withIdentifier:))
                 throw StoreError.conflict(
-                    path: object.store?.displayPath ?? "?", entity: object.entity.name, primaryKey: object.objectID.primaryKey ?? 0,
+                    path: store?.displayPath ?? "the removed store \(object.objectID.storeIdentifier?.uuidString ?? object.objectID.description)",
+                    configuration: store?.configurationName ?? "(unknown: the store was removed from the coordinator)",
+                    objectID: object.objectID, entity: object.entity.name, primaryKey: object.objectID.primaryKey ?? 0,
                     expectedVersion: expected, actualVersion: actual)
             }
         }

@@ -3,7 +3,7 @@ import Foundation
 // MARK: - CoordinatorError
 
 /// A coordinator operation that failed: adding, routing or finding stores.
-public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     case unknownConfiguration(name: String, available: [String])
     /// The model has no entity with this name.
     case unknownEntity(String)
@@ -51,4 +51,10 @@ public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertibl
             return "cannot move the rows of \(entity) from \(from) to \(to): \(reason)"
         }
     }
+}
+
+extension CoordinatorError {
+    /// The same sentence as `description`, so `error.localizedDescription` reads it (not "The operation could
+    /// not be completed").
+    public var errorDescription: String? { description }
 }

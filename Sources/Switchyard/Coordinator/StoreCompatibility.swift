@@ -34,8 +34,8 @@ public struct StoreCompatibility: Sendable, Hashable, Codable {
         _ = try model.entities(inConfiguration: configuration)
         let state: (metadata: StoreMetadata, model: ObjectModel?)
         switch type {
-        case .sqlite: state = try SQLiteStore.storedState(at: url)
-        case .lmdb: state = try LMDBStore.storedState(at: url)
+        case .sqlite: state = try SQLiteStore.storedState(at: url, configuration: configuration)
+        case .lmdb: state = try LMDBStore.storedState(at: url, configuration: configuration)
         case .memory:
             throw CoordinatorError.unsupportedStoreType(.memory, reason: "a memory store has nothing on disk to check")
         }

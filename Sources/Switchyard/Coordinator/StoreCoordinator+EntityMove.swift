@@ -14,15 +14,19 @@ extension StoreCoordinator {
         var destination: StoreDescription
     }
 
-    /// The entities leaving each existing store of `descriptions` for another store of the same load.
-    func plannedMoves(_ descriptions: [StoreDescription]) throws -> [EntityMove] {
+    /// The entities leaving each existing store of `descriptions` for another store of the same load. A store
+    /// that cannot be read (or names an unknown configuration) plans no move: opening it fails on its own.
+    func plannedMoves(_ descriptions: [StoreDescription]) -> [EntityMove] {
         var moves: [EntityMove] = []
         for source in descriptions where source.type != .memory && !source.options.readOnly {
-            guard let url = source.url, FileManager.default.fileExists(atPath: url.path) else { continue }
-            let stored = source.type == .sqlite ? try SQLiteStore.storedState(at: url) : try LMDBStore.storedState(at: url)
-            guard let old = stored.model, stored.metadata.versionHashes != model.versionHashes else { continue }
+            guard let url = source.url, FileManager.default.fileExists(atPath: url.path),
+                let stored = try? (source.type == .sqlite ? SQLiteStore.storedState(at: url, configuration: source.configuration)
+                    : LMDBStore.storedState(at: url, configuration: source.configuration)),
+                let old = stored.model, stored.metadata.versionHashes != model.versionHashes,
+                let current = try? model.entities(inConfiguration: source.configuration)
+            else { continue }
             let before = Set(((try? old.entities(inConfiguration: source.configuration)) ?? old.entities).map(\.name))
-            let after = Set(try model.entities(inConfiguration: source.configuration).map(\.name))
+            let after = Set(current.map(\.name))
             for entity in before.subtracting(after).sorted() {
                 guard let destination = descriptions.first(where: { d in
                     d != source && ((try? model.entities(inConfiguration: d.configuration))?.contains { $0.name == entity } ?? false)

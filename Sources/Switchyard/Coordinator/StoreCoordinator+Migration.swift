@@ -29,15 +29,27 @@ extension StoreCoordinator {
     /// when not, recreates (or quarantines) it if it is disposable, else throws `StoreError.incompatibleModel`
     /// carrying the report (the store untouched).
     func openMigrating(_ d: StoreDescription, progress: (@Sendable (StoreLoadEvent) -> Void)?) throws -> any PersistentStore {
+        try openMigrating(d, progress: progress, isCancelled: nil).store
+    }
+
+    /// `openMigrating` that also says what happened (loaded, migrated with its report, recreated). When
+    /// `isCancelled` returns true at a migration batch, the migration throws `CancellationError` and its
+    /// transaction rolls back: the store is left as it was.
+    func openMigrating(
+        _ d: StoreDescription, progress: (@Sendable (StoreLoadEvent) -> Void)?, isCancelled: (@Sendable () -> Bool)?
+    ) throws -> (store: any PersistentStore, outcome: StoreLoadResult.Outcome) {
         let path = d.url?.path ?? "memory:\(d.configuration)"
         var migrationProgress: MigrationProgressHandler?
-        if let progress {
+        if progress != nil || isCancelled != nil {
             migrationProgress = { @Sendable (step: MigrationProgress) in
-                progress(.migrating(path: step.path, entity: step.entity, done: step.done, total: step.total))
+                progress?(.migrating(path: step.path, entity: step.entity, done: step.done, total: step.total))
+                if isCancelled?() == true { throw CancellationError() }
             }
         }
         do {
-            return try openStore(d, migrationProgress: migrationProgress)
+            let store = try openStore(d, migrationProgress: migrationProgress)
+            let report = (store as? SQLiteStore)?.migrationReport ?? (store as? LMDBStore)?.migrationReport
+            return (store, report.map { .migrated($0) } ?? .loaded)
         } catch let error as StoreError where d.options.disposable && !d.options.readOnly {
             let storePath: String, configuration: String, report: CompatibilityReport
             switch error {
@@ -67,7 +79,7 @@ extension StoreCoordinator {
             logger.notice("recreated disposable store", metadata: ["path": "\(path)", "reason": "\(reason)"])
             let store = try openStore(d, migrationProgress: nil)
             progress?(.recreated(path: path, configuration: d.configuration, reason: reason))
-            return store
+            return (store, .recreated(report))
         }
     }
 

@@ -89,43 +89,109 @@ public final class StoreCoordinator: Sendable {
         }
     }
 
-    /// Loads several stores without blocking the caller, reporting progress.
+    /// Loads several stores without blocking the caller, reporting progress and each store's outcome.
     ///
-    /// Each store opens on a thread of its own, outside the cooperative pool (migrating it if needed, a batch at a time); `progress` receives
-    /// events in order: opening, migrating entity X n of m rows, recreated (a disposable store), loaded, done.
+    /// Every description is attempted, whatever happens to the others (as Core Data calls
+    /// `loadPersistentStores`' completion handler once per description): the result holds one
+    /// `StoreLoadResult` per description, in `descriptions` order — loaded, migrated (with the report),
+    /// recreated (a disposable store, with the report), failed (with the error, and the report when the
+    /// model cannot be migrated) or cancelled. A store that failed is not added; the others are, so the
+    /// stores added do not depend on the order of `descriptions`.
+    ///
+    /// Each store opens on a thread of its own, outside the cooperative pool (migrating it if needed, a batch at
+    /// a time); `progress` receives events in order: opening, migrating entity X n of m rows, recreated (a
+    /// disposable store), loaded, done.
     /// ```swift
-    /// try await coordinator.loadStores(descriptions) { event in print(event) }
+    /// let results = await coordinator.loadStores(descriptions) { event in print(event) }
+    /// let stores = try results.get()   // or look at each result's `outcome`
     /// ```
+    ///
+    /// Cancelling the calling task is honoured between stores and between migration batches: a migration
+    /// that is stopped rolls back (the store keeps its old model and rows), and stores not yet attempted are
+    /// reported `.cancelled` and not added. Stores already added stay added.
     ///
     /// With `movingEntities`, an entity the model moved from one configuration to another (both stores in
     /// `descriptions`) has its rows copied into its new store, in batches, before its old store is migrated
-    /// (which drops them there); without it, they are dropped. Stores are returned in `descriptions` order.
+    /// (which drops them there); without it, they are dropped. When the new store fails to load or the rows
+    /// cannot be copied, the old store is not opened (it would lose the rows) and fails with
+    /// `CoordinatorError.cannotMoveEntity`.
     @discardableResult
     public func loadStores(
         _ descriptions: [StoreDescription], movingEntities: Bool = false,
         progress: @escaping @Sendable (StoreLoadEvent) -> Void = { _ in }
-    ) async throws -> [any PersistentStore] {
-        let moves = movingEntities ? try plannedMoves(descriptions) : []
+    ) async -> [StoreLoadResult] {
+        let cancelled = Locked(false)
+        return await withTaskCancellationHandler {
+            await load(descriptions, movingEntities: movingEntities, progress: progress) {
+                cancelled.withLock { $0 } || Task.isCancelled
+            }
+        } onCancel: {
+            cancelled.withLock { $0 = true }
+        }
+    }
+
+    private func load(
+        _ descriptions: [StoreDescription], movingEntities: Bool, progress: @escaping @Sendable (StoreLoadEvent) -> Void,
+        isCancelled: @escaping @Sendable () -> Bool
+    ) async -> [StoreLoadResult] {
+        let moves = movingEntities ? plannedMoves(descriptions) : []
         // Destinations of moves load first, so they can take the rows before their old stores drop them.
         let order = descriptions.indices.sorted { a, b in
             let (ma, mb) = (moves.contains { $0.destination == descriptions[a] }, moves.contains { $0.destination == descriptions[b] })
             return ma != mb ? ma : a < b
         }
-        var loadedByIndex: [Int: any PersistentStore] = [:]
+        var results: [Int: StoreLoadResult] = [:]
+        // Sources whose moved rows did not reach their new store: opening them would drop those rows.
+        var blocked: [StoreDescription: any Error] = [:]
         for index in order {
             let description = descriptions[index]
+            func finish(_ outcome: StoreLoadResult.Outcome, _ store: (any PersistentStore)? = nil) {
+                results[index] = StoreLoadResult(storeDescription: description, outcome: outcome, store: store)
+            }
+            if isCancelled() {
+                finish(.cancelled)
+                continue
+            }
+            if let error = blocked[description] {
+                finish(.failed(error, report: nil))
+                continue
+            }
             let path = description.url?.path ?? "memory:\(description.configuration)"
             progress(.opening(path: path, configuration: description.configuration))
-            // Opening (and migrating) blocks: the caller's other tasks keep running however long it takes.
-            let store = try await Self.onOwnThread { [self] in try self.addStore(description, progress: progress) }
-            progress(.loaded(path: path, configuration: description.configuration))
-            loadedByIndex[index] = store
-            for move in moves where move.destination == description {
-                try await Self.onOwnThread { try self.move(move, into: store, progress: progress) }
+            do {
+                // Opening (and migrating) blocks: the caller's other tasks keep running however long it takes.
+                let (store, outcome) = try await Self.onOwnThread { [self] in
+                    try checkCanAdd(description)
+                    let opened = try openMigrating(description, progress: progress, isCancelled: isCancelled)
+                    try register(opened.store)
+                    return opened
+                }
+                progress(.loaded(path: path, configuration: description.configuration))
+                finish(outcome, store)
+                for move in moves where move.destination == description {
+                    do {
+                        try await Self.onOwnThread { try self.move(move, into: store, progress: progress) }
+                    } catch {
+                        blocked[move.source] = error
+                    }
+                }
+            } catch is CancellationError {
+                finish(.cancelled)
+            } catch {
+                var report: CompatibilityReport?
+                if case let .incompatibleModel(_, _, r) = error as? StoreError { report = r }
+                finish(.failed(error, report: report))
+                for move in moves where move.destination == description {
+                    blocked[move.source] = CoordinatorError.cannotMoveEntity(
+                        entity: move.entity, from: move.source.url?.path ?? move.source.configuration, to: path,
+                        reason: "its new store (configuration \(description.configuration)) failed to load, so its old store "
+                            + "was not opened (migrating it would drop the rows): \(error)")
+                }
             }
         }
-        progress(.done(storeCount: loadedByIndex.count))
-        return descriptions.indices.compactMap { loadedByIndex[$0] }
+        let outcomes = descriptions.indices.compactMap { results[$0] }
+        progress(.done(storeCount: outcomes.addedStores.count))
+        return outcomes
     }
 
     /// Runs blocking work on a thread of its own: not in the cooperative pool (nor Dispatch's global queues,

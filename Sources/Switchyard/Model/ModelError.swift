@@ -1,8 +1,10 @@
+import Foundation
+
 // MARK: - ModelError
 
 /// A model that cannot be loaded, merged or resolved. Every case names the file (or "model built in code")
 /// and the element at fault.
-public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     /// The XML is not well formed; `line`/`column` where the parser reports them.
     case malformedXML(file: String, line: Int, column: Int, reason: String)
     /// A required element or attribute is missing.
@@ -76,4 +78,10 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path): cannot write model: \(reason)"
         }
     }
+}
+
+extension ModelError {
+    /// The same sentence as `description`, so `error.localizedDescription` reads it (not "The operation could
+    /// not be completed").
+    public var errorDescription: String? { description }
 }

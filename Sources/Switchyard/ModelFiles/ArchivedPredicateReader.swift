@@ -42,8 +42,10 @@ struct ArchivedPredicateReader {
     }
 
     /// Why a predicate or expression has no `FetchPredicate` form.
-    struct Unconvertible: Error {
+    struct Unconvertible: Error, CustomStringConvertible, LocalizedError {
         let reason: String
+        var description: String { "predicate has no FetchPredicate form: \(reason)" }
+        var errorDescription: String? { description }
     }
 
     // MARK: - Entry points

@@ -1,8 +1,10 @@
+import Foundation
+
 // MARK: - KeyedArchiveError
 
 /// A keyed archive (or the binary property list under it) that cannot be read. Every case names the source
 /// (for a model cache, the store file) and says what is wrong and, for the property list, at which byte.
-public enum KeyedArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum KeyedArchiveError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     /// The bytes are not a well-formed `bplist00` binary property list; `offset` is where the fault was found.
     case malformedPropertyList(source: String, offset: Int, reason: String)
     /// A well-formed property list that is not an NSKeyedArchiver archive, or whose object graph is broken
@@ -18,4 +20,10 @@ public enum KeyedArchiveError: Error, Sendable, Equatable, CustomStringConvertib
             return "\(source): not a readable keyed archive: \(reason)"
         }
     }
+}
+
+extension KeyedArchiveError {
+    /// The same sentence as `description`, so `error.localizedDescription` reads it (not "The operation could
+    /// not be completed").
+    public var errorDescription: String? { description }
 }

@@ -1,8 +1,10 @@
+import Foundation
+
 // MARK: - ModelCacheError
 
 /// A model cache (`Z_MODELCACHE.Z_CONTENT`, or the LMDB store's equivalent) that cannot be turned into a model.
 /// Every case names the source (normally "<store path> model cache") and says what is wrong with it.
-public enum ModelCacheError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum ModelCacheError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     /// Inflating (or, when writing, deflating) failed: the blob is not raw DEFLATE, or it is damaged or cut short.
     case compression(source: String, error: CompressionError)
     /// The inflated bytes are neither a keyed archive (`bplist00`) nor model XML; `prefix` shows how they start.
@@ -25,4 +27,10 @@ public enum ModelCacheError: Error, Sendable, Equatable, CustomStringConvertible
             return "\(source): the model cache does not hold a usable object model: \(reason)"
         }
     }
+}
+
+extension ModelCacheError {
+    /// The same sentence as `description`, so `error.localizedDescription` reads it (not "The operation could
+    /// not be completed").
+    public var errorDescription: String? { description }
 }

@@ -314,7 +314,7 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
 
     // MARK: - Attribute helpers
 
-    private var entityName: String { entity?.name ?? "?" }
+    private var entityName: String { entity?.name ?? "(outside any entity)" }
 
     private func required(_ a: [String: String], _ key: String, of element: String) throws -> String {
         guard let value = a[key], !value.isEmpty else {

@@ -35,28 +35,32 @@ public enum PredicateEvaluator {
         try truth(of: predicate, on: subject) == .true
     }
 
-    /// The three-valued result of `predicate` on `subject`, before unknown collapses to false.
-    static func truth(of predicate: FetchPredicate, on subject: some PredicateSubject) throws -> Truth {
+    /// The three-valued result of `predicate` on `subject`, before unknown collapses to false. `prepared`
+    /// mirrors `predicate` (see `Prepared`); nil evaluates everything from the predicate itself.
+    static func truth(of predicate: FetchPredicate, on subject: some PredicateSubject, prepared: PreparedNode? = nil) throws -> Truth {
         switch predicate {
         case .constant(let value):
             return Truth(value)
         case .and(let parts):
             var result = Truth.true
-            for part in parts {
-                result = try result && truth(of: part, on: subject)
+            for (i, part) in parts.enumerated() {
+                result = try result && truth(of: part, on: subject, prepared: prepared?.child(i))
                 if result == .false { return .false }
             }
             return result
         case .or(let parts):
             var result = Truth.false
-            for part in parts {
-                result = try result || truth(of: part, on: subject)
+            for (i, part) in parts.enumerated() {
+                result = try result || truth(of: part, on: subject, prepared: prepared?.child(i))
                 if result == .true { return .true }
             }
             return result
         case .not(let inner):
-            return !(try truth(of: inner, on: subject))
+            return !(try truth(of: inner, on: subject, prepared: prepared?.child(0)))
         case .comparison(let comparison):
+            if case .membership(let set) = prepared {
+                return try truth(of: comparison, on: subject, membership: set)
+            }
             return try truth(of: comparison, on: subject)
         }
     }
@@ -209,12 +213,12 @@ public enum PredicateEvaluator {
     // MARK: - Operands
 
     /// An evaluated expression: one value, or several (a to-many path or an aggregate).
-    private enum Operand {
+    enum Operand {
         case single(AttributeValue)
         case many([AttributeValue])
     }
 
-    private static func operand(_ expression: PredicateOperand, on subject: some PredicateSubject) throws -> Operand {
+    static func operand(_ expression: PredicateOperand, on subject: some PredicateSubject) throws -> Operand {
         switch expression {
         case .constant(let value):
             return .single(value)

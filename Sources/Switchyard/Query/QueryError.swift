@@ -1,7 +1,9 @@
+import Foundation
+
 // MARK: - QueryError
 
 /// A predicate that cannot be parsed, substituted or evaluated.
-public enum QueryError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum QueryError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     /// The format string is invalid at `position` (a character offset, 0-based).
     case syntax(format: String, position: Int, reason: String)
     /// A `%@`/`%K`/`%d`/`%f` with no argument left, or an argument of the wrong kind.
@@ -31,4 +33,10 @@ public enum QueryError: Error, Sendable, Equatable, CustomStringConvertible {
             return "invalid fetch request: \(reason)"
         }
     }
+}
+
+extension QueryError {
+    /// The same sentence as `description`, so `error.localizedDescription` reads it (not "The operation could
+    /// not be completed").
+    public var errorDescription: String? { description }
 }

@@ -1,8 +1,10 @@
+import Foundation
+
 // MARK: - SplitError
 
 /// A split that could not be planned, written or verified. `step` and `reason` are what the CLI prints as
 /// `storesplit: <step> failed: <reason>`.
-public enum SplitError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum SplitError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     /// Bad arguments: an unknown configuration, a configuration given twice, an unknown store type.
     case usage(String)
     /// A model file could not be read.
@@ -45,4 +47,10 @@ public enum SplitError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(step) failed: \(reason)" }
+}
+
+extension SplitError {
+    /// The same sentence as `description`, so `error.localizedDescription` reads it (not "The operation could
+    /// not be completed").
+    public var errorDescription: String? { description }
 }

@@ -61,11 +61,14 @@ extension AttributeValue {
         }
     }
 
-    /// Normalizes for `attribute` or throws `StoreError.invalidValue` naming the store, entity and attribute.
-    public func normalized(for attribute: AttributeDescription, entity: String, path: String) throws -> AttributeValue {
+    /// Normalizes for `attribute` or throws `StoreError.invalidValue` naming the store, its configuration, the
+    /// entity and the attribute.
+    public func normalized(
+        for attribute: AttributeDescription, entity: String, path: String, configuration: String
+    ) throws -> AttributeValue {
         guard let value = normalized(for: attribute.type) else {
             throw StoreError.invalidValue(
-                path: path, entity: entity, attribute: attribute.name, value: "\(self) (\(kindName))",
+                path: path, configuration: configuration, entity: entity, attribute: attribute.name, value: "\(self) (\(kindName))",
                 expected: attribute.type.rawValue)
         }
         return value

@@ -22,8 +22,11 @@ public struct MigrationProgress: Sendable, Hashable {
     }
 }
 
-/// Receives migration progress on the thread that migrates; keep it short.
-public typealias MigrationProgressHandler = @Sendable (MigrationProgress) -> Void
+/// Receives migration progress on the thread that migrates, once per batch; keep it short.
+///
+/// Throwing from it (for example `CancellationError` when the caller was cancelled) stops the migration: its
+/// transaction is rolled back, the store is left exactly as it was, and opening the store fails with that error.
+public typealias MigrationProgressHandler = @Sendable (MigrationProgress) throws -> Void
 
 // MARK: - StoreMigration
 

@@ -24,6 +24,8 @@ struct LMDBBootstrap {
         var createdConfiguration: String?
         var schema: LMDBSchema
         var databases: LMDBStoreDatabases
+        /// The report of the migration this open ran; nil when nothing was migrated.
+        var migrationReport: CompatibilityReport? = nil
     }
 
     /// Opens everything in one transaction: a write transaction normally (creating what is missing), a
@@ -132,7 +134,9 @@ struct LMDBBootstrap {
             let migrated = StoreMigration.migratedMetadata(metadata, model: model)
             try txn.put(meta, Array(LMDBStoreDatabases.metadataKey.utf8), Array(try migrated.binaryPropertyList()))
             try txn.put(modelCache, Array(LMDBStoreDatabases.modelCacheKey.utf8), Array(try ModelCache.encode(model)))
-            return Opened(metadata: migrated, createdConfiguration: created, schema: schema, databases: databases)
+            return Opened(
+                metadata: migrated, createdConfiguration: created, schema: schema, databases: databases,
+                migrationReport: migration.report)
         }
         return Opened(metadata: metadata, createdConfiguration: created, schema: schema, databases: databases)
     }
@@ -148,7 +152,8 @@ struct LMDBBootstrap {
                 return try? ModelCache.decode(Data(blob), source: "\(path) model cache")
             }, model: model, configuration: configuration, path: path)
         guard let (old, report) = pending else { return nil }
-        return LMDBMigration(old: old, new: model, report: report, path: path, progress: progress)
+        return LMDBMigration(
+            old: old, new: model, report: report, path: path, configurationName: configuration, progress: progress)
     }
 
     /// Builds new indexes from the table's existing rows (a model that gained an index, or a store written

@@ -54,7 +54,11 @@ struct LMDBByteWriter {
 /// Reads what `LMDBByteWriter` wrote, straight from LMDB's memory map; running past the end is a decoding
 /// error, never a crash.
 struct LMDBByteReader {
-    struct Overrun: Error {}
+    /// Reading ran past the end of the value: it is truncated or damaged.
+    struct Overrun: Error, CustomStringConvertible, LocalizedError {
+        var description: String { "the stored value ends early (truncated or damaged)" }
+        var errorDescription: String? { description }
+    }
 
     let buffer: UnsafeRawBufferPointer
     private(set) var offset = 0

@@ -28,7 +28,7 @@ final class LMDBCursor {
         var cursor: OpaquePointer?
         try LMDB.check(
             mdb_cursor_open(transaction.handle, database.handle, &cursor),
-            operation: "mdb_cursor_open(\(database.name ?? "main"))", path: transaction.path)
+            operation: "mdb_cursor_open(\(database.name ?? "main"))", path: transaction.path, configuration: transaction.configuration)
         self.transaction = transaction
         self.database = database
         self.handle = cursor
@@ -61,7 +61,7 @@ final class LMDBCursor {
     /// Binds a cursor kept across a reset to the renewed transaction (`mdb_cursor_renew`).
     func renewIfNeeded() throws {
         guard isStale, let handle else { return }
-        try LMDB.check(mdb_cursor_renew(transaction.handle, handle), operation: "mdb_cursor_renew", path: transaction.path)
+        try LMDB.check(mdb_cursor_renew(transaction.handle, handle), operation: "mdb_cursor_renew", path: transaction.path, configuration: transaction.configuration)
         isStale = false
     }
 
@@ -104,13 +104,13 @@ final class LMDBCursor {
 
     private func move(_ op: MDB_cursor_op, _ key: inout MDB_val) throws -> Entry? {
         guard let handle else {
-            throw StoreError.lmdb(path: transaction.path, call: database.cursorCall, code: EINVAL, message: "the cursor is closed")
+            throw StoreError.lmdb(path: transaction.path, configuration: transaction.configuration, call: database.cursorCall, code: EINVAL, message: "the cursor is closed")
         }
         var value = MDB_val()
         let rc = mdb_cursor_get(handle, &key, &value, op)
         if rc == MDB_NOTFOUND { return nil }
         // The error's text is built only on failure: this runs once per row of every walk.
-        if rc != MDB_SUCCESS { try LMDB.check(rc, operation: database.cursorCall, path: transaction.path) }
+        if rc != MDB_SUCCESS { try LMDB.check(rc, operation: database.cursorCall, path: transaction.path, configuration: transaction.configuration) }
         return Entry(
             key: UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size),
             value: UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))

@@ -59,7 +59,7 @@ struct LMDBDatabase: Sendable, Hashable {
             rc = mdb_dbi_open(transaction.handle, nil, flags.rawValue, &dbi)
         }
         if rc == MDB_NOTFOUND, !flags.contains(.create) { return nil }
-        try LMDB.check(rc, operation: "mdb_dbi_open(\(name ?? "main"))", path: transaction.path)
+        try LMDB.check(rc, operation: "mdb_dbi_open(\(name ?? "main"))", path: transaction.path, configuration: transaction.configuration)
         return LMDBDatabase(name: name, handle: dbi)
     }
 }

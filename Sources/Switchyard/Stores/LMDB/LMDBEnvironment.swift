@@ -20,6 +20,8 @@ internal import CLMDB
 final class LMDBEnvironment: @unchecked Sendable {
     /// The store directory.
     let path: String
+    /// The configuration of the store that opened the environment (for errors).
+    let configuration: String
     /// Opened with `MDB_RDONLY`.
     let isReadOnly: Bool
     /// The directory with symlinks resolved: the registry key.
@@ -41,39 +43,44 @@ final class LMDBEnvironment: @unchecked Sendable {
 
     /// The open environment for `path`, or a newly opened one. `data.mdb` is checked before LMDB maps it, so a
     /// foreign or truncated file is `StoreError.notAStore` rather than a crash.
-    static func shared(path: String, mapSize: Int, maxDatabases: Int, readOnly: Bool) throws -> LMDBEnvironment {
+    static func shared(
+        path: String, configuration: String, mapSize: Int, maxDatabases: Int, readOnly: Bool
+    ) throws -> LMDBEnvironment {
         let canonical = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
         return try registry.withLock { registry in
             if let open = registry[canonical]?.environment {
                 if open.isReadOnly, !readOnly {
                     throw StoreError.openFailed(
-                        path: path, configuration: "", reason: "the store is already open read-only in this process")
+                        path: path, configuration: configuration, reason: "the store is already open read-only in this process")
                 }
                 return open
             }
-            try LMDBFileCheck.validate(directory: path)
+            try LMDBFileCheck.validate(directory: path, configuration: configuration)
             let environment = try LMDBEnvironment(
-                path: path, canonicalPath: canonical, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly)
+                path: path, configuration: configuration, canonicalPath: canonical, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly)
             registry[canonical] = WeakEnvironment(environment: environment)
             return environment
         }
     }
 
-    private init(path: String, canonicalPath: String, mapSize: Int, maxDatabases: Int, readOnly: Bool) throws {
+    private init(
+        path: String, configuration: String, canonicalPath: String, mapSize: Int, maxDatabases: Int, readOnly: Bool
+    ) throws {
         self.path = path
+        self.configuration = configuration
         self.canonicalPath = canonicalPath
         self.isReadOnly = readOnly
         var env: OpaquePointer?
-        try LMDB.check(mdb_env_create(&env), operation: "mdb_env_create", path: path)
+        try LMDB.check(mdb_env_create(&env), operation: "mdb_env_create", path: path, configuration: configuration)
         do {
-            try LMDB.check(mdb_env_set_maxdbs(env, MDB_dbi(maxDatabases)), operation: "mdb_env_set_maxdbs", path: path)
-            try LMDB.check(mdb_env_set_maxreaders(env, 256), operation: "mdb_env_set_maxreaders", path: path)
+            try LMDB.check(mdb_env_set_maxdbs(env, MDB_dbi(maxDatabases)), operation: "mdb_env_set_maxdbs", path: path, configuration: configuration)
+            try LMDB.check(mdb_env_set_maxreaders(env, 256), operation: "mdb_env_set_maxreaders", path: path, configuration: configuration)
             // Smaller than the data already written is fine: LMDB then maps the file's size.
-            try LMDB.check(mdb_env_set_mapsize(env, Self.roundedMapSize(mapSize)), operation: "mdb_env_set_mapsize", path: path)
+            try LMDB.check(mdb_env_set_mapsize(env, Self.roundedMapSize(mapSize)), operation: "mdb_env_set_mapsize", path: path, configuration: configuration)
             // MDB_NOTLS: a read transaction belongs to its handle, not its thread, so Swift tasks may hop threads
             // and idle readers can be reused by any thread.
             let flags = UInt32(MDB_NOTLS) | (readOnly ? UInt32(MDB_RDONLY) : 0)
-            try LMDB.check(mdb_env_open(env, path, flags, 0o644), operation: "mdb_env_open", path: path)
+            try LMDB.check(mdb_env_open(env, path, flags, 0o644), operation: "mdb_env_open", path: path, configuration: configuration)
             // Reader slots left by a process that was killed would pin old pages forever.
             var dead: Int32 = 0
             _ = mdb_reader_check(env, &dead)
@@ -124,7 +131,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     func read<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
         var resized = 0
         while true {
-            guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path) }
+            guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
             let transaction: LMDBTransaction
             do {
                 transaction = try checkoutReader(env)
@@ -150,12 +157,12 @@ final class LMDBEnvironment: @unchecked Sendable {
     /// the start, so `body` must derive everything it writes from its inputs.
     @discardableResult
     func write<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
-        if isReadOnly { throw StoreError.readOnly(path: path, operation: "write") }
+        if isReadOnly { throw StoreError.readOnly(path: path, configuration: configuration, operation: "write") }
         writeLock.lock()
         defer { writeLock.unlock() }
         var retries = 0
         while true {
-            guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path) }
+            guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
             let mapped = Self.mapSize(of: env)
             var transaction: LMDBTransaction?
             do {
@@ -189,7 +196,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     func readKeepingDatabases<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
         writeLock.lock()
         defer { writeLock.unlock() }
-        guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path) }
+        guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
         defer { gate.leave() }
         let transaction = try LMDBTransaction(environment: self, environmentHandle: env, readOnly: true)
         do {
@@ -217,17 +224,17 @@ final class LMDBEnvironment: @unchecked Sendable {
         let grown: Void? = try gate.exclusively({ handle }) { env in
             guard Self.mapSize(of: env) <= mapped else { return }
             let next = Self.roundedMapSize(min(mapped * 2, Self.maximumMapSize))
-            try LMDB.check(mdb_env_set_mapsize(env, next), operation: "mdb_env_set_mapsize(\(next))", path: path)
+            try LMDB.check(mdb_env_set_mapsize(env, next), operation: "mdb_env_set_mapsize(\(next))", path: path, configuration: configuration)
         }
-        if grown == nil { throw StoreError.closed(path: path) }
+        if grown == nil { throw StoreError.closed(path: path, configuration: configuration) }
     }
 
     /// Adopts the map size another process recorded (`mdb_env_set_mapsize(0)` after `MDB_MAP_RESIZED`).
     private func adoptMapSize() throws {
         let adopted: Void? = try gate.exclusively({ handle }) { env in
-            try LMDB.check(mdb_env_set_mapsize(env, 0), operation: "mdb_env_set_mapsize(0)", path: path)
+            try LMDB.check(mdb_env_set_mapsize(env, 0), operation: "mdb_env_set_mapsize(0)", path: path, configuration: configuration)
         }
-        if adopted == nil { throw StoreError.closed(path: path) }
+        if adopted == nil { throw StoreError.closed(path: path, configuration: configuration) }
     }
 
     private static func mapSize(of env: OpaquePointer) -> Int {

@@ -7,9 +7,9 @@ internal import CLMDB
 /// LMDB's own explanation (`mdb_strerror`, which also covers `errno` values such as `ENOSPC`).
 enum LMDB {
     /// Throws `StoreError.lmdb` unless `rc` is `MDB_SUCCESS`.
-    static func check(_ rc: Int32, operation: String, path: String) throws {
+    static func check(_ rc: Int32, operation: String, path: String, configuration: String) throws {
         guard rc != 0 else { return }
-        throw StoreError.lmdb(path: path, call: operation, code: rc, message: message(for: rc))
+        throw StoreError.lmdb(path: path, configuration: configuration, call: operation, code: rc, message: message(for: rc))
     }
 
     /// LMDB's text for a return code.
@@ -29,7 +29,7 @@ enum LMDB {
 extension StoreError {
     /// The LMDB return code when this is an `.lmdb` error.
     var lmdbCode: Int32? {
-        if case .lmdb(_, _, let code, _) = self { return code }
+        if case .lmdb(_, _, _, let code, _) = self { return code }
         return nil
     }
 }

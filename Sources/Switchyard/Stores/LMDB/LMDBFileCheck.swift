@@ -29,7 +29,7 @@ enum LMDBFileCheck {
 
     /// Throws `StoreError.notAStore` unless `directory` is a directory whose `data.mdb` is absent, empty (LMDB
     /// initializes it) or a complete LMDB data file.
-    static func validate(directory: String) throws {
+    static func validate(directory: String, configuration: String) throws {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
             throw notAStore(directory, "it is a file; an LMDB store is a directory holding data.mdb and lock.mdb")
@@ -42,16 +42,16 @@ enum LMDBFileCheck {
         let size = (attributes[.size] as? NSNumber)?.uint64Value ?? 0
         if size == 0 { return }
         guard let file = FileHandle(forReadingAtPath: dataPath) else {
-            throw StoreError.openFailed(path: directory, configuration: "", reason: "cannot read \(dataPath)")
+            throw StoreError.openFailed(path: directory, configuration: configuration, reason: "cannot read \(dataPath)")
         }
         defer { try? file.close() }
-        let first = try read(file, at: 0, count: metaLength, directory: directory)
+        let first = try read(file, at: 0, count: metaLength, directory: directory, configuration: configuration)
         let meta0 = try parseMeta(first, page: 0, directory: directory)
         let pageSize = UInt64(meta0.pageSize)
         guard size >= 2 * pageSize else {
             throw notAStore(directory, "data.mdb is truncated: \(size) bytes, shorter than its two \(pageSize)-byte meta pages")
         }
-        let second = try read(file, at: pageSize, count: metaLength, directory: directory)
+        let second = try read(file, at: pageSize, count: metaLength, directory: directory, configuration: configuration)
         let meta1 = try parseMeta(second, page: 1, directory: directory)
         let lastPage = max(meta0.lastPage, meta1.lastPage)
         let needed = (lastPage + 1).multipliedReportingOverflow(by: pageSize)
@@ -99,12 +99,14 @@ enum LMDBFileCheck {
             lastPage: uint64(bytes, lastPageOffset))
     }
 
-    private static func read(_ file: FileHandle, at offset: UInt64, count: Int, directory: String) throws -> [UInt8] {
+    private static func read(
+        _ file: FileHandle, at offset: UInt64, count: Int, directory: String, configuration: String
+    ) throws -> [UInt8] {
         do {
             try file.seek(toOffset: offset)
             return Array(try file.read(upToCount: count) ?? Data())
         } catch {
-            throw StoreError.openFailed(path: directory, configuration: "", reason: "cannot read data.mdb: \(error)")
+            throw StoreError.openFailed(path: directory, configuration: configuration, reason: "cannot read data.mdb: \(error)")
         }
     }
 

@@ -75,7 +75,7 @@ extension LMDBMigration {
                         try store.add(other.key, source: member, member: source)
                     }
                     done += pairs.count
-                    progress?(MigrationProgress(path: path, entity: end.entityName, done: done, total: done))
+                    try progress?(MigrationProgress(path: path, entity: end.entityName, done: done, total: done))
                 } while after != nil
             }
         }
@@ -141,7 +141,7 @@ extension LMDBMigration {
                 }
             }
             done += batch.count
-            progress?(MigrationProgress(path: path, entity: String(oldKey.prefix { $0 != "." }), done: done, total: done))
+            try progress?(MigrationProgress(path: path, entity: String(oldKey.prefix { $0 != "." }), done: done, total: done))
             // Past the last entry handled: entries moved under another key or rewritten in place are not met again.
             start = last.key + [0]
         }

@@ -12,6 +12,8 @@ struct LMDBMigration {
     let new: ObjectModel
     let report: CompatibilityReport
     let path: String
+    /// The configuration the store is opened for, for errors.
+    let configurationName: String
     let progress: MigrationProgressHandler?
 
     /// Entity renames, old name -> new name.
@@ -94,7 +96,7 @@ struct LMDBMigration {
                 if after == nil { break }
             }
             if deleted > 0 { touched.insert(root) }
-            progress?(MigrationProgress(path: path, entity: change.name, done: deleted, total: deleted))
+            try progress?(MigrationProgress(path: path, entity: change.name, done: deleted, total: deleted))
         }
         return touched
     }
@@ -137,7 +139,7 @@ struct LMDBMigration {
                 {
                     guard let normalized = value.normalized(for: attribute.type) else {
                         throw StoreError.invalidValue(
-                            path: path, entity: entity.name, attribute: attribute.name, value: "\(value)",
+                            path: path, configuration: configurationName, entity: entity.name, attribute: attribute.name, value: "\(value)",
                             expected: "\(attribute.type.rawValue) (the default value used to migrate existing rows)")
                     }
                     defaults.append((position, normalized))
@@ -191,7 +193,7 @@ struct LMDBMigration {
                     try LMDBIndexing.update(from: before, to: image, databases: indexes, txn: txn)
                 }
                 done += batch.count
-                progress?(MigrationProgress(path: path, entity: entity.name, done: done, total: total))
+                try progress?(MigrationProgress(path: path, entity: entity.name, done: done, total: total))
             } while after != nil
         }
     }

@@ -154,7 +154,7 @@ final class LMDBReader {
         }
         guard let inverse = relationship.inverseName, destination.relationships[inverse]?.isToMany == false else {
             throw StoreError.unsupportedPredicate(
-                path: store.path, reason: "to-many \(entityName).\(relationship.name) has no to-one inverse to search by")
+                path: store.path, configuration: store.configurationName, reason: "to-many \(entityName).\(relationship.name) has no to-one inverse to search by")
         }
         let family = destination.withSubentities
         func isMember(_ row: StoreRow) -> Bool {

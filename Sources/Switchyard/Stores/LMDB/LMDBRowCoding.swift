@@ -22,8 +22,9 @@ enum LMDBRowCoding {
     }
 
     /// A row that cannot be decoded (damaged, or written by a newer format).
-    struct DecodingError: Error, CustomStringConvertible {
+    struct DecodingError: Error, CustomStringConvertible, LocalizedError {
         let description: String
+        var errorDescription: String? { description }
     }
 
     // MARK: - Encoding

@@ -81,7 +81,7 @@ extension LMDBStore {
             rows.reserveCapacity(try reader.transaction.entryCount(databases.rows))
         }
         // With no predicate, or one the index answers exactly, every candidate is a match.
-        let evaluated = (lookup?.covers ?? false) ? nil : predicate
+        let evaluated = (lookup?.covers ?? false) ? nil : predicate.map(PredicateEvaluator.Prepared.init)
         try reader.candidates(root: layout.rootNumber, family: family, lookup: lookup) { row in
             if let predicate = evaluated {
                 guard try PredicateEvaluator.evaluate(predicate, on: LMDBRowSubject(row: row, reader: reader)) else { return true }

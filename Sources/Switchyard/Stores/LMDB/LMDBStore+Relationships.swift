@@ -14,7 +14,7 @@ extension LMDBStore {
         }
         let isManyToMany = model.isManyToMany(end.relationship)
         guard isManyToMany || model.isInverseBackedToMany(end.relationship) else {
-            throw StoreError.unknownProperty(path: path, entity: first.entityName, property: relationship)
+            throw StoreError.unknownProperty(path: path, configuration: configurationName, entity: first.entityName, property: relationship)
         }
         return try environment.read { txn in
             let reader = LMDBReader(store: self, transaction: txn)
@@ -49,7 +49,7 @@ extension LMDBStore {
     /// The declaring end of persistent to-many `relationship` of `entityName`, or `StoreError.unknownProperty`.
     func toManyEnd(_ relationship: String, of entityName: String) throws -> RelationshipEnd {
         guard let end = model.end(of: relationship, from: entityName), end.relationship.isToMany, !end.relationship.isTransient else {
-            throw StoreError.unknownProperty(path: path, entity: entityName, property: relationship)
+            throw StoreError.unknownProperty(path: path, configuration: configurationName, entity: entityName, property: relationship)
         }
         return end
     }
@@ -59,7 +59,7 @@ extension LMDBStore {
     func applyRelationshipChanges(_ changes: StoreChangeSet, deleted: [RowReference], txn: LMDBTransaction) throws {
         let needsLinks = !changes.linkInserts.isEmpty || !changes.linkDeletes.isEmpty || !changes.orders.isEmpty
         guard let database = databases.links else {
-            if needsLinks { throw StoreError.readOnly(path: path, operation: "write relationship links") }
+            if needsLinks { throw StoreError.readOnly(path: path, configuration: configurationName, operation: "write relationship links") }
             return
         }
         let links = LMDBLinks(database: database, transaction: txn)
@@ -89,7 +89,7 @@ extension LMDBStore {
         for order in changes.orders {
             let end = try toManyEnd(order.relationship, of: order.source.entityName)
             guard end.relationship.isOrdered else {
-                throw StoreError.unknownProperty(path: path, entity: order.source.entityName, property: order.relationship)
+                throw StoreError.unknownProperty(path: path, configuration: configurationName, entity: order.source.entityName, property: order.relationship)
             }
             let positions = Dictionary(order.members.enumerated().map { ($1.primaryKey, Int64($0 + 1)) }, uniquingKeysWith: { a, _ in a })
             let existing = try links.members(end.key, source: order.source.primaryKey)
@@ -112,7 +112,7 @@ extension LMDBStore {
         guard let pair = model.manyToManyEnds(of: link.relationship, from: link.source.entityName),
             let mine = model.end(of: link.relationship, from: link.source.entityName)
         else {
-            throw StoreError.unknownProperty(path: path, entity: link.source.entityName, property: link.relationship)
+            throw StoreError.unknownProperty(path: path, configuration: configurationName, entity: link.source.entityName, property: link.relationship)
         }
         return mine.key == pair.first.key ? (pair.first, pair.second) : (pair.second, pair.first)
     }

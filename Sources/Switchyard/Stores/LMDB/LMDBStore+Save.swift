@@ -10,7 +10,7 @@ extension LMDBStore {
         let layout = try servedLayout(entityName)
         guard count > 0 else {
             throw StoreError.invalidValue(
-                path: path, entity: entityName, attribute: "primary key count", value: String(count),
+                path: path, configuration: configurationName, entity: entityName, attribute: "primary key count", value: String(count),
                 expected: "a positive number of keys")
         }
         return try environment.write { txn in
@@ -18,7 +18,7 @@ extension LMDBStore {
             let (last, overflow) = current.addingReportingOverflow(Int64(count))
             guard !overflow else {
                 throw StoreError.invalidValue(
-                    path: path, entity: entityName, attribute: "primary key count", value: String(count),
+                    path: path, configuration: configurationName, entity: entityName, attribute: "primary key count", value: String(count),
                     expected: "a count that keeps keys below Int64.max (Z_MAX is \(current))")
             }
             try setMaxKey(last, root: layout.rootName, txn: txn)
@@ -86,7 +86,7 @@ extension LMDBStore {
             let image = scratch!
             guard insert.primaryKey >= 0 else {
                 throw StoreError.invalidValue(
-                    path: path, entity: layout.name, attribute: "Z_PK", value: String(insert.primaryKey),
+                    path: path, configuration: configurationName, entity: layout.name, attribute: "Z_PK", value: String(insert.primaryKey),
                     expected: "a primary key from allocatePrimaryKeys (not negative)")
             }
             writer.bytes.removeAll(keepingCapacity: true)
@@ -94,7 +94,7 @@ extension LMDBStore {
             LMDBRowKey.set(&key, root: layout.rootNumber, primaryKey: insert.primaryKey)
             guard try txn.put(databases.rows, key, writer.bytes, flags: .noOverwrite) else {
                 throw StoreError.uniquenessViolation(
-                    path: path, entity: layout.name, properties: ["Z_PK"], values: ["\(insert.primaryKey)"])
+                    path: path, configuration: configurationName, entity: layout.name, properties: ["Z_PK"], values: ["\(insert.primaryKey)"])
             }
             try LMDBIndexing.add(image, databases: indexes, txn: txn, scratch: &indexKey)
             if !layout.constraints.isEmpty { touched.append((layout, insert.primaryKey)) }
@@ -112,7 +112,9 @@ extension LMDBStore {
             let existing = try reader.image(root: layout.rootNumber, primaryKey: update.primaryKey)
             guard let old = existing, old.layout === layout, old.version == update.expectedVersion else {
                 throw StoreError.conflict(
-                    path: path, entity: update.entityName, primaryKey: update.primaryKey,
+                    path: path, configuration: configurationName,
+                    objectID: ObjectID(store: identifier, entityName: update.entityName, primaryKey: update.primaryKey),
+                    entity: update.entityName, primaryKey: update.primaryKey,
                     expectedVersion: update.expectedVersion, actualVersion: existing?.version)
             }
             var image = old
@@ -133,7 +135,9 @@ extension LMDBStore {
             let existing = try reader.image(root: layout.rootNumber, primaryKey: deletion.primaryKey)
             guard let old = existing, old.version == deletion.expectedVersion else {
                 throw StoreError.conflict(
-                    path: path, entity: deletion.entityName, primaryKey: deletion.primaryKey,
+                    path: path, configuration: configurationName,
+                    objectID: ObjectID(store: identifier, entityName: deletion.entityName, primaryKey: deletion.primaryKey),
+                    entity: deletion.entityName, primaryKey: deletion.primaryKey,
                     expectedVersion: deletion.expectedVersion, actualVersion: existing?.version)
             }
             LMDBRowKey.set(&key, root: layout.rootNumber, primaryKey: old.primaryKey)
@@ -159,12 +163,12 @@ extension LMDBStore {
         let layout = image.layout
         for (key, value) in values {
             guard let position = layout.attributeIndex[key] else {
-                throw StoreError.unknownProperty(path: path, entity: layout.name, property: key)
+                throw StoreError.unknownProperty(path: path, configuration: configurationName, entity: layout.name, property: key)
             }
             let type = layout.attributeTypes[position]
             guard let normalized = value.normalized(for: type) else {
                 throw StoreError.invalidValue(
-                    path: path, entity: layout.name, attribute: key, value: "\(value) (\(value.kindName))", expected: type.rawValue)
+                    path: path, configuration: configurationName, entity: layout.name, attribute: key, value: "\(value) (\(value.kindName))", expected: type.rawValue)
             }
             image.attributes[position] = normalized
         }
@@ -176,7 +180,7 @@ extension LMDBStore {
         let layout = image.layout
         for (key, target) in toOne {
             guard let position = layout.toOneIndex[key] else {
-                throw StoreError.unknownProperty(path: path, entity: layout.name, property: key)
+                throw StoreError.unknownProperty(path: path, configuration: configurationName, entity: layout.name, property: key)
             }
             guard let target else {
                 image.toOnes[position] = nil
@@ -185,7 +189,7 @@ extension LMDBStore {
             let destination = layout.toOneDestinations[position]
             guard let number = schema.numbers[target.entityName], model.entity(target.entityName, isKindOf: destination) else {
                 throw StoreError.invalidValue(
-                    path: path, entity: layout.name, attribute: key, value: target.description,
+                    path: path, configuration: configurationName, entity: layout.name, attribute: key, value: target.description,
                     expected: "a reference to \(destination) or a subentity")
             }
             image.toOnes[position] = LMDBRowImage.Target(number: number, primaryKey: target.primaryKey)
@@ -211,7 +215,7 @@ extension LMDBStore {
                     }
                     if clash {
                         throw StoreError.uniquenessViolation(
-                            path: path, entity: row.layout.name, properties: constraint.properties,
+                            path: path, configuration: configurationName, entity: row.layout.name, properties: constraint.properties,
                             values: values.map(\.description))
                     }
                 }

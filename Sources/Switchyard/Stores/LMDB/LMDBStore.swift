@@ -43,6 +43,8 @@ public final class LMDBStore: PersistentStore {
     let schema: LMDBSchema
     let databases: LMDBStoreDatabases
     let state: Locked<LMDBStoreState>
+    /// The report of the migration run when this store was opened; nil when nothing was migrated.
+    let migrationReport: CompatibilityReport?
 
     /// Opens the store in the directory `url`, creating the directory and an empty store when it does not
     /// exist (or is empty).
@@ -65,7 +67,7 @@ public final class LMDBStore: PersistentStore {
         let roots = Set(entities.map(\.rootName)).compactMap { model.entity(named: $0) }
         let indexCount = roots.reduce(0) { $0 + LMDBSchema.indexDefinitions(root: $1, model: model).count }
         let environment = try LMDBEnvironment.shared(
-            path: path, mapSize: options.initialMapSize, maxDatabases: max(64, 2 * (indexCount + 4)),
+            path: path, configuration: configuration, mapSize: options.initialMapSize, maxDatabases: max(64, 2 * (indexCount + 4)),
             readOnly: options.readOnly)
         let opened = try LMDBBootstrap(
             model: model, configuration: configuration, served: entities, path: path, progress: migrationProgress,
@@ -82,6 +84,7 @@ public final class LMDBStore: PersistentStore {
         self.schema = opened.schema
         self.databases = opened.databases
         self.state = Locked(LMDBStoreState(identifier: opened.metadata.uuid))
+        self.migrationReport = opened.migrationReport
     }
 
     /// A store directory may be absent (created here), empty or hold our two files; anything else is refused
@@ -148,7 +151,7 @@ public final class LMDBStore: PersistentStore {
             plist = try metadata.binaryPropertyList()
         } catch {
             throw StoreError.invalidValue(
-                path: path, entity: "meta", attribute: LMDBStoreDatabases.metadataKey,
+                path: path, configuration: configurationName, entity: "meta", attribute: LMDBStoreDatabases.metadataKey,
                 value: "\(metadata.additional.keys.sorted())", expected: "property-list values (\(error))")
         }
         try environment.write { txn in
@@ -192,12 +195,12 @@ public final class LMDBStore: PersistentStore {
     }
 
     func checkOpen() throws {
-        if state.withLock({ $0.isClosed }) { throw StoreError.closed(path: path) }
+        if state.withLock({ $0.isClosed }) { throw StoreError.closed(path: path, configuration: configurationName) }
     }
 
     func checkWritable(_ operation: String) throws {
         try checkOpen()
-        if isReadOnly { throw StoreError.readOnly(path: path, operation: operation) }
+        if isReadOnly { throw StoreError.readOnly(path: path, configuration: configurationName, operation: operation) }
     }
 }
 

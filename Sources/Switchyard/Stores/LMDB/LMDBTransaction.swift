@@ -44,6 +44,8 @@ final class LMDBTransaction {
 
     /// The store directory, for errors (copied: reading it through the unowned environment costs a retain).
     let path: String
+    /// The configuration of the store that opened the environment, for errors.
+    let configuration: String
 
     /// Begins a transaction. The environment calls this only while it is open and inside its transaction gate.
     init(environment: LMDBEnvironment, environmentHandle: OpaquePointer, readOnly: Bool) throws {
@@ -51,12 +53,13 @@ final class LMDBTransaction {
         let flags: UInt32 = readOnly ? UInt32(MDB_RDONLY) : 0
         try LMDB.check(
             mdb_txn_begin(environmentHandle, nil, flags, &txn), operation: readOnly ? "mdb_txn_begin(read)" : "mdb_txn_begin(write)",
-            path: environment.path)
+            path: environment.path, configuration: environment.configuration)
         guard let txn else {
-            throw StoreError.lmdb(path: environment.path, call: "mdb_txn_begin", code: 0, message: "no transaction returned")
+            throw StoreError.lmdb(path: environment.path, configuration: environment.configuration, call: "mdb_txn_begin", code: 0, message: "no transaction returned")
         }
         self.environment = environment
         self.path = environment.path
+        self.configuration = environment.configuration
         self.isReadOnly = readOnly
         self.handle = txn
     }
@@ -75,7 +78,7 @@ final class LMDBTransaction {
         try requireActive("mdb_txn_commit")
         closeCursors()
         state = .finished
-        try LMDB.check(mdb_txn_commit(handle), operation: "mdb_txn_commit", path: path)
+        try LMDB.check(mdb_txn_commit(handle), operation: "mdb_txn_commit", path: path, configuration: configuration)
     }
 
     /// Abandons every change (a no-op once finished).
@@ -97,7 +100,7 @@ final class LMDBTransaction {
     /// Takes a fresh snapshot with a reset read-only handle.
     func renew() throws {
         guard isReadOnly, state == .reset else {
-            throw StoreError.lmdb(path: path, call: "mdb_txn_renew", code: EINVAL, message: "the transaction was not reset")
+            throw StoreError.lmdb(path: path, configuration: configuration, call: "mdb_txn_renew", code: EINVAL, message: "the transaction was not reset")
         }
         let rc = mdb_txn_renew(handle)
         if rc != 0 {
@@ -105,7 +108,7 @@ final class LMDBTransaction {
             state = .finished
             mdb_txn_abort(handle)
         }
-        try LMDB.check(rc, operation: "mdb_txn_renew", path: path)
+        try LMDB.check(rc, operation: "mdb_txn_renew", path: path, configuration: configuration)
         state = .active
     }
 
@@ -118,7 +121,7 @@ final class LMDBTransaction {
         var v = MDB_val()
         let rc = mdb_get(handle, database.handle, &k, &v)
         if rc == MDB_NOTFOUND { return nil }
-        try LMDB.check(rc, operation: database.getCall, path: path)
+        try LMDB.check(rc, operation: database.getCall, path: path, configuration: configuration)
         return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
     }
 
@@ -137,7 +140,7 @@ final class LMDBTransaction {
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = mdb_put(handle, database.handle, &k, &v, flags.rawValue)
         if rc == MDB_KEYEXIST, flags.contains(.noOverwrite) { return false }
-        try LMDB.check(rc, operation: database.putCall, path: path)
+        try LMDB.check(rc, operation: database.putCall, path: path, configuration: configuration)
         return true
     }
 
@@ -154,7 +157,7 @@ final class LMDBTransaction {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         let rc = mdb_del(handle, database.handle, &k, nil)
         if rc == MDB_NOTFOUND { return false }
-        try LMDB.check(rc, operation: database.deleteCall, path: path)
+        try LMDB.check(rc, operation: database.deleteCall, path: path, configuration: configuration)
         return true
     }
 
@@ -168,7 +171,7 @@ final class LMDBTransaction {
     func entryCount(_ database: LMDBDatabase) throws -> Int {
         try requireActive("mdb_stat")
         var stat = MDB_stat()
-        try LMDB.check(mdb_stat(handle, database.handle, &stat), operation: "mdb_stat(\(database.name ?? "main"))", path: path)
+        try LMDB.check(mdb_stat(handle, database.handle, &stat), operation: "mdb_stat(\(database.name ?? "main"))", path: path, configuration: configuration)
         return stat.ms_entries
     }
 
@@ -225,7 +228,7 @@ final class LMDBTransaction {
 
     func requireActive(_ operation: String) throws {
         guard state == .active else {
-            throw StoreError.lmdb(path: path, call: operation, code: EINVAL, message: "the transaction has ended")
+            throw StoreError.lmdb(path: path, configuration: configuration, call: operation, code: EINVAL, message: "the transaction has ended")
         }
     }
 }

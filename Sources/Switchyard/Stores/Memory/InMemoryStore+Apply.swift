@@ -11,7 +11,7 @@ extension InMemoryStore {
             row.values = RowValues(try normalizedValues(insert.values, entity: entity))
             if contents.tables[entity.rootName]?[row.primaryKey] != nil {
                 throw StoreError.uniquenessViolation(
-                    path: displayPath, entity: entity.name, properties: ["Z_PK"], values: ["\(row.primaryKey)"])
+                    path: displayPath, configuration: configurationName, entity: entity.name, properties: ["Z_PK"], values: ["\(row.primaryKey)"])
             }
             contents.tables[entity.rootName, default: [:]][row.primaryKey] = row
         }
@@ -21,7 +21,9 @@ extension InMemoryStore {
                 row.version == update.expectedVersion
             else {
                 throw StoreError.conflict(
-                    path: displayPath, entity: update.entityName, primaryKey: update.primaryKey,
+                    path: displayPath, configuration: configurationName,
+                    objectID: ObjectID(store: identifier, entityName: update.entityName, primaryKey: update.primaryKey),
+                    entity: update.entityName, primaryKey: update.primaryKey,
                     expectedVersion: update.expectedVersion,
                     actualVersion: contents.tables[entity.rootName]?[update.primaryKey]?.version)
             }
@@ -30,7 +32,7 @@ extension InMemoryStore {
             }
             for (key, target) in update.toOne {
                 guard entity.relationship(named: key) != nil else {
-                    throw StoreError.unknownProperty(path: displayPath, entity: entity.name, property: key)
+                    throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: entity.name, property: key)
                 }
                 row.toOne[key] = target
             }
@@ -42,7 +44,9 @@ extension InMemoryStore {
             guard let row = contents.tables[entity.rootName]?[deletion.primaryKey], row.version == deletion.expectedVersion
             else {
                 throw StoreError.conflict(
-                    path: displayPath, entity: deletion.entityName, primaryKey: deletion.primaryKey,
+                    path: displayPath, configuration: configurationName,
+                    objectID: ObjectID(store: identifier, entityName: deletion.entityName, primaryKey: deletion.primaryKey),
+                    entity: deletion.entityName, primaryKey: deletion.primaryKey,
                     expectedVersion: deletion.expectedVersion,
                     actualVersion: contents.tables[entity.rootName]?[deletion.primaryKey]?.version)
             }
@@ -60,7 +64,7 @@ extension InMemoryStore {
         for order in changes.orders {
             let end = try toManyEnd(order.relationship, of: order.source.entityName)
             guard end.relationship.isOrdered else {
-                throw StoreError.unknownProperty(path: displayPath, entity: order.source.entityName, property: order.relationship)
+                throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: order.source.entityName, property: order.relationship)
             }
             var positions: [Int64: Int64] = [:]
             for (i, member) in order.members.enumerated() { positions[member.primaryKey] = Int64(i + 1) }
@@ -78,7 +82,7 @@ extension InMemoryStore {
     /// many-to-many of the source entity.
     private func linkPairs(_ link: RelationshipLink) throws -> (String, [LinkPair]) {
         guard let (first, second) = model.manyToManyEnds(of: link.relationship, from: link.source.entityName) else {
-            throw StoreError.unknownProperty(path: displayPath, entity: link.source.entityName, property: link.relationship)
+            throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: link.source.entityName, property: link.relationship)
         }
         let forward = LinkPair(first: link.source.primaryKey, second: link.destination.primaryKey)
         let backward = LinkPair(first: link.destination.primaryKey, second: link.source.primaryKey)
@@ -104,9 +108,9 @@ extension InMemoryStore {
         var result: [String: AttributeValue] = [:]
         for (key, value) in values {
             guard let attribute = entity.attribute(named: key), !attribute.isTransient else {
-                throw StoreError.unknownProperty(path: displayPath, entity: entity.name, property: key)
+                throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: entity.name, property: key)
             }
-            result[key] = try value.normalized(for: attribute, entity: entity.name, path: displayPath)
+            result[key] = try value.normalized(for: attribute, entity: entity.name, path: displayPath, configuration: configurationName)
         }
         return result
     }
@@ -132,7 +136,7 @@ extension InMemoryStore {
                 }
                 if clash {
                     throw StoreError.uniquenessViolation(
-                        path: displayPath, entity: entity.name, properties: constraint, values: values.map(\.description))
+                        path: displayPath, configuration: configurationName, entity: entity.name, properties: constraint, values: values.map(\.description))
                 }
             }
         }

@@ -72,7 +72,7 @@ public final class InMemoryStore: PersistentStore {
             if request.sortKeys.allSatisfy({ !$0.key.contains(".") }) {
                 rows.sort { StoreRow.compare($0, $1, by: request.sortKeys) == .orderedAscending }
             } else {
-                let subjects = rows.map { MemoryRowSubject(row: $0, contents: snapshot, model: model, path: displayPath) }
+                let subjects = rows.map { MemoryRowSubject(row: $0, contents: snapshot, model: model, path: displayPath, configurationName: configurationName) }
                 var failure: Error?
                 let order = subjects.indices.sorted { i, j in
                     do {
@@ -112,9 +112,10 @@ public final class InMemoryStore: PersistentStore {
             .filter { names.contains($0.entityName) }
             .sorted { $0.primaryKey < $1.primaryKey }
         guard let predicate = request.predicate else { return candidates }
+        let prepared = PredicateEvaluator.Prepared(predicate)
         return try candidates.filter {
             try PredicateEvaluator.evaluate(
-                predicate, on: MemoryRowSubject(row: $0, contents: snapshot, model: model, path: displayPath))
+                prepared, on: MemoryRowSubject(row: $0, contents: snapshot, model: model, path: displayPath, configurationName: configurationName))
         }
     }
 
@@ -145,7 +146,7 @@ public final class InMemoryStore: PersistentStore {
                 }
             }
         } else {
-            throw StoreError.unknownProperty(path: displayPath, entity: first.entityName, property: relationship)
+            throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: first.entityName, property: relationship)
         }
         let positions = end.relationship.isOrdered ? snapshot.positions[end.key] ?? [:] : [:]
         for source in sources {
@@ -157,7 +158,7 @@ public final class InMemoryStore: PersistentStore {
     /// The declaring end of to-many `relationship` of `entityName`, or `StoreError.unknownProperty`.
     func toManyEnd(_ relationship: String, of entityName: String) throws -> RelationshipEnd {
         guard let end = model.end(of: relationship, from: entityName), end.relationship.isToMany, !end.relationship.isTransient else {
-            throw StoreError.unknownProperty(path: displayPath, entity: entityName, property: relationship)
+            throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: entityName, property: relationship)
         }
         return end
     }
@@ -168,7 +169,7 @@ public final class InMemoryStore: PersistentStore {
         let root = try entityInStore(entityName).rootName
         guard count > 0 else {
             throw StoreError.invalidValue(
-                path: displayPath, entity: entityName, attribute: "primary key count", value: String(count),
+                path: displayPath, configuration: configurationName, entity: entityName, attribute: "primary key count", value: String(count),
                 expected: "a positive number of keys")
         }
         return try write { contents in
@@ -209,14 +210,14 @@ public final class InMemoryStore: PersistentStore {
 
     private func read<R>(_ body: (Contents) throws -> R) throws -> R {
         try contents.withLock { c in
-            guard let c else { throw StoreError.closed(path: displayPath) }
+            guard let c else { throw StoreError.closed(path: displayPath, configuration: configurationName) }
             return try body(c)
         }
     }
 
     private func write<R>(_ body: (inout Contents) throws -> R) throws -> R {
         try contents.withLock { c in
-            guard var current = c else { throw StoreError.closed(path: displayPath) }
+            guard var current = c else { throw StoreError.closed(path: displayPath, configuration: configurationName) }
             let result = try body(&current)
             c = current
             return result

@@ -9,6 +9,7 @@ struct MemoryRowSubject: PredicateSubject {
     let contents: InMemoryStore.Contents
     let model: ObjectModel
     let path: String
+    let configurationName: String
 
     func predicateValues(at keyPath: [String]) throws -> PredicateValue {
         try RowKeyPathWalk(
@@ -43,7 +44,7 @@ struct MemoryRowSubject: PredicateSubject {
         }
         guard let inverse = relationship.inverseName, destination.relationship(named: inverse)?.isToMany == false else {
             throw StoreError.unsupportedPredicate(
-                path: path, reason: "to-many \(entity.name).\(relationship.name) has no to-one inverse to search by")
+                path: path, configuration: configurationName, reason: "to-many \(entity.name).\(relationship.name) has no to-one inverse to search by")
         }
         let family = Set(destination.selfAndDescendantNames)
         return table.values

@@ -40,7 +40,7 @@ struct SQLFragment {
 /// many-to-many, through its join table.
 ///
 /// ```swift
-/// let compiler = SQLPredicateCompiler(schema: schema, model: model, path: path)
+/// let compiler = SQLPredicateCompiler(schema: schema, model: model, path: path, configurationName: configurationName)
 /// let select = try compiler.select(request)   // select.sql, select.arguments
 /// ```
 struct SQLPredicateCompiler {
@@ -56,6 +56,8 @@ struct SQLPredicateCompiler {
     let model: ObjectModel
     /// The store file, for error messages.
     let path: String
+    /// The store's configuration, for errors.
+    var configurationName: String = ConfigurationDescription.defaultName
 
     // MARK: - Statements
 
@@ -91,7 +93,7 @@ struct SQLPredicateCompiler {
 
     private func base(_ request: StoreFetchRequest, state: State) throws -> (Scope, SQLFragment?) {
         guard let entity = schema.entities[request.entityName] else {
-            throw StoreError.unsupportedPredicate(path: path, reason: "entity \(request.entityName) has no table here")
+            throw StoreError.unsupportedPredicate(path: path, configuration: configurationName, reason: "entity \(request.entityName) has no table here")
         }
         let root = Scope(alias: "t0", entity: entity)
         var parts: [SQLFragment] = []
@@ -178,7 +180,7 @@ struct SQLPredicateCompiler {
                 if isLast { return .value(SQLFragment(fk), nil) }
                 guard let destination = schema.entities[mapping.destination] else {
                     throw StoreError.unsupportedPredicate(
-                        path: self.path,
+                        path: self.path, configuration: configurationName,
                         reason: "key path \(path.joined(separator: ".")): relationship \(entity.name).\(component) "
                             + "leads to \(mapping.destination), which is not in this store")
                 }
@@ -219,7 +221,7 @@ struct SQLPredicateCompiler {
             // Many-to-many: the destination rows whose keys the join table pairs with the source row.
             guard let destination = schema.entities[relationship.destinationEntityName] else {
                 throw StoreError.unsupportedPredicate(
-                    path: path, reason: "relationship \(name) leads to \(relationship.destinationEntityName), which is not in this store")
+                    path: path, configuration: configurationName, reason: "relationship \(name) leads to \(relationship.destinationEntityName), which is not in this store")
             }
             let sub = Scope(alias: state.alias(), entity: destination)
             let j = state.alias()
@@ -235,17 +237,17 @@ struct SQLPredicateCompiler {
             let inverse = destinationModel.relationship(named: inverseName)
         else {
             throw StoreError.unsupportedPredicate(
-                path: path, reason: "to-many relationship \(name) has no inverse to-one; such key paths are not supported yet")
+                path: path, configuration: configurationName, reason: "to-many relationship \(name) has no inverse to-one; such key paths are not supported yet")
         }
         guard !inverse.isToMany else {
             throw StoreError.unsupportedPredicate(
-                path: path, reason: "to-many relationship \(name) is many-to-many; such key paths are not supported yet")
+                path: path, configuration: configurationName, reason: "to-many relationship \(name) is many-to-many; such key paths are not supported yet")
         }
         guard let destination = schema.entities[destinationModel.name],
             let fkIndex = destination.toOneIndex[inverseName]
         else {
             throw StoreError.unsupportedPredicate(
-                path: path, reason: "relationship \(name) leads to \(destinationModel.name), which is not in this store")
+                path: path, configuration: configurationName, reason: "relationship \(name) leads to \(destinationModel.name), which is not in this store")
         }
         let sub = Scope(alias: state.alias(), entity: destination)
         var correlation = "\(sub.alias).\(SQLiteNames.quote(destination.toOnes[fkIndex].column)) = \(base).\"Z_PK\""

@@ -55,7 +55,7 @@ extension SQLiteMigrator {
             let links = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(SQLiteNames.quote(found.name))") ?? 0
             try db.execute(sql: "DROP TABLE \(SQLiteNames.quote(found.name))")
             actual[found.name.uppercased()] = nil
-            progress?(MigrationProgress(path: path, entity: first.entityName, done: links, total: links))
+            try progress?(MigrationProgress(path: path, entity: first.entityName, done: links, total: links))
         }
     }
 
@@ -118,7 +118,7 @@ extension SQLiteMigrator {
                 try db.execute(sql: "INSERT OR IGNORE INTO \(SQLiteNames.quote(join.name)) (\(quotedColumns)) SELECT \(SQLiteNames.quote(key)), \"Z_PK\" \(source)")
             }
             let links = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(SQLiteNames.quote(join.name))") ?? 0
-            progress?(MigrationProgress(path: path, entity: end.entityName, done: links, total: links))
+            try progress?(MigrationProgress(path: path, entity: end.entityName, done: links, total: links))
         }
     }
 

@@ -85,7 +85,7 @@ struct SQLiteMigrator {
                 } else {
                     let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(SQLiteNames.quote(table)) WHERE Z_ENT = ?", arguments: [number]) ?? 0
                     try db.execute(sql: "DELETE FROM \(SQLiteNames.quote(table)) WHERE Z_ENT = ?", arguments: [number])
-                    progress?(MigrationProgress(path: path, entity: name, done: total, total: total))
+                    try progress?(MigrationProgress(path: path, entity: name, done: total, total: total))
                 }
             }
             try db.execute(sql: "DELETE FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [number])
@@ -285,7 +285,7 @@ struct SQLiteMigrator {
             {
                 guard let encoded = SQLiteValueCoding.encode(value, as: attribute.type) else {
                     throw StoreError.invalidValue(
-                        path: path, entity: entity.name, attribute: attribute.name, value: "\(value)",
+                        path: path, configuration: configuration, entity: entity.name, attribute: attribute.name, value: "\(value)",
                         expected: "\(attribute.type.rawValue) (the default value used to migrate existing rows)")
                 }
                 updates.append(("\(SQLiteNames.quote(column)) = ?", "\(SQLiteNames.quote(column)) IS NULL", [encoded]))
@@ -300,14 +300,14 @@ struct SQLiteMigrator {
         guard !updates.isEmpty else {
             if change.properties.contains(where: { $0.kind == .added && columns[$0.name].map { defaulted.contains($0.uppercased()) } == true }) {
                 let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(quoted) WHERE \(inFamily)") ?? 0
-                progress?(MigrationProgress(path: path, entity: entity.name, done: total, total: total))
+                try progress?(MigrationProgress(path: path, entity: entity.name, done: total, total: total))
             }
             return
         }
         let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(quoted) WHERE \(inFamily)") ?? 0
         let bounds = try Row.fetchOne(db, sql: "SELECT MIN(Z_PK), MAX(Z_PK) FROM \(quoted) WHERE \(inFamily)")
         guard total > 0, let low: Int64 = bounds?[0], let high: Int64 = bounds?[1] else {
-            progress?(MigrationProgress(path: path, entity: entity.name, done: 0, total: 0))
+            try progress?(MigrationProgress(path: path, entity: entity.name, done: 0, total: 0))
             return
         }
         var start = low
@@ -322,7 +322,7 @@ struct SQLiteMigrator {
             // The batch's rows, counted through the primary key's range: O(batch), not O(rows so far).
             done += try Int.fetchOne(
                 db, sql: "SELECT COUNT(*) FROM \(quoted) WHERE \(inFamily) AND Z_PK >= ? AND Z_PK < ?", arguments: [start, end]) ?? 0
-            progress?(MigrationProgress(path: path, entity: entity.name, done: min(done, total), total: total))
+            try progress?(MigrationProgress(path: path, entity: entity.name, done: min(done, total), total: total))
             start = end
         }
     }

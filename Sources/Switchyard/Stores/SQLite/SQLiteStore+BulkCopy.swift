@@ -24,19 +24,19 @@ extension SQLiteStore {
         var arguments: [DatabaseValue] = []
         func sourceColumn(_ attribute: String) throws -> String {
             guard let index = from.attributeIndex[attribute] else {
-                throw StoreError.unknownProperty(path: source.displayPath, entity: from.name, property: attribute)
+                throw StoreError.unknownProperty(path: source.displayPath, configuration: configurationName, entity: from.name, property: attribute)
             }
             return "t." + SQLiteNames.quote(from.attributes[index].column)
         }
         func sourceToOne(_ relationship: String) throws -> SQLiteToOneMapping {
             guard let index = from.toOneIndex[relationship] else {
-                throw StoreError.unknownProperty(path: source.displayPath, entity: from.name, property: relationship)
+                throw StoreError.unknownProperty(path: source.displayPath, configuration: configurationName, entity: from.name, property: relationship)
             }
             return from.toOnes[index]
         }
         for (name, value) in spec.attributes {
             guard let index = target.attributeIndex[name] else {
-                throw StoreError.unknownProperty(path: displayPath, entity: target.name, property: name)
+                throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: target.name, property: name)
             }
             let mapping = target.attributes[index]
             columns.append(mapping.column)
@@ -46,7 +46,7 @@ extension SQLiteStore {
             case .constant(let constant):
                 guard let encoded = SQLiteValueCoding.encode(constant, as: mapping.type) else {
                     throw StoreError.invalidValue(
-                        path: displayPath, entity: target.name, attribute: name, value: "\(constant)", expected: mapping.type.rawValue)
+                        path: displayPath, configuration: configurationName, entity: target.name, attribute: name, value: "\(constant)", expected: mapping.type.rawValue)
                 }
                 expressions.append("?")
                 arguments.append(encoded)
@@ -57,7 +57,7 @@ extension SQLiteStore {
                 guard let related = source.schema.entities[toOne.destination],
                     let index = related.attributeIndex[attribute]
                 else {
-                    throw StoreError.unknownProperty(path: source.displayPath, entity: toOne.destination, property: attribute)
+                    throw StoreError.unknownProperty(path: source.displayPath, configuration: configurationName, entity: toOne.destination, property: attribute)
                 }
                 let table = "\(alias).\(SQLiteNames.quote(source.schema.table(of: related).name))"
                 expressions.append(
@@ -67,7 +67,7 @@ extension SQLiteStore {
         }
         for (name, sourceName) in spec.toOnes {
             guard let index = target.toOneIndex[name] else {
-                throw StoreError.unknownProperty(path: displayPath, entity: target.name, property: name)
+                throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: target.name, property: name)
             }
             let mapping = target.toOnes[index]
             let old = try sourceToOne(sourceName)

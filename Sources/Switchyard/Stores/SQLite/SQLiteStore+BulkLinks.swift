@@ -26,7 +26,7 @@ extension SQLiteStore {
     ) throws -> Int {
         guard let sourceIndex = source.schema.joinByEnd[spec.sourceEnd.key] else {
             throw StoreError.unknownProperty(
-                path: source.displayPath, entity: spec.sourceEnd.entityName, property: spec.sourceEnd.relationship.name)
+                path: source.displayPath, configuration: configurationName, entity: spec.sourceEnd.entityName, property: spec.sourceEnd.relationship.name)
         }
         let from = source.schema.joinTables[sourceIndex]
         let reflexive = target.first.key == target.second.key
@@ -73,7 +73,7 @@ extension SQLiteStore {
     private func copyPositions(_ spec: BulkLinkCopySpec, from source: SQLiteStore, batchSize: Int) throws -> Int {
         let inverse = spec.targetInverse.relationship.name
         guard let member = schema.entities[spec.targetInverse.entityName], let index = member.toOneIndex[inverse] else {
-            throw StoreError.unknownProperty(path: displayPath, entity: spec.targetInverse.entityName, property: inverse)
+            throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: spec.targetInverse.entityName, property: inverse)
         }
         let toOne = member.toOnes[index]
         guard spec.ordered, let order = toOne.orderColumn else { return 0 }
@@ -81,7 +81,7 @@ extension SQLiteStore {
         guard let sourceMember = source.schema.entities[spec.sourceInverse.entityName],
             let sourceIndex = sourceMember.toOneIndex[sourceInverse]
         else {
-            throw StoreError.unknownProperty(path: source.displayPath, entity: spec.sourceInverse.entityName, property: sourceInverse)
+            throw StoreError.unknownProperty(path: source.displayPath, configuration: configurationName, entity: spec.sourceInverse.entityName, property: sourceInverse)
         }
         // A source without the column kept no order: its members read by primary key, as they will here.
         guard let sourceOrder = sourceMember.toOnes[sourceIndex].orderColumn else { return 0 }

@@ -6,7 +6,7 @@ internal import GRDB
 extension SQLiteStore {
     /// The compiler over this store's schema.
     var compiler: SQLPredicateCompiler {
-        SQLPredicateCompiler(schema: schema, model: model, path: displayPath)
+        SQLPredicateCompiler(schema: schema, model: model, path: displayPath, configurationName: configurationName)
     }
 
     /// Rows of the request's entity (and subentities unless excluded) matching its predicate, sorted, with

@@ -29,7 +29,7 @@ extension SQLiteStore {
             sourceColumn = "d.\(SQLiteNames.quote(mapping.column))"
             orderColumn = mapping.orderColumn.map { "d.\(SQLiteNames.quote($0))" }
         } else {
-            throw StoreError.unknownProperty(path: displayPath, entity: first.entityName, property: relationship)
+            throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: first.entityName, property: relationship)
         }
         if !end.relationship.isOrdered { orderColumn = nil }
         let family = compiler.entityFilter(destination, alias: "d", includesSubentities: true).map { " AND " + $0 } ?? ""
@@ -63,7 +63,7 @@ extension SQLiteStore {
     /// The declaring end of persistent to-many `relationship` of `entityName`, or `StoreError.unknownProperty`.
     func toManyEnd(_ relationship: String, of entityName: String) throws -> RelationshipEnd {
         guard let end = model.end(of: relationship, from: entityName), end.relationship.isToMany, !end.relationship.isTransient else {
-            throw StoreError.unknownProperty(path: displayPath, entity: entityName, property: relationship)
+            throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: entityName, property: relationship)
         }
         return end
     }
@@ -101,7 +101,7 @@ extension SQLiteStore {
         for order in changes.orders {
             let end = try toManyEnd(order.relationship, of: order.source.entityName)
             guard end.relationship.isOrdered else {
-                throw StoreError.unknownProperty(path: displayPath, entity: order.source.entityName, property: order.relationship)
+                throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: order.source.entityName, property: order.relationship)
             }
             let sql: String, clear: String
             if let side = schema.join(end.key) {
@@ -122,7 +122,7 @@ extension SQLiteStore {
                 clear = "UPDATE \(SQLiteNames.quote(schema.table(of: destination).name)) SET \(SQLiteNames.quote(column)) = NULL "
                     + "WHERE \(SQLiteNames.quote(mapping.column)) = ?"
             } else {
-                throw StoreError.unknownProperty(path: displayPath, entity: order.source.entityName, property: order.relationship)
+                throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: order.source.entityName, property: order.relationship)
             }
             // Members the order leaves out keep no position (they read after the others), as on every backend.
             try db.cachedStatement(sql: clear).execute(arguments: [order.source.primaryKey])
@@ -138,7 +138,7 @@ extension SQLiteStore {
     /// columns); `StoreError.unknownProperty` for a relationship without a join table.
     private func joinSide(_ link: RelationshipLink) throws -> (SQLiteJoinTable.Side, Bool) {
         guard let end = model.end(of: link.relationship, from: link.source.entityName), let index = schema.joinByEnd[end.key] else {
-            throw StoreError.unknownProperty(path: displayPath, entity: link.source.entityName, property: link.relationship)
+            throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: link.source.entityName, property: link.relationship)
         }
         let join = schema.joinTables[index]
         return (join.side(from: end.key), join.first.key == join.second.key)

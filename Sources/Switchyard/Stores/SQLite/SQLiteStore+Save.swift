@@ -11,7 +11,7 @@ extension SQLiteStore {
         let layout = try servedLayout(entityName)
         guard count > 0 else {
             throw StoreError.invalidValue(
-                path: displayPath, entity: entityName, attribute: "primary key count", value: String(count),
+                path: displayPath, configuration: configurationName, entity: entityName, attribute: "primary key count", value: String(count),
                 expected: "a positive number of keys")
         }
         guard let root = schema.entities[layout.rootName] else {
@@ -116,7 +116,7 @@ extension SQLiteStore {
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
             // A key inserted twice (not from allocatePrimaryKeys): reported as the memory store reports it.
             throw StoreError.uniquenessViolation(
-                path: displayPath, entity: layout.name, properties: ["Z_PK"], values: [String(primaryKey)])
+                path: displayPath, configuration: configurationName, entity: layout.name, properties: ["Z_PK"], values: [String(primaryKey)])
         }
     }
 
@@ -139,14 +139,16 @@ extension SQLiteStore {
             values[name]?.description ?? toOne[name]?.description ?? "nil"
         }
         // Named after the row's entity, as every backend does, even where an ancestor declares the constraint.
-        return StoreError.uniquenessViolation(path: displayPath, entity: layout.name, properties: properties, values: shown)
+        return StoreError.uniquenessViolation(path: displayPath, configuration: configurationName, entity: layout.name, properties: properties, values: shown)
     }
 
     private func throwConflict(_ db: Database, layout: SQLiteEntityLayout, primaryKey: Int64, expected: Int64) throws -> Never {
         let table = SQLiteNames.quote(schema.table(of: layout).name)
         let actual = try Int64.fetchOne(db, sql: "SELECT \"Z_OPT\" FROM \(table) WHERE \"Z_PK\" = ?", arguments: [primaryKey])
         throw StoreError.conflict(
-            path: displayPath, entity: layout.name, primaryKey: primaryKey, expectedVersion: expected, actualVersion: actual)
+            path: displayPath, configuration: configurationName,
+            objectID: ObjectID(store: identifier, entityName: layout.name, primaryKey: primaryKey),
+            entity: layout.name, primaryKey: primaryKey, expectedVersion: expected, actualVersion: actual)
     }
 
     // MARK: - Encoding
@@ -214,7 +216,7 @@ extension SQLiteStore {
             var expected = attribute.type.rawValue
             if let range = attribute.type.integerRange { expected += " in \(range.lowerBound)...\(range.upperBound)" }
             throw StoreError.invalidValue(
-                path: displayPath, entity: layout.name, attribute: attribute.name,
+                path: displayPath, configuration: configurationName, entity: layout.name, attribute: attribute.name,
                 value: "\(value) (\(value.kindName))", expected: expected)
         }
         return encoded
@@ -230,7 +232,7 @@ extension SQLiteStore {
             let destination = schema.entities[reference.entityName]
         else {
             throw StoreError.invalidValue(
-                path: displayPath, entity: layout.name, attribute: relationship.name, value: reference.description,
+                path: displayPath, configuration: configurationName, entity: layout.name, attribute: relationship.name, value: reference.description,
                 expected: "a reference to \(relationship.destination) or a subentity in this store")
         }
         return (reference.primaryKey.databaseValue, destination.number.databaseValue)
@@ -243,6 +245,6 @@ extension SQLiteStore {
     }
 
     private func unknownProperty(_ name: String, layout: SQLiteEntityLayout) -> StoreError {
-        StoreError.unknownProperty(path: displayPath, entity: layout.name, property: name)
+        StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: layout.name, property: name)
     }
 }

@@ -9,6 +9,8 @@ extension SQLiteStore {
         var pool: DatabasePool
         var schema: SQLiteSchema
         var identifier: UUID
+        /// The report of the migration this open ran; nil when nothing was migrated.
+        var migrationReport: CompatibilityReport? = nil
     }
 
     /// What an existing store says about itself.
@@ -59,7 +61,9 @@ extension SQLiteStore {
                     throw error
                 }
             }
-            return try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities)
+            var opened = try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities)
+            opened.migrationReport = migrator?.report
+            return opened
         } catch {
             throw classify(error, path: path, configuration: configuration)
         }

@@ -6,12 +6,12 @@ internal import GRDB
 extension SQLiteStore {
     /// The metadata and the model cache of the store at `url`, read without a model and without writing
     /// (for compatibility reports). The model is nil when the store has no cache or one this library cannot read.
-    static func storedState(at url: URL) throws -> (metadata: StoreMetadata, model: ObjectModel?) {
+    static func storedState(at url: URL, configuration: String) throws -> (metadata: StoreMetadata, model: ObjectModel?) {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else {
-            throw StoreError.openFailed(path: path, configuration: "", reason: "no such file")
+            throw StoreError.openFailed(path: path, configuration: configuration, reason: "no such file")
         }
-        let isWAL = try checkHeader(path: path, configuration: "")
+        let isWAL = try checkHeader(path: path, configuration: configuration)
         do {
             let queue = try DatabaseQueue(path: readOnlyURI(path: path, isWAL: isWAL), configuration: databaseConfiguration(readOnly: true))
             defer { try? queue.close() }
@@ -27,7 +27,7 @@ extension SQLiteStore {
                 return (metadata, try? ModelCache.decode(blob, source: "\(path) model cache"))
             }
         } catch {
-            throw mapError(error, path: path, configuration: "")
+            throw mapError(error, path: path, configuration: configuration)
         }
     }
 }

@@ -34,6 +34,8 @@ public final class SQLiteStore: PersistentStore {
     let schema: SQLiteSchema
     let servedEntityNames: Set<String>
     private let state: SQLiteStoreState
+    /// The report of the migration run when this store was opened; nil when nothing was migrated.
+    let migrationReport: CompatibilityReport?
 
     /// Opens the store at `url`, creating it (and its tables for `configuration`) when the file does not exist.
     ///
@@ -71,6 +73,7 @@ public final class SQLiteStore: PersistentStore {
         self.schema = opened.schema
         self.servedEntityNames = Set(entities.map(\.name))
         self.state = SQLiteStoreState(identifier: opened.identifier)
+        self.migrationReport = opened.migrationReport
     }
 
     // MARK: - Metadata
@@ -98,7 +101,7 @@ public final class SQLiteStore: PersistentStore {
             plist = try metadata.binaryPropertyList()
         } catch {
             throw StoreError.invalidValue(
-                path: displayPath, entity: "Z_METADATA", attribute: "Z_PLIST", value: "\(metadata.additional.keys.sorted())",
+                path: displayPath, configuration: configurationName, entity: "Z_METADATA", attribute: "Z_PLIST", value: "\(metadata.additional.keys.sorted())",
                 expected: "property-list values (\(error))")
         }
         try write("set metadata") { db in
@@ -182,12 +185,12 @@ public final class SQLiteStore: PersistentStore {
     }
 
     func checkOpen() throws {
-        if state.isClosed { throw StoreError.closed(path: displayPath) }
+        if state.isClosed { throw StoreError.closed(path: displayPath, configuration: configurationName) }
     }
 
     func checkWritable(_ operation: String) throws {
         try checkOpen()
-        if isReadOnly { throw StoreError.readOnly(path: displayPath, operation: operation) }
+        if isReadOnly { throw StoreError.readOnly(path: displayPath, configuration: configurationName, operation: operation) }
     }
 
     /// Runs `body` in a read transaction (a snapshot), mapping SQLite errors to `StoreError`.
@@ -230,7 +233,7 @@ public final class SQLiteStore: PersistentStore {
 
     static func mapError(_ error: Error, path: String, configuration: String) -> Error {
         switch error {
-        case is StoreError, is QueryError, is ModelError:
+        case is StoreError, is QueryError, is ModelError, is CancellationError:
             return error
         case let error as DatabaseError:
             return StoreError.sqlite(
