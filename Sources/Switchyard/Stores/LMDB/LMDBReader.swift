@@ -100,10 +100,19 @@ final class LMDBReader {
     }
 
     /// Counts the rows of table `root` whose entity is in `family`, reading only each row's entity number.
-    func count(root: Int, family: [Bool]) throws -> Int {
+    func count(root: Int, family: [Bool], where matches: ((Int64, UnsafeRawBufferPointer) throws -> Bool)? = nil) throws -> Int {
         var total = 0
         try scan(root: root) { key, bytes in
-            if try isInFamily(bytes, family, key) { total += 1 }
+            guard try isInFamily(bytes, family, key) else { return true }
+            if let matches {
+                rowsVisited += 1
+                do {
+                    guard try matches(key, bytes) else { return true }
+                } catch let error as LMDBRowCoding.DecodingError {
+                    throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
+                }
+            }
+            total += 1
             return true
         }
         return total

@@ -239,6 +239,36 @@ enum LMDBRowCoding {
         }
     }
 
+    /// Steps over one tagged value without building it (no string or data is created).
+    @inline(__always)
+    static func skipValue(_ r: inout LMDBByteReader) throws {
+        let raw = try r.byte()
+        guard let tag = Tag(rawValue: raw) else { throw DecodingError(description: "unknown value tag \(raw)") }
+        switch tag {
+        case .integer: _ = try r.signed()
+        case .double, .date: _ = try r.double()
+        case .decimal:
+            _ = try r.byte()
+            _ = try r.signed()
+            _ = try r.lengthPrefixed()
+        case .string, .binary, .uri: _ = try r.lengthPrefixed()
+        case .boolFalse, .boolTrue: break
+        case .uuid: _ = try r.bytes(16)
+        }
+    }
+
+    /// The value of the attribute at `position` of an encoded row (null when absent), decoding only that one.
+    static func attribute(at position: Int, of bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema) throws -> AttributeValue {
+        var r = LMDBByteReader(bytes)
+        let (layout, _) = try readHeader(&r, primaryKey: primaryKey, schema: schema)
+        while let found = try nextAttribute(&r, layout: layout, primaryKey: primaryKey) {
+            if found == position { return try decodeValue(&r) }
+            if found > position { return .null }   // positions are written in ascending order
+            try skipValue(&r)
+        }
+        return .null
+    }
+
     private static func decodeDecimal(_ r: inout LMDBByteReader) throws -> Decimal {
         let flags = try r.byte()
         if flags & 2 != 0 { return .nan }

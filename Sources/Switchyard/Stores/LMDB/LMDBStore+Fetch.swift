@@ -38,6 +38,18 @@ extension LMDBStore {
                 let family = reader.family(of: layout, includesSubentities: request.includesSubentities)
                 return (try reader.count(root: layout.rootNumber, family: family), 0)
             }
+            let family = reader.family(of: layout, includesSubentities: request.includesSubentities)
+            if let predicate = request.predicate, let entity = model.entity(named: request.entityName),
+                LMDBEncodedRowSubject.canEvaluate(predicate, entity: entity),
+                LMDBQueryPlanner.lookup(for: predicate, table: layout, available: databases.indexes(root: layout.rootNumber)) == nil
+            {
+                // A scan whose predicate reads only the entity's attributes: decode just those, build no rows.
+                let prepared = PredicateEvaluator.Prepared(predicate)
+                let count = try reader.count(root: layout.rootNumber, family: family) { key, bytes in
+                    try PredicateEvaluator.evaluate(prepared, on: LMDBEncodedRowSubject(bytes: bytes, primaryKey: key, schema: self.schema))
+                }
+                return (count, reader.rowsVisited)
+            }
             let rows = try matchingRows(
                 request.predicate, layout: layout, includesSubentities: request.includesSubentities, reader: reader,
                 stopAfter: nil)
