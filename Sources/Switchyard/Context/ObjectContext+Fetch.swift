@@ -27,7 +27,7 @@ extension ObjectContext {
         // path through a relationship is sorted here, on the objects.
         let sortsThroughRelationships = targets.count > 1 && request.sortKeys.contains { $0.key.contains(".") }
         if pending.isEmpty, !relatedChanged, !sortsThroughRelationships {
-            return try coordinator.fetchRows(request).map { register($0.row, from: $0.store) }
+            return register(try coordinator.fetchRows(request))
         }
         return try fetchMerged(request, targets: targets, pending: pending, relatedChanged: relatedChanged)
     }
@@ -60,8 +60,7 @@ extension ObjectContext {
         let storeIndex = Dictionary(uniqueKeysWithValues: targets.enumerated().map { (ObjectIdentifier($1), $0) })
         var seen = Set<ObjectIdentifier>()
         var candidates: [(object: ManagedObject, checked: Bool)] = []
-        for fetched in try coordinator.fetchRows(unbounded) {
-            let object = register(fetched.row, from: fetched.store)
+        for object in register(try coordinator.fetchRows(unbounded)) {
             guard !object.isDeleted, seen.insert(ObjectIdentifier(object)).inserted else { continue }
             // The store already applied the predicate to the saved state, which is current for an unchanged object.
             candidates.append((object, !relatedChanged && !object.hasChanges))

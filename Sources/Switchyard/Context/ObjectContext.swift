@@ -120,7 +120,30 @@ public final class ObjectContext {
 
     /// Returns the context's object for a fetched row, registering it or refreshing its unchanged state.
     func register(_ row: StoreRow, from store: any PersistentStore) -> ManagedObject {
-        let id = ObjectID(store: store.identifier, entityName: row.entityName, primaryKey: row.primaryKey)
+        register(row, from: store, storeIdentifier: store.identifier, entity: nil)
+    }
+
+    /// Registers fetched rows in order; the store's identifier and each entity's description are looked up
+    /// once per fetch rather than once per row.
+    func register(_ fetched: [FetchedRow]) -> [ManagedObject] {
+        var identifiers: [ObjectIdentifier: UUID] = [:]
+        var lastEntity: EntityDescription?
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(fetched.count)
+        for f in fetched {
+            let key = ObjectIdentifier(f.store)
+            let identifier = identifiers[key] ?? f.store.identifier
+            identifiers[key] = identifier
+            if lastEntity?.name != f.row.entityName { lastEntity = coordinator.model.entity(named: f.row.entityName) }
+            objects.append(register(f.row, from: f.store, storeIdentifier: identifier, entity: lastEntity))
+        }
+        return objects
+    }
+
+    private func register(
+        _ row: StoreRow, from store: any PersistentStore, storeIdentifier: UUID, entity known: EntityDescription?
+    ) -> ManagedObject {
+        let id = ObjectID(store: storeIdentifier, entityName: row.entityName, primaryKey: row.primaryKey)
         if let existing = registered[id] {
             if !existing.hasChanges {
                 existing.snapshot = row
@@ -129,7 +152,7 @@ public final class ObjectContext {
             }
             return existing
         }
-        let entity = coordinator.model.entity(named: row.entityName)!
+        let entity = known ?? coordinator.model.entity(named: row.entityName)!
         let object = ManagedObject(entity: entity, objectID: id, context: self)
         object.store = store
         object.snapshot = row
