@@ -50,6 +50,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Objects for the object-layer headline (typed and string ObjectContext vs GRDB records and the raw C APIs); 0 skips it.")
     var objectLayer = 0
 
+    @Option(help: "Objects walked with ObjectContext.forEach in batches against one fetch, with the peak memory each adds; 0 skips it.")
+    var walkObjects = 0
+
     @Option(help: "Run N seeded differential sequences (SQLite, LMDB, memory and a reference) instead of measuring; prints what they found.")
     var differential: Int?
 
@@ -105,6 +108,9 @@ struct BenchCommand: ParsableCommand {
         if prefetchOnly {
             results += try PrefetchBench(sources: prefetchSources, model: objectModel, dir: dir, repeats: repeats).run(log: log)
             return try report(results)
+        }
+        if walkObjects > 0 {
+            results += try WalkBench(count: walkObjects, dir: dir).run(log: log)
         }
         if objectLayer > 0 {
             results += try ObjectLayerBench(count: objectLayer, lookups: min(lookups, objectLayer), dir: dir, repeats: repeats).run(log: log)

@@ -1,0 +1,74 @@
+import Foundation
+import Switchyard
+
+/// `bench --walk-objects N`: N objects of the object-layer entity walked with `ObjectContext.forEach` (typed,
+/// reading every attribute), against reading the same objects with one `fetch`. Reports the peak memory each
+/// adds over the process's resident memory before it (Linux `VmHWM`, reset through `/proc/self/clear_refs`).
+struct WalkBench {
+    let count: Int
+    let dir: URL
+
+    static func status(_ key: String) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") })
+        else { return nil }
+        return line.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
+    }
+
+    /// Runs `body` and returns its time and the peak memory it added, in bytes.
+    static func peak(_ body: () throws -> Void) rethrows -> (seconds: Double, bytes: Int?) {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        let before = status("VmRSS")
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        guard let before, let high = status("VmHWM") else { return (seconds, nil) }
+        return (seconds, max(0, high - before))
+    }
+
+    func run(log: (String) -> Void) throws -> [BenchResult] {
+        let model = try ObjectLayerBench.model()
+        var results: [BenchResult] = []
+        for (name, kind) in [("SQLite", StoreType.sqlite), ("LMDB", .lmdb)] {
+            log("walk (\(name)): \(count) objects")
+            let url = dir.appendingPathComponent("walk.\(kind.rawValue)")
+            let coordinator = StoreCoordinator(model: model)
+            let store = try coordinator.addStore(kind, configuration: "Main", at: url, options: StoreOptions(initialMapSize: 4 << 30))
+            var next = 0
+            while next < count {
+                let n = min(50_000, count - next)
+                let keys = try store.allocatePrimaryKeys(for: "Item", count: n)
+                let rows = keys.map { pk -> StoreRow in
+                    let i = Int(pk)
+                    return StoreRow(entityName: "Item", primaryKey: pk, values: [
+                        "name": .string("item-\(i)"), "count": .integer(Int64(i)), "score": .double(Double(i) * 0.5),
+                        "createdAt": .date(Date(timeIntervalSinceReferenceDate: Double(i))), "flag": .bool(i % 2 == 0),
+                        "note": i % 3 == 0 ? .null : .string("note \(i)"),
+                    ])
+                }
+                try store.save(StoreChangeSet(inserts: rows))
+                next += n
+            }
+            var checksum = 0
+            func read(_ o: BenchItem) {
+                checksum &+= o.name.utf8.count &+ Int(o.count) &+ Int(o.score)
+                checksum &+= Int(o.createdAt.timeIntervalSinceReferenceDate) &+ (o.flag ? 1 : 0) &+ (o.note?.utf8.count ?? 0)
+            }
+            let walk = try Self.peak {
+                try ObjectContext(coordinator: coordinator).forEach(BenchItem.self, batchSize: 1_000) { read($0) }
+            }
+            let fetch = try Self.peak {
+                for o in try ObjectContext(coordinator: coordinator).fetch(BenchItem.self) { read($0) }
+            }
+            if checksum == 42 { log("") }
+            func mb(_ b: Int?) -> String { b.map { String(format: "%.1f MB", Double($0) / 1_000_000) } ?? "n/a" }
+            results.append(BenchResult(
+                backend: "\(name) objects", operation: "walk \(count) objects in batches of 1000 (forEach)",
+                baselines: ["one fetch of all": fetch.seconds], switchyard: walk.seconds,
+                info: ["walk peak added": mb(walk.bytes), "fetch peak added": mb(fetch.bytes),
+                       "fetch bytes per object": fetch.bytes.map { String(format: "%.2f KB", Double($0) / Double(count) / 1000) } ?? "n/a"]))
+            try coordinator.removeStore(store)
+        }
+        return results
+    }
+}
