@@ -55,10 +55,10 @@ struct WalkBench {
                 checksum &+= Int(o.createdAt.timeIntervalSinceReferenceDate) &+ (o.flag ? 1 : 0) &+ (o.note?.utf8.count ?? 0)
             }
             let walk = try Self.peak {
-                try ObjectContext(coordinator: coordinator).forEach(BenchItem.self, batchSize: 1_000) { read($0) }
+                try ObjectContext(coordinator: coordinator).forEach(BenchItem.self, batchSize: 1_000) { item in read(item) }
             }
             let fetch = try Self.peak {
-                for o in try ObjectContext(coordinator: coordinator).fetch(BenchItem.self) { read($0) }
+                for o in try ObjectContext(coordinator: coordinator).fetch(BenchItem.self) { read(o) }
             }
             if checksum == 42 { log("") }
             func mb(_ b: Int?) -> String { b.map { String(format: "%.1f MB", Double($0) / 1_000_000) } ?? "n/a" }
