@@ -6,17 +6,36 @@ import Foundation
 /// each value the predicate asks for is decoded on its own, the rest skipped, and no `StoreRow` is built.
 /// Counting with such a predicate walks the table this way.
 struct LMDBEncodedRowSubject: PredicateSubject {
+    /// The attribute position last asked for, per entity layout: rows of one table mostly share a layout, so the
+    /// name is looked up once per walk rather than once per row.
+    final class Positions {
+        var number = -1
+        var name = ""
+        var position: Int?
+    }
+
     let bytes: UnsafeRawBufferPointer
     let primaryKey: Int64
     let schema: LMDBSchema
+    let positions: Positions
 
     func predicateValues(at keyPath: [String]) throws -> PredicateValue {
         guard let name = keyPath.first else { return .single(.integer(primaryKey)) }
         precondition(keyPath.count == 1, "LMDBEncodedRowSubject serves attribute key paths only")
         var r = LMDBByteReader(bytes)
         let (layout, _) = try LMDBRowCoding.readHeader(&r, primaryKey: primaryKey, schema: schema)
-        guard let position = layout.attributeIndex[name] else { return .single(.null) }
-        return .single(try LMDBRowCoding.attribute(at: position, of: bytes, primaryKey: primaryKey, schema: schema))
+        if positions.number != layout.number || positions.name != name {
+            positions.number = layout.number
+            positions.name = name
+            positions.position = layout.attributeIndex[name]
+        }
+        guard let position = positions.position else { return .single(.null) }
+        while let found = try LMDBRowCoding.nextAttribute(&r, layout: layout, primaryKey: primaryKey) {
+            if found == position { return .single(try LMDBRowCoding.decodeValue(&r)) }
+            if found > position { break }   // positions are written in ascending order
+            try LMDBRowCoding.skipValue(&r)
+        }
+        return .single(.null)
     }
 
     /// Whether every key path of `predicate` is one of `entity`'s own persistent attributes (or SELF), so it can

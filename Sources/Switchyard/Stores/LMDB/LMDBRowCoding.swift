@@ -257,18 +257,6 @@ enum LMDBRowCoding {
         }
     }
 
-    /// The value of the attribute at `position` of an encoded row (null when absent), decoding only that one.
-    static func attribute(at position: Int, of bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema) throws -> AttributeValue {
-        var r = LMDBByteReader(bytes)
-        let (layout, _) = try readHeader(&r, primaryKey: primaryKey, schema: schema)
-        while let found = try nextAttribute(&r, layout: layout, primaryKey: primaryKey) {
-            if found == position { return try decodeValue(&r) }
-            if found > position { return .null }   // positions are written in ascending order
-            try skipValue(&r)
-        }
-        return .null
-    }
-
     private static func decodeDecimal(_ r: inout LMDBByteReader) throws -> Decimal {
         let flags = try r.byte()
         if flags & 2 != 0 { return .nan }

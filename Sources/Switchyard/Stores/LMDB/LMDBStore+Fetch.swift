@@ -45,8 +45,10 @@ extension LMDBStore {
             {
                 // A scan whose predicate reads only the entity's attributes: decode just those, build no rows.
                 let prepared = PredicateEvaluator.Prepared(predicate)
+                let positions = LMDBEncodedRowSubject.Positions()
                 let count = try reader.count(root: layout.rootNumber, family: family) { key, bytes in
-                    try PredicateEvaluator.evaluate(prepared, on: LMDBEncodedRowSubject(bytes: bytes, primaryKey: key, schema: self.schema))
+                    try PredicateEvaluator.evaluate(
+                        prepared, on: LMDBEncodedRowSubject(bytes: bytes, primaryKey: key, schema: self.schema, positions: positions))
                 }
                 return (count, reader.rowsVisited)
             }
