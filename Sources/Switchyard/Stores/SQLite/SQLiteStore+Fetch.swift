@@ -12,7 +12,7 @@ extension SQLiteStore {
     /// Rows of the request's entity (and subentities unless excluded) matching its predicate, sorted, with
     /// offset and limit applied: one SELECT with bound parameters.
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
-        let layout = try servedLayout(request.entityName)
+        let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         let request = try request.prepared(forStore: identifier, model: model)
         guard let projection = request.includesSubentities
             ? schema.projections[layout.name] : schema.exactProjections[layout.name]
@@ -26,7 +26,7 @@ extension SQLiteStore {
 
     /// The number of rows `fetch` would return without limit and offset.
     public func count(_ request: StoreFetchRequest) throws -> Int {
-        _ = try servedLayout(request.entityName)
+        _ = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         let request = try request.prepared(forStore: identifier, model: model)
         var unlimited = request
         unlimited.fetchLimit = nil

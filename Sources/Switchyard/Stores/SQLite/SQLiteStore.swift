@@ -177,11 +177,16 @@ public final class SQLiteStore: PersistentStore {
     // MARK: - Access helpers
 
     /// The layout of an entity this store serves, or `StoreError.entityNotInStore`.
-    func servedLayout(_ entityName: String) throws -> SQLiteEntityLayout {
-        guard servedEntityNames.contains(entityName), let layout = schema.entities[entityName] else {
-            throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: entityName)
+    /// The layout of a served entity; with `forSubentities`, also of an ancestor of a served entity (a fetch of
+    /// the parent finds the rows of the subentities this store holds, as on LMDB and memory).
+    func servedLayout(_ entityName: String, forSubentities: Bool = false) throws -> SQLiteEntityLayout {
+        if servedEntityNames.contains(entityName), let layout = schema.entities[entityName] { return layout }
+        if forSubentities, let layout = schema.entities[entityName], let entity = model.entity(named: entityName),
+            entity.descendantNames.contains(where: servedEntityNames.contains)
+        {
+            return layout
         }
-        return layout
+        throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: entityName)
     }
 
     func checkOpen() throws {
