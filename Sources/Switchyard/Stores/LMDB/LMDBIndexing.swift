@@ -124,6 +124,27 @@ enum LMDBQueryPlanner {
         }
     }
 
+    /// The smallest primary key `predicate` can select when it is (or is an AND containing) `SELF > k` or
+    /// `SELF >= k` with an integer `k`; 0 when it bounds nothing. A table walk can start there: keys are the
+    /// rows' order, and the whole predicate is still evaluated on every row.
+    static func primaryKeyLowerBound(of predicate: FetchPredicate?) -> Int64 {
+        switch predicate {
+        case .comparison(let c)?:
+            guard c.modifier == .direct, case .keyPath(let path) = c.left, path.isEmpty || path == ["SELF"],
+                case .constant(.integer(let k)) = c.right
+            else { return 0 }
+            switch c.op {
+            case .greater: return k == .max ? .max : max(0, k + 1)
+            case .greaterOrEqual: return max(0, k)
+            default: return 0
+            }
+        case .and(let parts)?:
+            return parts.map { primaryKeyLowerBound(of: $0) }.max() ?? 0
+        default:
+            return 0
+        }
+    }
+
     /// Whether equal index elements mean `storeEqual` values: text and bytes short enough not to be cut, and
     /// numbers whose Double is exact and shared with no other integer (below 2^53).
     static func isExact(_ value: AttributeValue) -> Bool {

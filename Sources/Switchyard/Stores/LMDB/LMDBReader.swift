@@ -55,8 +55,11 @@ final class LMDBReader {
 
     /// Feeds `body` the rows of table `root` whose entity is in `family`, in primary-key order, either all of
     /// them (a cursor walk) or those `lookup` names; `body` returns `false` to stop early.
+    /// A walk starts at primary key `from` (the predicate's own lower bound on `SELF`, so a batch of
+    /// `ObjectContext.forEach` reads from where the last one ended).
     func candidates(
-        root: Int, family: [Bool], lookup: LMDBQueryPlanner.IndexLookup?, _ body: (StoreRow) throws -> Bool
+        root: Int, family: [Bool], lookup: LMDBQueryPlanner.IndexLookup?, from firstKey: Int64 = 0,
+        _ body: (StoreRow) throws -> Bool
     ) throws {
         if let lookup {
             let databases = store.databases.indexes(root: root)
@@ -92,7 +95,7 @@ final class LMDBReader {
         }
         // When the family is the whole table, every row qualifies: the entity number is not read twice.
         let wholeTable = schema.layout(number: root).map { $0.withSubentities == family } ?? false
-        try scan(root: root) { key, bytes in
+        try scan(root: root, from: firstKey) { key, bytes in
             guard try wholeTable || isInFamily(bytes, family, key) else { return true }
             rowsVisited += 1
             return try body(try builder.row(bytes, primaryKey: key))
@@ -119,9 +122,10 @@ final class LMDBReader {
     }
 
     /// Walks every row of table `root` in key order; `body` gets the primary key and encoded row.
-    func scan(root: Int, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
+    func scan(root: Int, from firstKey: Int64 = 0, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
         try transaction.withCursor(store.databases.rows) { cursor in
-            var entry = try cursor.seek(atLeast: LMDBRowKey.prefix(root: root))
+            let start = firstKey > 0 ? LMDBRowKey.make(root: root, primaryKey: firstKey) : LMDBRowKey.prefix(root: root)
+            var entry = try cursor.seek(atLeast: start)
             while let current = entry, LMDBRowKey.root(of: current.key) == root {
                 if !(try body(LMDBRowKey.primaryKey(of: current.key), current.value)) { return }
                 entry = try cursor.next()

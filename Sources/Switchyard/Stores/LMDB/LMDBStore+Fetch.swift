@@ -96,7 +96,8 @@ extension LMDBStore {
         }
         // With no predicate, or one the index answers exactly, every candidate is a match.
         let evaluated = (lookup?.covers ?? false) ? nil : predicate.map(PredicateEvaluator.Prepared.init)
-        try reader.candidates(root: layout.rootNumber, family: family, lookup: lookup) { row in
+        let firstKey = lookup == nil ? LMDBQueryPlanner.primaryKeyLowerBound(of: predicate) : 0
+        try reader.candidates(root: layout.rootNumber, family: family, lookup: lookup, from: firstKey) { row in
             if let predicate = evaluated {
                 guard try PredicateEvaluator.evaluate(predicate, on: LMDBRowSubject(row: row, reader: reader)) else { return true }
             }
