@@ -109,15 +109,12 @@ public final class SQLiteStore: PersistentStore {
         guard case .blob(let plist) = (row[1] as DatabaseValue).storage else {
             throw StoreError.notAStore(path: path, expected: .sqlite, reason: "Z_METADATA.Z_PLIST is not a BLOB")
         }
-        var dictionary: [String: PropertyListValue] = [:]
+        var dictionary: [String: PropertyListValue]
         do {
-            let object = try PropertyListSerialization.propertyList(from: plist, options: [], format: nil)
-            guard let foundation = object as? [String: Any] else {
+            guard let decoded = try PropertyListValue.decodeMetadataDictionary(plist, source: "\(path) Z_METADATA.Z_PLIST") else {
                 throw StoreError.notAStore(path: path, expected: .sqlite, reason: "Z_METADATA.Z_PLIST is not a dictionary")
             }
-            for (key, value) in foundation {
-                if let value = PropertyListValue(foundation: value) { dictionary[key] = value }
-            }
+            dictionary = decoded
         } catch let error as StoreError {
             throw error
         } catch {
