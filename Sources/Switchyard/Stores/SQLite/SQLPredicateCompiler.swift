@@ -383,17 +383,26 @@ struct SQLPredicateCompiler {
     private func sql(_ operand: Operand, hint: AttributeType?) throws -> SQLFragment {
         switch operand {
         case .value(let fragment, _): return fragment
+        case .constant(.string(let text)) where text.utf8.contains(0):
+            // GRDB binds text as a C string, cut at the first U+0000: the UTF-8 bytes go in as a BLOB and SQLite
+            // turns them into TEXT of their full length.
+            return SQLFragment(Self.textFromBytes, [Data(text.utf8).databaseValue])
         case .constant(let value): return SQLFragment("?", [SQLiteValueCoding.bind(value, hint: hint)])
         case .list: throw QueryError.unsupported("a list where a single value is expected")
         case .toMany: throw QueryError.unsupported("a to-many key path where a single value is expected")
         }
     }
 
+    /// A string constant holding U+0000, bound as its UTF-8 bytes (see `sql(_:hint:)`).
+    private static let textFromBytes = "CAST(? AS TEXT)"
+
     private func matchCall(
         _ op: ComparisonOperator, _ options: ComparisonOptions, _ l: SQLFragment, _ r: SQLFragment
     ) -> SQLFragment {
         let code = Self.matchOperators.firstIndex(of: op) ?? 0
-        return "\(Self.matchFunctionName)(\(code), \(options.rawValue), " + l + ", " + r + ")"
+        // The match function reads TEXT arguments as C strings too, but a BLOB whole: pass such a constant's bytes.
+        func bytes(_ f: SQLFragment) -> SQLFragment { f.sql == Self.textFromBytes ? SQLFragment("?", f.arguments) : f }
+        return "\(Self.matchFunctionName)(\(code), \(options.rawValue), " + bytes(l) + ", " + bytes(r) + ")"
     }
 
     private func compare(

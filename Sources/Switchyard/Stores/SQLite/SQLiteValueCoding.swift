@@ -66,7 +66,7 @@ enum SQLiteValueCoding {
     }
 
     /// A predicate constant, bound by its own kind; `hint` (the column's type) only turns a UUID string into
-    /// the 16 bytes a UUID column holds.
+    /// the 16 bytes a UUID column holds (`PredicateEvaluator` compares a UUID with a UUID string the same way).
     static func bind(_ value: AttributeValue, hint: AttributeType? = nil) -> DatabaseValue {
         switch value {
         case .null: return .null
@@ -121,9 +121,7 @@ enum SQLiteValueCoding {
         case (.decimal, .int64(let i)):
             return .decimal(Decimal(i))
         case (.decimal, .double(let d)):
-            // A decimal of up to 15 significant digits survives the trip through a double (DBL_DIG); printing
-            // 15 digits recovers it exactly: 3.3333333333 as Core Data meant it, not 3.3333333332999993.
-            return .decimal(Decimal(string: String(format: "%.15g", d)) ?? Decimal(d))
+            return .decimal(AttributeValue.decimal(fromREAL: d))
         case (.decimal, .string(let s)):
             return Decimal(string: s).map { .decimal($0) } ?? .string(s)
         case (.date, .int64(let i)):
