@@ -64,3 +64,19 @@ import Switchyard
         }
     }
 }
+
+/// Opening a directory as a SQLite store says so (it was an NSError dump).
+@Suite struct DirectoryAsSQLiteStoreTests {
+    @Test func aDirectoryIsNotASQLiteStore() throws {
+        let dir = TemporaryDirectory()
+        let model = try ObjectModel(entities: [EntityDescription(name: "Record")])
+        for options in [StoreOptions.readOnly, .default] {
+            #expect {
+                _ = try SQLiteStore(url: dir.url, model: model, configuration: "Default", options: options)
+            } throws: { error in
+                guard case StoreError.notAStore(_, .sqlite, let reason) = error else { return false }
+                return reason.contains("is a directory")
+            }
+        }
+    }
+}

@@ -221,6 +221,10 @@ extension SQLiteStore {
     /// Checks the 100-byte SQLite header before SQLite sees the file, so an empty or foreign file gets a clear
     /// reason. Returns whether the header says WAL.
     static func checkHeader(path: String, configuration: String) throws -> Bool {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw StoreError.notAStore(path: path, expected: .sqlite, reason: "it is a directory; a SQLite store is a file")
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw StoreError.openFailed(path: path, configuration: configuration, reason: "the file cannot be read")
         }
