@@ -136,7 +136,12 @@ extension SQLiteStore {
         let plist = try metadata.binaryPropertyList()
         // Built complete under a temporary name and linked into place: a process killed while creating leaves
         // no store or a whole one, never an empty or tableless file at `path` (that could not be opened again).
+        removeAbandonedCreations(of: path)
         let temporary = path + ".creating-" + UUID().uuidString.prefix(8)
+        // Held (flock) until the temporary file is gone, so another creation never mistakes it for abandoned.
+        let claim = Self.openDescriptor(temporary, flags: O_RDWR | O_CREAT | O_CLOEXEC)
+        if claim >= 0 { _ = flock(claim, LOCK_EX) }
+        defer { if claim >= 0 { close(claim) } }
         do {
             let building = try DatabasePool(path: temporary, configuration: databaseConfiguration(readOnly: false))
             do {
@@ -170,13 +175,32 @@ extension SQLiteStore {
         }
     }
 
+    /// Removes `PATH.creating-*` files left by a process killed while it created the store at `path`: those
+    /// whose creator's `flock` is gone.
+    private static func removeAbandonedCreations(of path: String) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let prefix = (path as NSString).lastPathComponent + ".creating-"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? []
+        for name in names where name.hasPrefix(prefix) && !name.hasSuffix("-wal") && !name.hasSuffix("-shm") {
+            let candidate = (directory as NSString).appendingPathComponent(name)
+            let descriptor = openDescriptor(candidate, flags: O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { continue }
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { removeFiles(candidate) }
+            close(descriptor)
+        }
+    }
+
+    private static func openDescriptor(_ path: String, flags: Int32) -> Int32 {
+        #if canImport(Glibc)
+        return Glibc.open(path, flags, 0o644)
+        #else
+        return Darwin.open(path, flags, 0o644)
+        #endif
+    }
+
     /// `fsync` of a file or directory, so a rename or link made after it survives a power loss too.
     private static func synchronize(_ path: String) throws {
-        #if canImport(Glibc)
-        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        #else
-        let descriptor = Darwin.open(path, O_RDONLY | O_CLOEXEC)
-        #endif
+        let descriptor = openDescriptor(path, flags: O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
         if fsync(descriptor) != 0, errno != EINVAL {
