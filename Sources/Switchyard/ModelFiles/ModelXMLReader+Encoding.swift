@@ -7,12 +7,15 @@ extension ModelXMLReader {
     ///
     /// Foundation's `XMLParser` on Linux hands libxml2's name bytes to Swift strings unchecked, and an invalid
     /// UTF-8 byte in an element name, an attribute name or a processing instruction traps the process
-    /// (SIGILL). Model files are UTF-8; a document that declares another encoding, or starts with a UTF-16
+    /// (SIGILL). Model files are UTF-8; a document that declares ISO-8859-1, or starts with a UTF-16
     /// byte-order mark, is transcoded by libxml2 itself and is not checked here.
     static func checkEncoding(_ data: Data, source: String) throws {
         let bytes = [UInt8](data)
+        try checkProcessingInstructions(bytes, source: source)
         if bytes.count >= 2, (bytes[0] == 0xFE && bytes[1] == 0xFF) || (bytes[0] == 0xFF && bytes[1] == 0xFE) { return }
-        if let declared = declaredEncoding(bytes), !["utf-8", "utf8"].contains(declared.lowercased()) { return }
+        // Latin-1 is the one declared encoding whose every byte libxml2 turns into valid UTF-8 by itself; any
+        // other declaration (a misspelled "UTF-8" included: found by fuzzing) gets the check.
+        if let declared = declaredEncoding(bytes), latin1Names.contains(declared.lowercased()) { return }
         guard let bad = firstInvalidUTF8(bytes) else { return }
         var line = 1, column = 1
         for byte in bytes[..<bad] {
@@ -22,6 +25,39 @@ extension ModelXMLReader {
             file: source, line: line, column: column,
             reason: "invalid UTF-8 byte 0x\(String(bytes[bad], radix: 16, uppercase: true)) at offset \(bad)")
     }
+
+    /// Throws `ModelError.malformedXML` for a processing instruction other than a leading `<?xml …?>`
+    /// declaration. Model files have none, and FoundationXML on Linux dereferences the NULL that libxml2 passes
+    /// for one without data (`<?x?>`: SIGSEGV, found by fuzzing). A `<?` inside a comment or CDATA section is
+    /// refused too.
+    static func checkProcessingInstructions(_ bytes: [UInt8], source: String) throws {
+        let open: [UInt8] = [UInt8(ascii: "<"), UInt8(ascii: "?")]
+        var start = 0
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }   // UTF-8 byte-order mark
+        let declaration = Array("<?xml".utf8)
+        if bytes[start...].starts(with: declaration), bytes.count > start + 5,
+            [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r")].contains(bytes[start + 5])
+        {
+            start += 5
+        }
+        var i = start
+        var line = 1, column = 1
+        for (offset, byte) in bytes.enumerated() where offset < start {
+            if byte == 0x0A { line += 1; column = 1 } else { column += 1 }
+        }
+        while i + 1 < bytes.count {
+            if bytes[i] == open[0], bytes[i + 1] == open[1] {
+                throw ModelError.malformedXML(
+                    file: source, line: line, column: column,
+                    reason: "a processing instruction at offset \(i); model files hold none besides the <?xml?> declaration")
+            }
+            if bytes[i] == 0x0A { line += 1; column = 1 } else if bytes[i] & 0xC0 != 0x80 { column += 1 }
+            i += 1
+        }
+    }
+
+    /// Spellings of ISO-8859-1 libxml2 knows.
+    static let latin1Names: Set<String> = ["iso-8859-1", "iso_8859-1", "latin1", "latin-1", "iso-latin-1", "l1"]
 
     /// The `encoding` of a leading `<?xml ...?>` declaration, if there is one.
     static func declaredEncoding(_ bytes: [UInt8]) -> String? {
