@@ -87,4 +87,24 @@ import Switchyard
         try store.save(StoreChangeSet(inserts: [StoreRow(entityName: "Blob", primaryKey: key, values: ["seq": .integer(-1)])]))
         #expect(try store.count(StoreFetchRequest(entityName: "Blob")) == committed + 1)
     }
+
+    /// An LMDB store on a read-only file system: a writable open fails with LMDB's error (it used to deadlock
+    /// on the environment registry), a read-only open works.
+    @Test(.enabled(if: canMount, "cannot mount a tmpfs here (needs root): read-only file system test not run"))
+    func lmdbStoreOnAReadOnlyFileSystem() throws {
+        let mount = dir.file("ro")
+        try #require(Self.mountTmpfs(at: mount, size: "4m"))
+        defer { Self.run(["umount", "-l", mount.path]) }
+        let url = mount.appendingPathComponent("store.lmdb")
+        let model = try Self.model()
+        do {
+            let store = try LMDBStore(url: url, model: model, configuration: "Default")
+            let key = try store.allocatePrimaryKeys(for: "Blob", count: 1).lowerBound
+            try store.save(StoreChangeSet(inserts: [StoreRow(entityName: "Blob", primaryKey: key, values: ["seq": .integer(1)])]))
+        }
+        try #require(Self.run(["mount", "-o", "remount,ro", mount.path]))
+        #expect(throws: StoreError.self) { _ = try LMDBStore(url: url, model: model, configuration: "Default") }
+        let reader = try LMDBStore(url: url, model: model, configuration: "Default", options: .readOnly)
+        #expect(try reader.count(StoreFetchRequest(entityName: "Blob")) == 1)
+    }
 }
