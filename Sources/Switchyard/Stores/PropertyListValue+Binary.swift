@@ -8,15 +8,21 @@ extension PropertyListValue {
     ///
     /// A binary property list goes through the library's own bounds-checked `BinaryPropertyList`: on Linux,
     /// corelibs-foundation's `PropertyListSerialization` builds objects from a damaged file that crash the
-    /// process when Swift bridges them (an NSSet-shaped object: SIGSEGV). Any other property list (XML, which
-    /// cannot hold those objects) still goes through Foundation. Values a store's metadata cannot hold (sets,
+    /// process when Swift bridges them (an NSSet-shaped object: SIGSEGV). An XML property list (which cannot
+    /// hold those objects) still goes through Foundation; anything else is refused. Values a store's metadata cannot hold (sets,
     /// archive UIDs, null, dictionaries with non-string keys) are left out, as before; a member left out of an
     /// array or dictionary leaves that whole container out.
     ///
     /// Throws `KeyedArchiveError` for a malformed binary plist, Foundation's error for a malformed other plist,
     /// and returns nil when the top object is not a dictionary.
     static func decodeMetadataDictionary(_ data: Data, source: String) throws -> [String: PropertyListValue]? {
-        guard data.starts(with: BinaryPropertyList.header) else {
+        // Anything that calls itself binary ("bplist01" too, which Foundation would still parse) goes to the
+        // bounds-checked reader; only an XML property list, which has no set type, goes to Foundation.
+        if data.starts(with: Data("bplist".utf8)) == false {
+            guard Self.looksLikeXMLPropertyList(data) else {
+                throw KeyedArchiveError.malformedPropertyList(
+                    source: source, offset: 0, reason: "neither a binary (bplist00) nor an XML property list")
+            }
             let object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
             guard let foundation = object as? [String: Any] else { return nil }
             var dictionary: [String: PropertyListValue] = [:]
@@ -33,6 +39,14 @@ extension PropertyListValue {
             if let converted = convert(value, in: plist, depth: 0) { dictionary[name] = converted }
         }
         return dictionary
+    }
+
+    /// Whether `data` starts (after whitespace and a byte-order mark) with `<?xml` or `<plist`.
+    static func looksLikeXMLPropertyList(_ data: Data) -> Bool {
+        var bytes = data.prefix(256)[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        let text = String(decoding: bytes, as: UTF8.self).drop { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }
+        return text.hasPrefix("<?xml") || text.hasPrefix("<plist") || text.hasPrefix("<!DOCTYPE plist")
     }
 
     /// Containers nest at most this deep (a self-referencing container would otherwise recurse forever).

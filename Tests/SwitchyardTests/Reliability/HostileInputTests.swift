@@ -56,6 +56,10 @@ import Switchyard
             return path == url.path && reason.contains("Z_METADATA.Z_PLIST is not a dictionary")
         }
         #expect(try StoreMetadata.decode(blob) == nil)
+        // Found by Tools/fuzz.sh plist: "bplist01" skipped the bounds-checked reader and crashed in Foundation.
+        #expect(throws: KeyedArchiveError.self) {
+            _ = try StoreMetadata.decode(try Reproducers.data("metadata-fuzz-bplist01-nsset.bplist"))
+        }
         // Cut short, the same bytes are a clear error naming the column.
         try SQLite3.execute(url.path, "UPDATE Z_METADATA SET Z_PLIST = X'\(hex.prefix(200))'")
         #expect {
