@@ -133,4 +133,35 @@ import Switchyard
         #expect(results[.memory]?[8] == ["a"])
         #expect(results[.memory]?[9] == [])
     }
+
+    /// A text attribute compared with a number, and a number attribute with a string, give the same rows on
+    /// every backend: storage classes are compared (SQLite applied the column's affinity to the constant, so
+    /// `name < 20` matched "" on SQLite only; found by Tools/fuzz.sh predicate).
+    @Test func mixedClassComparisonsHaveOneSemantics() throws {
+        let predicates = [
+            "name < 20", "name == 20", "name > 20", "name IN {20, 'b'}", "name BETWEEN {0, 100}",
+            "real < '5'", "real == '1.5'", "real > '1'", "amount IN {'2', 2}",
+        ]
+        var results: [Backend: [[String]]] = [:]
+        for backend in Backend.allCases {
+            let h = try harness(backend)
+            let context = ObjectContext(coordinator: h.coordinator)
+            for (name, value) in [("", 0.5), ("20", 1.5), ("b", 2.0), ("3", 30.0)] {
+                let sample = try context.insert("Sample")
+                try sample.set("name", name)
+                try sample.set("real", value)
+                try sample.set("amount", Decimal(value))
+            }
+            try context.save()
+            let reread = try h.reopen()
+            results[backend] = try predicates.map { format in
+                try reread.fetch(FetchRequest(entityName: "Sample", predicate: try FetchPredicate(format: format), sortKeys: [SortKey("name")]))
+                    .map { try $0.get("name", as: String.self) ?? "nil" }
+            }
+        }
+        #expect(results[.sqlite] == results[.memory], "\(predicates)")
+        #expect(results[.lmdb] == results[.memory], "\(predicates)")
+        #expect(results[.memory]?[0] == [])
+        #expect(results[.memory]?[2] == ["", "20", "3", "b"])
+    }
 }

@@ -393,6 +393,27 @@ struct SQLPredicateCompiler {
         }
     }
 
+    /// SQLite applies a column's affinity to a constant compared with it: a number compared with a TEXT column
+    /// becomes text (`name < 20` is `name < '20'`), a numeric string compared with a numeric column a number.
+    /// The evaluator of the other stores compares storage classes (numbers before text), so a column compared
+    /// with a constant of the other class loses its affinity (unary `+`) and SQLite compares classes too.
+    /// Found by the predicate fuzz target's parity check.
+    private func withoutAffinity(_ column: Operand, against other: Operand) -> Operand {
+        guard case .value(let fragment, let type?) = column, case .constant(let value) = other,
+            !fragment.sql.hasPrefix("+")
+        else { return column }
+        let textColumn = type == .string || type == .uri || type == .objectID
+        let numericColumn = [.integer16, .integer32, .integer64, .double, .float, .decimal, .boolean, .date].contains(type)
+        let numericConstant: Bool, textConstant: Bool
+        switch value {
+        case .integer, .double, .decimal, .bool, .date: (numericConstant, textConstant) = (true, false)
+        case .string, .uri: (numericConstant, textConstant) = (false, true)
+        default: (numericConstant, textConstant) = (false, false)
+        }
+        guard (textColumn && numericConstant) || (numericColumn && textConstant) else { return column }
+        return .value("+" + fragment, type)
+    }
+
     /// A string constant holding U+0000, bound as its UTF-8 bytes (see `sql(_:hint:)`).
     private static let textFromBytes = "CAST(? AS TEXT)"
 
@@ -409,6 +430,7 @@ struct SQLPredicateCompiler {
         _ left: Operand, _ op: ComparisonOperator, _ right: Operand, options: ComparisonOptions, scope: Scope,
         state: State
     ) throws -> SQLFragment {
+        let left = withoutAffinity(left, against: right), right = withoutAffinity(right, against: left)
         // Options apply when both sides are text, as in memory; otherwise plain SQL (binary collation).
         let stringy = !options.isEmpty && left.isStringLike && right.isStringLike
         switch op {
@@ -433,7 +455,7 @@ struct SQLPredicateCompiler {
             }
             let low = try operand(bounds[0], in: scope, state: state)
             let high = try operand(bounds[1], in: scope, state: state)
-            let l = try sql(left, hint: nil)
+            let l = try sql(withoutAffinity(withoutAffinity(left, against: low), against: high), hint: nil)
             let lo = try sql(low, hint: left.columnType), hi = try sql(high, hint: left.columnType)
             if !options.isEmpty && left.isStringLike && low.isStringLike && high.isStringLike {
                 return "(" + matchCall(.greaterOrEqual, options, l, lo) + " AND " + matchCall(.lessOrEqual, options, l, hi) + ")"
@@ -447,7 +469,7 @@ struct SQLPredicateCompiler {
             case .toMany: throw QueryError.unsupported("IN with a to-many key path")
             }
             if values.isEmpty { return SQLFragment("0") }
-            let l = try sql(left, hint: nil)
+            let l = try sql(values.reduce(left) { withoutAffinity($0, against: $1) }, hint: nil)
             if !options.isEmpty && left.isStringLike {
                 // Each element compared as `==` would be; OR keeps SQL's IN semantics for NULLs.
                 let terms = try values.map { value -> SQLFragment in
