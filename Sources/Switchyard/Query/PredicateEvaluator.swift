@@ -184,8 +184,8 @@ public enum PredicateEvaluator {
     /// against a UUID column.
     private static func uuidAligned(_ left: AttributeValue, _ right: AttributeValue) -> (AttributeValue, AttributeValue) {
         switch (left, right) {
-        case (.uuid, .string(let s)): return UUID(uuidString: s).map { (left, .uuid($0)) } ?? (left, right)
-        case (.string(let s), .uuid): return UUID(uuidString: s).map { (.uuid($0), right) } ?? (left, right)
+        case (.uuid, .string(let s)): return AttributeValue.uuid(fromString: s).map { (left, .uuid($0)) } ?? (left, right)
+        case (.string(let s), .uuid): return AttributeValue.uuid(fromString: s).map { (.uuid($0), right) } ?? (left, right)
         default: return (left, right)
         }
     }

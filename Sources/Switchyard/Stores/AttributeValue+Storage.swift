@@ -49,7 +49,7 @@ extension AttributeValue {
         case .uuid:
             switch self {
             case .uuid: return self
-            case .string(let s): return UUID(uuidString: s).map { .uuid($0) }
+            case .string(let s): return Self.uuid(fromString: s).map { .uuid($0) }
             case .binary(let d): return UUID(bytes: d).map { .uuid($0) }
             default: return nil
             }
@@ -83,6 +83,12 @@ extension AttributeValue {
         default:
             return nil
         }
+    }
+
+    /// The UUID a string spells: exactly 36 characters. Foundation's parser stops at a U+0000, so it would
+    /// also take "…6E50\u{0}junk" (a difference between backends found by fuzzing).
+    static func uuid(fromString s: String) -> UUID? {
+        s.utf8.count == 36 ? UUID(uuidString: s) : nil
     }
 
     /// The decimal a REAL column's double stands for: a decimal of up to 15 significant digits survives the

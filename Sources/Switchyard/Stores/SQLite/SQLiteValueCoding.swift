@@ -56,7 +56,7 @@ enum SQLiteValueCoding {
         case .uuid:
             switch value {
             case .uuid(let u): return u.bytes.databaseValue
-            case .string(let s): return UUID(uuidString: s).map { $0.bytes.databaseValue }
+            case .string(let s): return AttributeValue.uuid(fromString: s).map { $0.bytes.databaseValue }
             case .binary(let d): return UUID(bytes: d).map { $0.bytes.databaseValue }
             default: return nil
             }
@@ -74,7 +74,7 @@ enum SQLiteValueCoding {
         case .double(let d): return d.databaseValue
         case .decimal(let d): return decimalValue(d)
         case .string(let s):
-            if hint == .uuid, let u = UUID(uuidString: s) { return u.bytes.databaseValue }
+            if hint == .uuid, let u = AttributeValue.uuid(fromString: s) { return u.bytes.databaseValue }
             return s.databaseValue
         case .bool(let b): return (b ? Int64(1) : Int64(0)).databaseValue
         case .date(let d): return d.timeIntervalSinceReferenceDate.databaseValue
