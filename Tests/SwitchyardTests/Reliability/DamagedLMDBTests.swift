@@ -33,6 +33,18 @@ import Switchyard
         }
     }
 
+    /// The whole-file walk the tools run (any size) finds the same damage.
+    @Test(arguments: damaged)
+    func checkFileFindsDamagedPages(name: String) throws {
+        let url = try storeDirectory(with: name)
+        #expect {
+            try LMDBStore.checkFile(at: url)
+        } throws: { error in
+            guard case StoreError.notAStore(_, .lmdb, let reason) = error else { return false }
+            return reason.contains("damaged")
+        }
+    }
+
     @Test(.enabled(if: CLITests.built, "storeinspect not built"), arguments: damaged)
     func storeinspectReportsDamagedPages(name: String) throws {
         let url = try storeDirectory(with: name)
@@ -74,6 +86,7 @@ import Switchyard
             }
             try store.save(StoreChangeSet(inserts: rows))
         }
+        try LMDBStore.checkFile(at: url)
         let reader = try LMDBStore(url: url, model: model, configuration: "Default", options: .readOnly)
         #expect(try reader.count(StoreFetchRequest(entityName: "Record")) == 3_000)
     }

@@ -36,7 +36,7 @@ enum LMDBFileCheck {
     /// The meta pages are read before the file's size is taken: another process may commit meanwhile, and a
     /// commit writes its data pages before its meta page, so a size taken first could be older than the meta
     /// page read after it and a healthy store would look truncated.
-    static func validate(directory: String, readOnly: Bool = false) throws {
+    static func validate(directory: String, readOnly: Bool = false, fullWalk: Bool = false) throws {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
             throw notAStore(directory, "it is a file; an LMDB store is a directory holding data.mdb and lock.mdb")
@@ -55,7 +55,7 @@ enum LMDBFileCheck {
         var attempt = 0
         while true {
             do {
-                try checkPages(file, directory: directory, readOnly: readOnly)
+                try checkPages(file, directory: directory, readOnly: readOnly, fullWalk: fullWalk)
                 return
             } catch let error as StoreError {
                 attempt += 1
@@ -76,7 +76,7 @@ enum LMDBFileCheck {
         return (first, try read(file, at: pageSize, count: metaLength, directory: directory))
     }
 
-    private static func checkPages(_ file: FileHandle, directory: String, readOnly: Bool) throws {
+    private static func checkPages(_ file: FileHandle, directory: String, readOnly: Bool, fullWalk: Bool) throws {
         let first = try read(file, at: 0, count: metaLength, directory: directory)
         if first.isEmpty {
             guard readOnly else { return }
@@ -108,7 +108,7 @@ enum LMDBFileCheck {
         let newest = meta1.txn > meta0.txn ? meta1 : meta0
         var walk = LMDBPageCheck(
             file: file, directory: directory, pageSize: Int(pageSize), lastPage: newest.lastPage,
-            full: size <= LMDBPageCheck.fullCheckLimit)
+            full: fullWalk || size <= LMDBPageCheck.fullCheckLimit)
         try walk.check(roots: [
             (newest.freeRoot, newest.freeDepth, "free list"), (newest.mainRoot, newest.mainDepth, "main"),
         ])
