@@ -5,7 +5,7 @@ import Foundation
 extension LMDBStore {
     /// Walks every page of the store's `data.mdb` (meta pages against the file size, then every B-tree page,
     /// bounds-checked, see `LMDBPageCheck`) without mapping it, whatever its size: opening a store walks all of
-    /// it only up to 64 MiB. Throws `StoreError.notAStore` naming the first damaged page; returns when the
+    /// it only up to 4 MiB. Throws `StoreError.notAStore` naming the first damaged page; returns when the
     /// directory has no `data.mdb`. `storeinspect` and `storesplit` run it before they read a store.
     public static func checkFile(at url: URL) throws {
         try LMDBFileCheck.validate(directory: url.path, readOnly: true, fullWalk: true)
