@@ -108,6 +108,8 @@ import Switchyard
             ("token == %@", [.value(.uuid(token))]), ("token != %@", [text(token.uuidString)]),
             // Found by Tools/fuzz.sh predicate: Foundation's UUID parser stops at the NUL.
             ("token == %@", [text(token.uuidString + "\u{0}")]),
+            // Idem: the constant's CAST gave the numeric column TEXT affinity on SQLite.
+            ("real > %@", [text("\u{0}\u{0}=\u{0}")]), ("name <[cd] %@ OR real > %@", [text("\u{0}="), text("\u{0}=")]),
         ]
         var results: [Backend: [[String]]] = [:]
         for backend in Backend.allCases {
@@ -135,6 +137,7 @@ import Switchyard
         #expect(results[.memory]?[8] == ["a"])
         #expect(results[.memory]?[9] == [])
         #expect(results[.memory]?[10] == [])
+        #expect(results[.memory]?[11] == [])
     }
 
     /// A text attribute compared with a number, and a number attribute with a string, give the same rows on

@@ -415,7 +415,9 @@ struct SQLPredicateCompiler {
     }
 
     /// A string constant holding U+0000, bound as its UTF-8 bytes (see `sql(_:hint:)`).
-    private static let textFromBytes = "CAST(? AS TEXT)"
+    /// The unary `+` takes away the TEXT affinity a CAST has, which SQLite would apply to a numeric column
+    /// compared with it (`+age > CAST(x'00' AS TEXT)` is true; found by fuzzing).
+    private static let textFromBytes = "+CAST(? AS TEXT)"
 
     private func matchCall(
         _ op: ComparisonOperator, _ options: ComparisonOptions, _ l: SQLFragment, _ r: SQLFragment
