@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target for SECONDS: bash Tools/fuzz.sh TARGET SECONDS [libFuzzer options...]
-# TARGET: predicate modelxml plist deflate sqlite lmdb (Tools/Fuzz/<TARGET>/main.swift).
+# TARGET: predicate modelxml plist deflate sqlite lmdb (Tools/Fuzz/<TARGET>/main.swift), or `all`: each
+# target for SECONDS in turn (a CI smoke run: `bash Tools/fuzz.sh all 8`), failing on the first finding.
 # Builds with -sanitize=fuzzer,address into .build/fuzz (never part of the ordinary build), copies the
 # committed seeds (Tools/Fuzz/corpus/TARGET) into a working corpus (.build/fuzz-corpus/TARGET) and writes
 # crashing inputs to .build/fuzz-crashes/TARGET. Exit status: libFuzzer's (0: no finding).
@@ -9,6 +10,13 @@ cd "$(dirname "$0")/.."
 target=${1:?usage: Tools/fuzz.sh TARGET SECONDS [libFuzzer options]}
 seconds=${2:?usage: Tools/fuzz.sh TARGET SECONDS [libFuzzer options]}
 shift 2
+if [ "$target" = all ]; then
+    for each in predicate modelxml plist deflate sqlite lmdb; do
+        bash "$0" "$each" "$seconds" "$@" 2>&1 | grep -E "^(stat::number_of_executed_units|parity:|==[0-9]+==ERROR)" | sed "s/^/$each: /"
+        [ "${PIPESTATUS[0]}" = 0 ] || { echo "$each: finding (see .build/fuzz-crashes/$each)"; exit 1; }
+    done
+    exit 0
+fi
 export SWITCHYARD_FUZZ=1
 flags=(-c debug --scratch-path .build/fuzz -Xswiftc -sanitize=fuzzer,address
        -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld)
