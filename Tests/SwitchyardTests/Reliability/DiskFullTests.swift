@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Switchyard
+@testable import Switchyard
 
 /// Saves on a full disk (a 1 MiB tmpfs mounted for the test; skipped where mounting is not allowed) end in an
 /// error that says so; the store keeps its last committed state and takes writes again once there is room.
@@ -106,5 +106,78 @@ import Switchyard
         #expect(throws: StoreError.self) { _ = try LMDBStore(url: url, model: model, configuration: "Default") }
         let reader = try LMDBStore(url: url, model: model, configuration: "Default", options: .readOnly)
         #expect(try reader.count(StoreFetchRequest(entityName: "Blob")) == 1)
+    }
+
+    /// Fills the file system at `mount` with a file, leaving about `free` bytes.
+    static func fill(_ mount: URL, leaving free: Int) throws {
+        var stats = statvfs()
+        guard statvfs(mount.path, &stats) == 0 else { return }
+        let available = Int(stats.f_bavail) * Int(stats.f_frsize)
+        FileManager.default.createFile(
+            atPath: mount.appendingPathComponent("filler").path, contents: Data(count: max(0, available - free)))
+    }
+
+    /// A migration that runs out of disk fails with a clear error and leaves the old store, which opens with
+    /// its old model and rows and migrates once there is room.
+    @Test(.enabled(if: canMount, "cannot mount a tmpfs here (needs root): disk-full migration test not run"),
+          arguments: [Backend.sqlite, .lmdb])
+    func migrationOnAFullDiskKeepsTheOldStore(backend: Backend) throws {
+        let mount = dir.file("mig")
+        try #require(Self.mountTmpfs(at: mount, size: "3m"))
+        defer { Self.run(["umount", "-l", mount.path]) }
+        let url = mount.appendingPathComponent(backend == .sqlite ? "m.sqlite" : "m.lmdb")
+        let rows = 4_000
+        func open(_ version: Int) throws -> any PersistentStore {
+            let model = try MigrationCrashTests.model(version)
+            return backend == .sqlite
+                ? try SQLiteStore(url: url, model: model, configuration: "Default")
+                : try LMDBStore(url: url, model: model, configuration: "Default")
+        }
+        do {
+            let store = try open(1)
+            _ = try store.allocatePrimaryKeys(for: "Record", count: rows)
+            try store.save(StoreChangeSet(inserts: (1...rows).map {
+                StoreRow(entityName: "Record", primaryKey: Int64($0), values: ["number": .integer(Int64($0)), "note": .string(String(repeating: "n", count: 100))])
+            }))
+        }
+        try Self.fill(mount, leaving: 0)
+        #expect {
+            _ = try open(2)
+        } throws: { error in
+            let text = "\(error)".lowercased()
+            return text.contains("no space left") || text.contains("disk is full") || text.contains("disk full")
+        }
+        try FileManager.default.removeItem(at: mount.appendingPathComponent("filler"))
+        do {
+            let old = try open(1)
+            #expect(try old.storedModel() == MigrationCrashTests.model(1))
+            #expect(try old.count(StoreFetchRequest(entityName: "Record")) == rows)
+        }
+        let migrated = try open(2)
+        #expect(try migrated.count(StoreFetchRequest(entityName: "Record", predicate: FetchPredicate(format: "note == 'n'"))) == 0)
+        #expect(try migrated.count(StoreFetchRequest(entityName: "Record")) == rows)
+    }
+
+    /// A split whose outputs run out of disk fails, leaves no output under a final name and the source as it
+    /// was; with room, the same split completes.
+    @Test(.enabled(if: canMount, "cannot mount a tmpfs here (needs root): disk-full split test not run"))
+    func splitOnAFullDiskLeavesNoOutput() throws {
+        let source = dir.file("Legacy.sqlite")
+        try LegacyMessenger.make(.sqlite, at: source)
+        let before = try LegacyMessenger.fingerprint(source)
+        let mount = dir.file("split")
+        try #require(Self.mountTmpfs(at: mount, size: "2m"))
+        defer { Self.run(["umount", "-l", mount.path]) }
+        try Self.fill(mount, leaving: 48 << 10)
+        let destinations = LegacyMessenger.destinations(in: mount, cacheType: .lmdb)
+        let splitter = try StoreSplitter(source: source, targetModel: try LegacyMessenger.targetModel(), destinations: destinations)
+        #expect(throws: SplitError.self) { try splitter.run(try splitter.plan()) }
+        for destination in destinations {
+            #expect(!FileManager.default.fileExists(atPath: destination.url.path), "\(destination.url.lastPathComponent)")
+        }
+        #expect(try LegacyMessenger.fingerprint(source) == before)
+        try FileManager.default.removeItem(at: mount.appendingPathComponent("filler"))
+        _ = try splitter.run(try splitter.plan())
+        for destination in destinations { #expect(FileManager.default.fileExists(atPath: destination.url.path)) }
     }
 }

@@ -10,7 +10,7 @@ enum LMDB {
     static func check(_ rc: Int32, operation: String, path: String) throws {
         guard rc != 0 else { return }
         var text = message(for: rc)
-        if rc == EIO || rc == ENOSPC || rc == EFBIG, let cause = LMDBDiskDiagnosis.explain(storeDirectory: path) {
+        if rc == EIO || rc == ENOSPC || rc == EFBIG, let cause = DiskDiagnosis.explain(storeDirectory: path) {
             text += " (\(cause))"
         }
         throw StoreError.lmdb(path: path, call: operation, code: rc, message: text)

@@ -219,9 +219,17 @@ public final class SQLiteStore: PersistentStore {
         case is StoreError, is QueryError, is ModelError:
             return error
         case let error as DatabaseError:
+            var message = error.message ?? "\(error.resultCode)"
+            // SQLITE_IOERR and SQLITE_FULL: say whether the disk is full or the file size limit reached.
+            if error.resultCode == .SQLITE_IOERR || error.resultCode == .SQLITE_FULL,
+                let cause = DiskDiagnosis.explain(
+                    storeDirectory: (path as NSString).deletingLastPathComponent, dataFile: (path as NSString).lastPathComponent)
+            {
+                message += " (\(cause))"
+            }
             return StoreError.sqlite(
                 path: path, configuration: configuration, sql: error.sql ?? "", code: error.extendedResultCode.rawValue,
-                message: error.message ?? "\(error.resultCode)")
+                message: message)
         default:
             return StoreError.openFailed(path: path, configuration: configuration, reason: "\(error)")
         }
