@@ -1,5 +1,6 @@
 // swift-tools-version:6.1
 // Switchyard: one merged object model, named configurations, one store per configuration.
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -74,7 +75,9 @@ let package = Package(
         .testTarget(
             name: "SwitchyardTests",
             dependencies: ["Switchyard"],
-            path: "Tests/SwitchyardTests"
+            path: "Tests/SwitchyardTests",
+            // Inputs that once crashed the library, read from their source path (Support/Reproducers.swift).
+            exclude: ["Reproducers"]
         ),
         // Seeded randomized differential testing of SQLite, LMDB and memory against a plain-Swift reference,
         // through the public API only: run briefly by the tests, at length by `bench --differential N`.
@@ -94,3 +97,16 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// libFuzzer targets (Tools/Fuzz), declared only when SWITCHYARD_FUZZ=1 so the ordinary build and CI never
+// compile them; `bash Tools/fuzz.sh TARGET SECONDS` builds them with -sanitize=fuzzer,address in .build/fuzz.
+if ProcessInfo.processInfo.environment["SWITCHYARD_FUZZ"] == "1" {
+    package.targets += [
+        .target(name: "CFuzzDriver", path: "Tools/Fuzz/CFuzzDriver"),
+        .target(name: "FuzzSupport", dependencies: ["CFuzzDriver"], path: "Tools/Fuzz/FuzzSupport"),
+    ]
+    for name in ["predicate", "modelxml", "plist", "deflate", "sqlite", "lmdb"] {
+        package.targets.append(.executableTarget(
+            name: "fuzz-\(name)", dependencies: ["Switchyard", "FuzzSupport"], path: "Tools/Fuzz/\(name)"))
+    }
+}

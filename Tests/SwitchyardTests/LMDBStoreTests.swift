@@ -89,12 +89,14 @@ import Testing
         // Values longer than an index key holds share a cut entry: the rows it names are checked.
         let long = String(repeating: "x", count: 500)
         try insert([StoreRow(entityName: "Note", primaryKey: 0, values: ["text": .string(long + "a")]),
-                    StoreRow(entityName: "Note", primaryKey: 0, values: ["text": .string(long + "b")]),
-                    StoreRow(entityName: "Note", primaryKey: 0, values: ["text": .string("nul\u{0}byte")])], into: store)
+                    StoreRow(entityName: "Note", primaryKey: 0, values: ["text": .string(long + "b")])], into: store)
         #expect(try fetch(try predicate("text == %@", .string(long + "b"))).map { $0["text"] } == [.string(long + "b")])
         #expect(store.lastFetchRowsVisited == 2)
-        #expect(try fetch(try predicate("text == %@", .string("nul\u{0}byte"))).count == 1)
-        #expect(try fetch(try predicate("text == %@", .string("nul"))).isEmpty)
+        // A String with U+0000 is refused on every backend (SQLite would cut it): ValueFidelityTests.
+        #expect(throws: StoreError.self) {
+            try insert([StoreRow(entityName: "Note", primaryKey: 0, values: ["text": .string("nul\u{0}byte")])], into: store)
+        }
+        #expect(try fetch(try predicate("text == %@", .string("nul\u{0}byte"))).isEmpty)
     }
 
     @Test func equalityOnAToOneFollowsTheEvaluatorEvenWhenTheTargetIsGone() throws {

@@ -62,11 +62,18 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "First seed of the differential sequences.")
     var differentialSeed: UInt64 = 1
 
+    @Option(help: "Kill -9 harness: N kills per case (save, create, migrate) and backend, each followed by a read-only and a read-write check; exits 1 on any failure.")
+    var crash = 0
+
+    @Option(help: .hidden)
+    var crashChild: String?
+
     func validate() throws {
         guard objects > 0 else { throw ValidationError("--objects must be positive") }
         guard lookups > 0, lookups <= objects else { throw ValidationError("--lookups must be between 1 and --objects") }
         guard splitRows >= 0 else { throw ValidationError("--split-rows must not be negative") }
         guard repeats > 0 else { throw ValidationError("--repeats must be positive") }
+        guard crash >= 0 else { throw ValidationError("--crash must be 0 or positive") }
         guard migrationRows >= 0 else { throw ValidationError("--migration-rows must be 0 or positive") }
         guard fetchedSources == 0 || fetchedSources >= 2 else { throw ValidationError("--fetched-sources must be 0 or at least 2") }
         guard prefetchSources == 0 || prefetchSources >= 2 else { throw ValidationError("--prefetch-sources must be 0 or at least 2") }
@@ -92,6 +99,17 @@ struct BenchCommand: ParsableCommand {
     func run() throws {
         if let differential {
             try DifferentialBench.run(sequences: differential, length: differentialLength, firstSeed: differentialSeed, workdir: workdir)
+            return
+        }
+        if let crashChild { try CrashHarness.child(crashChild) }
+        if crash > 0 {
+            let dir = URL(fileURLWithPath: workdir ?? NSTemporaryDirectory()).appendingPathComponent("switchyard-crash-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let failures = try CrashHarness(kills: crash, backends: try selectedBackends(), dir: dir) {
+                FileHandle.standardError.write(Data("bench: \($0)\n".utf8))
+            }.run()
+            if failures > 0 { throw ExitCode(1) }
             return
         }
         let dir = URL(fileURLWithPath: workdir ?? NSTemporaryDirectory()).appendingPathComponent("switchyard-bench-\(UUID().uuidString)")

@@ -76,8 +76,10 @@ public final class ManagedObject {
             throw ContextError.unknownKey(entity: entity.name, key: key)
         }
         guard let normalized = value.normalized(for: attribute.type) else {
+            let refusal = value.storageRefusal(for: attribute.type)
             throw ContextError.typeMismatch(
-                entity: entity.name, key: key, expected: attribute.type.rawValue, actual: "\(value) (\(value.kindName))")
+                entity: entity.name, key: key, expected: refusal.map { "\(attribute.type.rawValue) (\($0))" } ?? attribute.type.rawValue,
+                actual: "\(value) (\(value.kindName))")
         }
         try liveContext().willChange(self)
         changedValues[key] = normalized

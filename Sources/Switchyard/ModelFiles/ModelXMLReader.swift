@@ -49,6 +49,7 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
 
     /// Parses `data`; throws `ModelError` naming `source` for malformed XML or an invalid declaration.
     static func read(_ data: Data, source: String) throws -> ModelXMLReader {
+        try checkEncoding(data, source: source)
         let reader = ModelXMLReader(source: source)
         let parser = XMLParser(data: data)
         parser.delegate = reader

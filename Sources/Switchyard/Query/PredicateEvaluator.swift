@@ -156,6 +156,7 @@ public enum PredicateEvaluator {
         _ left: AttributeValue, _ op: ComparisonOperator, _ right: AttributeValue, _ options: ComparisonOptions
     ) throws -> Truth {
         if left.isNull || right.isNull { return .unknown }
+        let (left, right) = uuidAligned(left, right)
         switch op {
         case .equal:
             return Truth(equal(left, right, options))
@@ -183,9 +184,20 @@ public enum PredicateEvaluator {
         }
     }
 
+    /// A UUID compared with a string that spells a UUID compares as two UUIDs, as SQLite binds such a string
+    /// against a UUID column.
+    private static func uuidAligned(_ left: AttributeValue, _ right: AttributeValue) -> (AttributeValue, AttributeValue) {
+        switch (left, right) {
+        case (.uuid, .string(let s)): return AttributeValue.uuid(fromString: s).map { (left, .uuid($0)) } ?? (left, right)
+        case (.string(let s), .uuid): return AttributeValue.uuid(fromString: s).map { (.uuid($0), right) } ?? (left, right)
+        default: return (left, right)
+        }
+    }
+
     /// Equality of two non-null values: byte-exact (`storeEqual`), or through `StringMatching` when both are
     /// strings and `[c]`/`[d]` are given.
     private static func equal(_ left: AttributeValue, _ right: AttributeValue, _ options: ComparisonOptions) -> Bool {
+        let (left, right) = uuidAligned(left, right)
         if !options.isEmpty, let l = left.stringValue, let r = right.stringValue {
             return StringMatching.matches(.equal, l, r, options: options)
         }

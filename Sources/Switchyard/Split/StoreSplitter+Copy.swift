@@ -12,14 +12,25 @@ extension StoreSplitter {
     /// relationships, copies `Z_MAX` and the source's app metadata keys, closes the outputs, verifies them (row
     /// counts always; content and link checksums with `options.verifyContent`) and only then renames each into
     /// place. On any failure the temporary outputs
-    /// are removed and nothing appears under a final name.
+    /// are removed and nothing appears under a final name. Each output's metadata names the run and the plan
+    /// (`SwitchyardSplitRun`, `SwitchyardSplitPlan`): when a run was killed between its renames, running the
+    /// same plan again finishes those renames instead of failing with `outputExists`.
     public func run(
         _ plan: SplitPlan, options: SplitOptions = SplitOptions(), progress: ((SplitProgress) -> Void)? = nil
     ) throws -> SplitReport {
         let started = Date()
-        for destination in plan.destinations where Self.exists(destination.url) && !options.force {
-            throw SplitError.outputExists(path: destination.url.path)
+        if !options.force, plan.destinations.contains(where: { Self.exists($0.url) }) {
+            // A rerun after a kill between the renames finishes that run; other outputs need --force.
+            if interruptedRun(plan) != nil {
+                return try finishInterruptedRun(plan, started: started, batchSize: max(1, options.batchSize))
+            }
+            for destination in plan.destinations where Self.exists(destination.url) {
+                throw SplitError.outputExists(path: destination.url.path)
+            }
         }
+        let runMarks: [String: PropertyListValue] = [
+            Self.runMetadataKey: .string(UUID().uuidString), Self.planMetadataKey: .string(planFingerprint(plan)),
+        ]
         var outputs: [BulkCopyStore?] = []
         do {
             let naming = joinTableNaming(plan)
@@ -35,6 +46,7 @@ extension StoreSplitter {
                 try output.setPrimaryKeyMaxima(plan.primaryKeyMaxima[index])
                 var metadata = try output.metadata()
                 metadata.additional.merge(plan.metadataKeys) { _, source in source }
+                metadata.additional.merge(runMarks) { _, mark in mark }
                 try output.setMetadata(metadata)
                 try output.closeFiles()
                 outputs[index] = nil

@@ -62,6 +62,9 @@ public final class StoreSplitter {
             throw SplitError.source(path: url.path, reason: "no such file or directory")
         }
         do {
+            // The tools read every row: walk every page of an LMDB file first, whatever its size (an ordinary
+            // open walks all of it only up to LMDBPageCheck.fullCheckLimit).
+            if type == .lmdb { try LMDBStore.checkFile(at: url) }
             if let model { return (try openAnyConfiguration(type, url, model), "--model") }
             // A store opened with an empty model reads nothing but its metadata and model cache.
             let probe = try open(type, url, try ObjectModel(entities: []))

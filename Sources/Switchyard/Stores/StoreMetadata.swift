@@ -74,10 +74,7 @@ public struct StoreMetadata: Sendable, Hashable {
 
     /// Decodes a property list written by Core Data or by this library.
     public static func decode(_ data: Data) throws -> StoreMetadata? {
-        let object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-        guard let dict = object as? [String: Any] else { return nil }
-        var values: [String: PropertyListValue] = [:]
-        for (k, v) in dict { if let pv = PropertyListValue(foundation: v) { values[k] = pv } }
+        guard let values = try PropertyListValue.decodeMetadataDictionary(data, source: "store metadata") else { return nil }
         return StoreMetadata(propertyList: values)
     }
 }

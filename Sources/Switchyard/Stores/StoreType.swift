@@ -30,12 +30,23 @@ public struct StoreOptions: Sendable, Hashable {
     public var quarantine: Bool
     /// LMDB: the initial map size in bytes (it grows on `MDB_MAP_FULL`).
     public var initialMapSize: Int
+    /// LMDB: how many seconds a write (and a writable open, which writes) waits for a writer in another
+    /// process before it gives up with `StoreError.lmdb` (`ETIMEDOUT`). SQLite's busy timeout is 10 s too.
+    public var writeTimeout: TimeInterval
 
-    public init(readOnly: Bool = false, disposable: Bool = false, quarantine: Bool = false, initialMapSize: Int = 16 << 20) {
+    /// The default `writeTimeout`: 10 seconds.
+    public static let defaultWriteTimeout: TimeInterval = 10
+
+    /// Options; every argument has the everyday default.
+    public init(
+        readOnly: Bool = false, disposable: Bool = false, quarantine: Bool = false, initialMapSize: Int = 16 << 20,
+        writeTimeout: TimeInterval = StoreOptions.defaultWriteTimeout
+    ) {
         self.readOnly = readOnly
         self.disposable = disposable
         self.quarantine = quarantine
         self.initialMapSize = initialMapSize
+        self.writeTimeout = writeTimeout
     }
 
     public static let `default` = StoreOptions()

@@ -32,6 +32,10 @@ final class LMDBEnvironment: @unchecked Sendable {
     private let writeLock = NSLock()
     /// Reset read-only transactions waiting to be renewed.
     private let idleReaders = Locked<[LMDBTransaction]>([])
+    /// How long a write waits for a writer in another process before giving up (see `LMDBWriterLock`).
+    let writeTimeout: TimeInterval
+    /// `data.mdb`'s descriptor (LMDB's own), locked with `flock` around each write; -1 when read-only.
+    private let dataDescriptor: Int32
 
     /// The map never grows beyond this (1 TiB): a runaway write fails with `MDB_MAP_FULL` instead.
     static let maximumMapSize = 1 << 40
@@ -43,8 +47,12 @@ final class LMDBEnvironment: @unchecked Sendable {
 
     /// The open environment for `path`, or a newly opened one. `data.mdb` is checked before LMDB maps it, so a
     /// foreign or truncated file is `StoreError.notAStore` rather than a crash.
+    ///
+    /// `mdb_env_open` runs before the environment object exists, so a failed open (an empty `data.mdb` opened
+    /// read-only, a read-only file system) throws without a `deinit` that would take the registry lock again.
     static func shared(
-        path: String, configuration: String, mapSize: Int, maxDatabases: Int, readOnly: Bool
+        path: String, configuration: String, mapSize: Int, maxDatabases: Int, readOnly: Bool,
+        writeTimeout: TimeInterval = StoreOptions.defaultWriteTimeout
     ) throws -> LMDBEnvironment {
         let canonical = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
         return try registry.withLock { registry in
@@ -55,23 +63,44 @@ final class LMDBEnvironment: @unchecked Sendable {
                 }
                 return open
             }
-            try LMDBFileCheck.validate(directory: path, configuration: configuration)
-            let environment = try LMDBEnvironment(
-                path: path, configuration: configuration, canonicalPath: canonical, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly)
+            try LMDBFileCheck.validate(directory: path, configuration: configuration, readOnly: readOnly)
+            let handle = try openHandle(path: path, configuration: configuration, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly)
+            let environment = LMDBEnvironment(
+                path: path, configuration: configuration, canonicalPath: canonical, handle: handle, readOnly: readOnly,
+                writeTimeout: writeTimeout)
             registry[canonical] = WeakEnvironment(environment: environment)
             return environment
         }
     }
 
     private init(
-        path: String, configuration: String, canonicalPath: String, mapSize: Int, maxDatabases: Int, readOnly: Bool
-    ) throws {
-        self.path = path
+        path: String, configuration: String, canonicalPath: String, handle: OpaquePointer, readOnly: Bool, writeTimeout: TimeInterval
+    ) {
         self.configuration = configuration
+        self.path = path
         self.canonicalPath = canonicalPath
         self.isReadOnly = readOnly
-        var env: OpaquePointer?
-        try LMDB.check(mdb_env_create(&env), operation: "mdb_env_create", path: path, configuration: configuration)
+        self.handle = handle
+        self.writeTimeout = writeTimeout
+        var descriptor: mdb_filehandle_t = -1
+        self.dataDescriptor = readOnly || mdb_env_get_fd(handle, &descriptor) != 0 ? -1 : descriptor
+    }
+
+    /// Takes the cross-process writer lock (nil when there is no descriptor to lock).
+    private func acquireWriterLock() throws -> LMDBWriterLock? {
+        guard dataDescriptor >= 0 else { return nil }
+        return try LMDBWriterLock.acquire(descriptor: dataDescriptor, timeout: writeTimeout, path: path, configuration: configuration)
+    }
+
+    /// Creates and opens the `MDB_env`; on failure it is closed again and the error thrown.
+    private static func openHandle(
+        path: String, configuration: String, mapSize: Int, maxDatabases: Int, readOnly: Bool
+    ) throws -> OpaquePointer {
+        var created: OpaquePointer?
+        try LMDB.check(mdb_env_create(&created), operation: "mdb_env_create", path: path, configuration: configuration)
+        guard let env = created else {
+            throw StoreError.lmdb(path: path, configuration: configuration, call: "mdb_env_create", code: ENOMEM, message: "no environment handle")
+        }
         do {
             try LMDB.check(mdb_env_set_maxdbs(env, MDB_dbi(maxDatabases)), operation: "mdb_env_set_maxdbs", path: path, configuration: configuration)
             try LMDB.check(mdb_env_set_maxreaders(env, 256), operation: "mdb_env_set_maxreaders", path: path, configuration: configuration)
@@ -88,7 +117,7 @@ final class LMDBEnvironment: @unchecked Sendable {
             mdb_env_close(env)
             throw error
         }
-        self.handle = env
+        return env
     }
 
     deinit {
@@ -160,6 +189,8 @@ final class LMDBEnvironment: @unchecked Sendable {
         if isReadOnly { throw StoreError.readOnly(path: path, configuration: configuration, operation: "write") }
         writeLock.lock()
         defer { writeLock.unlock() }
+        let crossProcess = try acquireWriterLock()
+        defer { crossProcess?.unlock() }
         var retries = 0
         while true {
             guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }

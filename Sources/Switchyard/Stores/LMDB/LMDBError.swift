@@ -9,7 +9,11 @@ enum LMDB {
     /// Throws `StoreError.lmdb` unless `rc` is `MDB_SUCCESS`.
     static func check(_ rc: Int32, operation: String, path: String, configuration: String) throws {
         guard rc != 0 else { return }
-        throw StoreError.lmdb(path: path, configuration: configuration, call: operation, code: rc, message: message(for: rc))
+        var text = message(for: rc)
+        if rc == EIO || rc == ENOSPC || rc == EFBIG, let cause = DiskDiagnosis.explain(storeDirectory: path) {
+            text += " (\(cause))"
+        }
+        throw StoreError.lmdb(path: path, configuration: configuration, call: operation, code: rc, message: text)
     }
 
     /// LMDB's text for a return code.

@@ -23,13 +23,20 @@ enum LMDBFileCheck {
     private static let pageSizeOffset = 40
     private static let freeRootOffset = 80
     private static let mainRootOffset = 128
+    private static let freeDepthOffset = 46
+    private static let mainDepthOffset = 94
     private static let lastPageOffset = 136
+    private static let txnOffset = 144
     private static let metaLength = 152
     private static let invalidPage = UInt64.max
 
     /// Throws `StoreError.notAStore` unless `directory` is a directory whose `data.mdb` is absent, empty (LMDB
-    /// initializes it) or a complete LMDB data file.
-    static func validate(directory: String, configuration: String) throws {
+    /// initializes it; not when `readOnly`, where LMDB cannot) or a complete LMDB data file.
+    ///
+    /// The meta pages are read before the file's size is taken: another process may commit meanwhile, and a
+    /// commit writes its data pages before its meta page, so a size taken first could be older than the meta
+    /// page read after it and a healthy store would look truncated.
+    static func validate(directory: String, configuration: String, readOnly: Bool = false, fullWalk: Bool = false) throws {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
             throw notAStore(directory, "it is a file; an LMDB store is a directory holding data.mdb and lock.mdb")
@@ -39,20 +46,51 @@ enum LMDBFileCheck {
         if let type = attributes[.type] as? FileAttributeType, type != .typeRegular {
             throw notAStore(directory, "data.mdb is not a regular file")
         }
-        let size = (attributes[.size] as? NSNumber)?.uint64Value ?? 0
-        if size == 0 { return }
         guard let file = FileHandle(forReadingAtPath: dataPath) else {
             throw StoreError.openFailed(path: directory, configuration: configuration, reason: "cannot read \(dataPath)")
         }
         defer { try? file.close() }
+        // A writer in another process may commit while the pages are read and reuse pages the walk is on: a
+        // fault is only believed when the meta pages have not moved meanwhile.
+        var attempt = 0
+        while true {
+            do {
+                try checkPages(file, directory: directory, configuration: configuration, readOnly: readOnly, fullWalk: fullWalk)
+                return
+            } catch let error as StoreError {
+                attempt += 1
+                guard attempt < 3, case .notAStore = error,
+                    let before = try? readMetas(file, directory: directory, configuration: configuration), before.0.isEmpty == false
+                else { throw error }
+                Thread.sleep(forTimeInterval: 0.01)
+                guard let after = try? readMetas(file, directory: directory, configuration: configuration), after != before else { throw error }
+            }
+        }
+    }
+
+    /// The first bytes of the two meta pages (empty when unreadable), to tell whether a commit happened.
+    private static func readMetas(_ file: FileHandle, directory: String, configuration: String) throws -> ([UInt8], [UInt8]) {
         let first = try read(file, at: 0, count: metaLength, directory: directory, configuration: configuration)
+        guard first.count == metaLength else { return ([], []) }
+        let pageSize = UInt64(uint32(first, pageSizeOffset))
+        return (first, try read(file, at: pageSize, count: metaLength, directory: directory, configuration: configuration))
+    }
+
+    private static func checkPages(_ file: FileHandle, directory: String, configuration: String, readOnly: Bool, fullWalk: Bool) throws {
+        let first = try read(file, at: 0, count: metaLength, directory: directory, configuration: configuration)
+        if first.isEmpty {
+            guard readOnly else { return }
+            throw notAStore(directory, "data.mdb is empty (0 bytes); a read-only open cannot initialize it")
+        }
         let meta0 = try parseMeta(first, page: 0, directory: directory)
         let pageSize = UInt64(meta0.pageSize)
+        let second = try read(file, at: pageSize, count: metaLength, directory: directory, configuration: configuration)
+        let meta1 = try parseMeta(second, page: 1, directory: directory)
+        // Only now the size (see above): it can only have grown since the meta pages were read.
+        let size = try fileSize(file, directory: directory, configuration: configuration)
         guard size >= 2 * pageSize else {
             throw notAStore(directory, "data.mdb is truncated: \(size) bytes, shorter than its two \(pageSize)-byte meta pages")
         }
-        let second = try read(file, at: pageSize, count: metaLength, directory: directory, configuration: configuration)
-        let meta1 = try parseMeta(second, page: 1, directory: directory)
         let lastPage = max(meta0.lastPage, meta1.lastPage)
         let needed = (lastPage + 1).multipliedReportingOverflow(by: pageSize)
         guard !needed.overflow else { throw notAStore(directory, "data.mdb names an impossible last page \(lastPage)") }
@@ -66,6 +104,14 @@ enum LMDBFileCheck {
                 throw notAStore(directory, "data.mdb meta page \(page) names root page \(root) beyond its last page \(meta.lastPage)")
             }
         }
+        // The newest meta page is the one LMDB uses; walk its trees.
+        let newest = meta1.txn > meta0.txn ? meta1 : meta0
+        var walk = LMDBPageCheck(
+            file: file, directory: directory, configuration: configuration, pageSize: Int(pageSize), lastPage: newest.lastPage,
+            full: fullWalk || size <= LMDBPageCheck.fullCheckLimit)
+        try walk.check(roots: [
+            (newest.freeRoot, newest.freeDepth, "free list"), (newest.mainRoot, newest.mainDepth, "main"),
+        ])
     }
 
     // MARK: - Parsing
@@ -75,6 +121,9 @@ enum LMDBFileCheck {
         var freeRoot: UInt64
         var mainRoot: UInt64
         var lastPage: UInt64
+        var freeDepth: Int
+        var mainDepth: Int
+        var txn: UInt64
     }
 
     private static func parseMeta(_ bytes: [UInt8], page: Int, directory: String) throws -> Meta {
@@ -96,12 +145,11 @@ enum LMDBFileCheck {
         }
         return Meta(
             pageSize: pageSize, freeRoot: uint64(bytes, freeRootOffset), mainRoot: uint64(bytes, mainRootOffset),
-            lastPage: uint64(bytes, lastPageOffset))
+            lastPage: uint64(bytes, lastPageOffset), freeDepth: Int(uint16(bytes, freeDepthOffset)),
+            mainDepth: Int(uint16(bytes, mainDepthOffset)), txn: uint64(bytes, txnOffset))
     }
 
-    private static func read(
-        _ file: FileHandle, at offset: UInt64, count: Int, directory: String, configuration: String
-    ) throws -> [UInt8] {
+    private static func read(_ file: FileHandle, at offset: UInt64, count: Int, directory: String, configuration: String) throws -> [UInt8] {
         do {
             try file.seek(toOffset: offset)
             return Array(try file.read(upToCount: count) ?? Data())
@@ -110,9 +158,21 @@ enum LMDBFileCheck {
         }
     }
 
+    private static func fileSize(_ file: FileHandle, directory: String, configuration: String) throws -> UInt64 {
+        do {
+            return try file.seekToEnd()
+        } catch {
+            throw StoreError.openFailed(path: directory, configuration: configuration, reason: "cannot read data.mdb: \(error)")
+        }
+    }
+
     /// LMDB writes its meta page in the machine's byte order; every platform Swift runs on is little-endian.
     private static func uint32(_ b: [UInt8], _ at: Int) -> UInt32 {
         (0..<4).reduce(0) { $0 | UInt32(b[at + $1]) << (8 * $1) }
+    }
+
+    private static func uint16(_ b: [UInt8], _ at: Int) -> Int {
+        Int(b[at]) | Int(b[at + 1]) << 8
     }
 
     private static func uint64(_ b: [UInt8], _ at: Int) -> UInt64 {

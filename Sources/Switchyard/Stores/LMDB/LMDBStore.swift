@@ -68,7 +68,7 @@ public final class LMDBStore: PersistentStore {
         let indexCount = roots.reduce(0) { $0 + LMDBSchema.indexDefinitions(root: $1, model: model).count }
         let environment = try LMDBEnvironment.shared(
             path: path, configuration: configuration, mapSize: options.initialMapSize, maxDatabases: max(64, 2 * (indexCount + 4)),
-            readOnly: options.readOnly)
+            readOnly: options.readOnly, writeTimeout: options.writeTimeout)
         let opened = try LMDBBootstrap(
             model: model, configuration: configuration, served: entities, path: path, progress: migrationProgress,
             readOnly: options.readOnly

@@ -387,23 +387,56 @@ struct SQLPredicateCompiler {
     private func sql(_ operand: Operand, hint: AttributeType?) throws -> SQLFragment {
         switch operand {
         case .value(let fragment, _): return fragment
+        case .constant(.string(let text)) where text.utf8.contains(0):
+            // GRDB binds text as a C string, cut at the first U+0000: the UTF-8 bytes go in as a BLOB and SQLite
+            // turns them into TEXT of their full length.
+            return SQLFragment(Self.textFromBytes, [Data(text.utf8).databaseValue])
         case .constant(let value): return SQLFragment("?", [SQLiteValueCoding.bind(value, hint: hint)])
         case .list: throw QueryError.unsupported("a list where a single value is expected")
         case .toMany: throw QueryError.unsupported("a to-many key path where a single value is expected")
         }
     }
 
+    /// SQLite applies a column's affinity to a constant compared with it: a number compared with a TEXT column
+    /// becomes text (`name < 20` is `name < '20'`), a numeric string compared with a numeric column a number.
+    /// The evaluator of the other stores compares storage classes (numbers before text), so a column compared
+    /// with a constant of the other class loses its affinity (unary `+`) and SQLite compares classes too.
+    /// Found by the predicate fuzz target's parity check.
+    private func withoutAffinity(_ column: Operand, against other: Operand) -> Operand {
+        guard case .value(let fragment, let type?) = column, case .constant(let value) = other,
+            !fragment.sql.hasPrefix("+")
+        else { return column }
+        let textColumn = type == .string || type == .uri || type == .objectID
+        let numericColumn = [.integer16, .integer32, .integer64, .double, .float, .decimal, .boolean, .date].contains(type)
+        let numericConstant: Bool, textConstant: Bool
+        switch value {
+        case .integer, .double, .decimal, .bool, .date: (numericConstant, textConstant) = (true, false)
+        case .string, .uri: (numericConstant, textConstant) = (false, true)
+        default: (numericConstant, textConstant) = (false, false)
+        }
+        guard (textColumn && numericConstant) || (numericColumn && textConstant) else { return column }
+        return .value("+" + fragment, type)
+    }
+
+    /// A string constant holding U+0000, bound as its UTF-8 bytes (see `sql(_:hint:)`).
+    /// The unary `+` takes away the TEXT affinity a CAST has, which SQLite would apply to a numeric column
+    /// compared with it (`+age > CAST(x'00' AS TEXT)` is true; found by fuzzing).
+    private static let textFromBytes = "+CAST(? AS TEXT)"
+
     private func matchCall(
         _ op: ComparisonOperator, _ options: ComparisonOptions, _ l: SQLFragment, _ r: SQLFragment
     ) -> SQLFragment {
         let code = Self.matchOperators.firstIndex(of: op) ?? 0
-        return "\(Self.matchFunctionName)(\(code), \(options.rawValue), " + l + ", " + r + ")"
+        // The match function reads TEXT arguments as C strings too, but a BLOB whole: pass such a constant's bytes.
+        func bytes(_ f: SQLFragment) -> SQLFragment { f.sql == Self.textFromBytes ? SQLFragment("?", f.arguments) : f }
+        return "\(Self.matchFunctionName)(\(code), \(options.rawValue), " + bytes(l) + ", " + bytes(r) + ")"
     }
 
     private func compare(
         _ left: Operand, _ op: ComparisonOperator, _ right: Operand, options: ComparisonOptions, scope: Scope,
         state: State
     ) throws -> SQLFragment {
+        let left = withoutAffinity(left, against: right), right = withoutAffinity(right, against: left)
         // Options apply when both sides are text, as in memory; otherwise plain SQL (binary collation).
         let stringy = !options.isEmpty && left.isStringLike && right.isStringLike
         switch op {
@@ -428,7 +461,7 @@ struct SQLPredicateCompiler {
             }
             let low = try operand(bounds[0], in: scope, state: state)
             let high = try operand(bounds[1], in: scope, state: state)
-            let l = try sql(left, hint: nil)
+            let l = try sql(withoutAffinity(withoutAffinity(left, against: low), against: high), hint: nil)
             let lo = try sql(low, hint: left.columnType), hi = try sql(high, hint: left.columnType)
             if !options.isEmpty && left.isStringLike && low.isStringLike && high.isStringLike {
                 return "(" + matchCall(.greaterOrEqual, options, l, lo) + " AND " + matchCall(.lessOrEqual, options, l, hi) + ")"
@@ -442,7 +475,7 @@ struct SQLPredicateCompiler {
             case .toMany: throw QueryError.unsupported("IN with a to-many key path")
             }
             if values.isEmpty { return SQLFragment("0") }
-            let l = try sql(left, hint: nil)
+            let l = try sql(values.reduce(left) { withoutAffinity($0, against: $1) }, hint: nil)
             if !options.isEmpty && left.isStringLike {
                 // Each element compared as `==` would be; OR keeps SQL's IN semantics for NULLs.
                 let terms = try values.map { value -> SQLFragment in

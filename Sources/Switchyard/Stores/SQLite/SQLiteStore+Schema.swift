@@ -1,5 +1,8 @@
 import Foundation
 internal import GRDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // MARK: - Opening and creating
 
@@ -136,34 +139,77 @@ extension SQLiteStore {
             storeType: StoreType.sqlite.rawValue, uuid: UUID(), versionHashes: model.versionHashes,
             versionIdentifiers: model.versionIdentifiers)
         let plist = try metadata.binaryPropertyList()
-        let pool: DatabasePool
+        // Built complete under a temporary name and linked into place: a process killed while creating leaves
+        // no store or a whole one, never an empty or tableless file at `path` (that could not be opened again).
+        removeAbandonedCreations(of: path)
+        let temporary = path + ".creating-" + UUID().uuidString.prefix(8)
+        // Held (flock) until the temporary file is gone, so another creation never mistakes it for abandoned.
+        let claim = Self.openDescriptor(temporary, flags: O_RDWR | O_CREAT | O_CLOEXEC)
+        if claim >= 0 { _ = flock(claim, LOCK_EX) }
+        defer { if claim >= 0 { close(claim) } }
         do {
-            pool = try DatabasePool(path: path, configuration: databaseConfiguration(readOnly: false))
+            let building = try DatabasePool(path: temporary, configuration: databaseConfiguration(readOnly: false))
+            do {
+                try building.write { db in try createTables(db, schema: schema, model: model, metadata: metadata, plist: plist) }
+                try building.close()   // the last connection checkpoints the WAL into the file and removes it
+            } catch {
+                try? building.close()
+                throw error
+            }
+            try synchronize(temporary, configuration: configuration)
         } catch {
-            removeFiles(path)
+            removeFiles(temporary)
             throw classify(error, path: path, configuration: configuration)
         }
+        // link(2) fails when `path` exists: another process created the store meanwhile, and it is kept.
+        let linked = link(temporary, path) == 0
+        let linkError = errno
+        removeFiles(temporary)
+        if !linked, linkError != EEXIST {
+            throw StoreError.openFailed(
+                path: path, configuration: configuration,
+                reason: "cannot create the store file: \(String(cString: strerror(linkError)))")
+        }
+        try? synchronize((path as NSString).deletingLastPathComponent, configuration: configuration)
         do {
-            var someoneElseCreatedIt = false
-            try pool.writeWithoutTransaction { db in
-                try db.inTransaction(.immediate) {
-                    // Another process may have created the store between our existence check and this lock.
-                    if try db.tableExists("Z_METADATA") {
-                        someoneElseCreatedIt = true
-                        return .rollback
-                    }
-                    try createTables(db, schema: schema, model: model, metadata: metadata, plist: plist)
-                    return .commit
-                }
-            }
-            if someoneElseCreatedIt {
-                return try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities)
-            }
-            return OpenedDatabase(pool: pool, schema: schema, identifier: metadata.uuid)
+            let pool = try DatabasePool(path: path, configuration: databaseConfiguration(readOnly: false))
+            if linked { return OpenedDatabase(pool: pool, schema: schema, identifier: metadata.uuid) }
+            return try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities)
         } catch {
-            try? pool.close()
-            removeFiles(path)
             throw classify(error, path: path, configuration: configuration)
+        }
+    }
+
+    /// Removes `PATH.creating-*` files left by a process killed while it created the store at `path`: those
+    /// whose creator's `flock` is gone.
+    private static func removeAbandonedCreations(of path: String) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let prefix = (path as NSString).lastPathComponent + ".creating-"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? []
+        for name in names where name.hasPrefix(prefix) && !name.hasSuffix("-wal") && !name.hasSuffix("-shm") {
+            let candidate = (directory as NSString).appendingPathComponent(name)
+            let descriptor = openDescriptor(candidate, flags: O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { continue }
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { removeFiles(candidate) }
+            close(descriptor)
+        }
+    }
+
+    private static func openDescriptor(_ path: String, flags: Int32) -> Int32 {
+        #if canImport(Glibc)
+        return Glibc.open(path, flags, 0o644)
+        #else
+        return Darwin.open(path, flags, 0o644)
+        #endif
+    }
+
+    /// `fsync` of a file or directory, so a rename or link made after it survives a power loss too.
+    private static func synchronize(_ path: String, configuration: String) throws {
+        let descriptor = openDescriptor(path, flags: O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        if fsync(descriptor) != 0, errno != EINVAL {
+            throw StoreError.openFailed(path: path, configuration: configuration, reason: "fsync failed: \(String(cString: strerror(errno)))")
         }
     }
 
@@ -204,6 +250,10 @@ extension SQLiteStore {
     /// Checks the 100-byte SQLite header before SQLite sees the file, so an empty or foreign file gets a clear
     /// reason. Returns whether the header says WAL.
     static func checkHeader(path: String, configuration: String) throws -> Bool {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw StoreError.notAStore(path: path, expected: .sqlite, reason: "it is a directory; a SQLite store is a file")
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw StoreError.openFailed(path: path, configuration: configuration, reason: "the file cannot be read")
         }
@@ -231,7 +281,7 @@ extension SQLiteStore {
     }
 
     /// A URI that opens the file without ever writing to it or its sidecars: `readonly_shm` when both sidecars
-    /// exist (rows in the `-wal` are read through the read-only `-shm`), `immutable` for a WAL file without a
+    /// exist and the `-wal` holds frames (rows in the `-wal` are read through the read-only `-shm`), `immutable` for a WAL file without a
     /// `-wal` (nothing else to read, and SQLite would otherwise create both sidecars).
     ///
     /// `sharingMemoryWithWriters` (the look before a writable open) leaves out `readonly_shm`: a connection
@@ -243,12 +293,42 @@ extension SQLiteStore {
         var query = "mode=ro"
         if isWAL && !hasWAL {
             query += "&immutable=1"
-        } else if hasWAL && hasSHM && !sharingMemoryWithWriters {
-            query += "&readonly_shm=1"
+        } else if hasWAL && hasSHM && !sharingMemoryWithWriters && walHasFrames(path + "-wal") {
+            let shared = fileURI(path, query: query + "&readonly_shm=1")
+            // A writer killed while it opened the store can leave a `-shm` that a read-only one cannot use
+            // (SQLITE_PROTOCOL, until some connection rebuilds it): then read like a plain read-only
+            // connection, which rebuilds the WAL index in the `-shm` and writes nothing else.
+            return readOnlySHMWorks(shared) ? shared : fileURI(path, query: query)
         }
+        return fileURI(path, query: query)
+    }
+
+    /// Whether the `-wal` holds more than its 32-byte header. Without frames there is nothing in it to read and
+    /// `readonly_shm` only risks SQLite's ten seconds of retries before SQLITE_PROTOCOL on a stale `-shm`.
+    private static func walHasFrames(_ walPath: String) -> Bool {
+        let size = (try? FileManager.default.attributesOfItem(atPath: walPath)[.size] as? NSNumber)?.intValue ?? 0
+        return size > 32
+    }
+
+    private static func fileURI(_ path: String, query: String) -> String {
         let escaped = path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "?", with: "%3f")
             .replacingOccurrences(of: "#", with: "%23")
         return "file://" + escaped + "?" + query
+    }
+
+    /// Whether a connection on `uri` can read the schema; only SQLITE_PROTOCOL counts as "no" (any other
+    /// failure is for the real open to report).
+    private static func readOnlySHMWorks(_ uri: String) -> Bool {
+        do {
+            let probe = try DatabaseQueue(path: uri, configuration: databaseConfiguration(readOnly: true))
+            defer { try? probe.close() }
+            _ = try probe.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+            return true
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_PROTOCOL {
+            return false
+        } catch {
+            return true
+        }
     }
 
     /// GRDB configuration shared by the writer and readers: the match function on every connection, a busy

@@ -123,15 +123,12 @@ public final class SQLiteStore: PersistentStore {
         guard case .blob(let plist) = (row[1] as DatabaseValue).storage else {
             throw StoreError.notAStore(path: path, expected: .sqlite, reason: "Z_METADATA.Z_PLIST is not a BLOB")
         }
-        var dictionary: [String: PropertyListValue] = [:]
+        var dictionary: [String: PropertyListValue]
         do {
-            let object = try PropertyListSerialization.propertyList(from: plist, options: [], format: nil)
-            guard let foundation = object as? [String: Any] else {
+            guard let decoded = try PropertyListValue.decodeMetadataDictionary(plist, source: "\(path) Z_METADATA.Z_PLIST") else {
                 throw StoreError.notAStore(path: path, expected: .sqlite, reason: "Z_METADATA.Z_PLIST is not a dictionary")
             }
-            for (key, value) in foundation {
-                if let value = PropertyListValue(foundation: value) { dictionary[key] = value }
-            }
+            dictionary = decoded
         } catch let error as StoreError {
             throw error
         } catch {
@@ -241,9 +238,17 @@ public final class SQLiteStore: PersistentStore {
         case is StoreError, is QueryError, is ModelError, is CancellationError:
             return error
         case let error as DatabaseError:
+            var message = error.message ?? "\(error.resultCode)"
+            // SQLITE_IOERR and SQLITE_FULL: say whether the disk is full or the file size limit reached.
+            if error.resultCode == .SQLITE_IOERR || error.resultCode == .SQLITE_FULL,
+                let cause = DiskDiagnosis.explain(
+                    storeDirectory: (path as NSString).deletingLastPathComponent, dataFile: (path as NSString).lastPathComponent)
+            {
+                message += " (\(cause))"
+            }
             return StoreError.sqlite(
                 path: path, configuration: configuration, sql: error.sql ?? "", code: error.extendedResultCode.rawValue,
-                message: error.message ?? "\(error.resultCode)")
+                message: message)
         default:
             return StoreError.openFailed(path: path, configuration: configuration, reason: "\(error)")
         }

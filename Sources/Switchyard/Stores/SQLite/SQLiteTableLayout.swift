@@ -12,12 +12,26 @@ struct SQLiteColumnSpec: Sendable, Hashable {
 struct SQLiteIndexSpec: Sendable, Hashable {
     var name: String
     var table: String
-    /// Column terms, already spelled as they go between the parentheses (`ZA COLLATE BINARY ASC`).
-    var terms: [String]
+    /// The indexed columns, in order.
+    var terms: [Term]
     var isUnique: Bool
 
+    /// One indexed column and what follows its (quoted) name, from a fixed set: `COLLATE BINARY ASC|DESC` or
+    /// nothing. Column names come from model files, so they are never pasted into SQL unquoted.
+    struct Term: Sendable, Hashable {
+        var column: String
+        var order: Order = .plain
+
+        enum Order: String, Sendable, Hashable {
+            case plain = ""
+            case ascending = " COLLATE BINARY ASC"
+            case descending = " COLLATE BINARY DESC"
+        }
+    }
+
     var createSQL: String {
-        "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(SQLiteNames.ddl(name)) ON \(SQLiteNames.ddl(table)) (\(terms.joined(separator: ", ")))"
+        let columns = terms.map { SQLiteNames.ddl($0.column) + $0.order.rawValue }.joined(separator: ", ")
+        return "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(SQLiteNames.ddl(name)) ON \(SQLiteNames.ddl(table)) (\(columns))"
     }
 }
 
@@ -239,26 +253,28 @@ struct SQLiteLayoutBuilder {
         for entity in tree {
             for relationship in entity.relationships where !relationship.isTransient && !relationship.isToMany {
                 guard let col = columnsByEntity[entity.name]?[relationship.name] else { continue }
-                add(SQLiteIndexSpec(name: "\(table)_\(col)_INDEX", table: table, terms: [col], isUnique: false))
+                add(SQLiteIndexSpec(name: "\(table)_\(col)_INDEX", table: table, terms: [.init(column: col)], isUnique: false))
             }
         }
         if tree.count > 1 {
-            add(SQLiteIndexSpec(name: "\(table)_Z_ENT_INDEX", table: table, terms: ["Z_ENT"], isUnique: false))
+            add(SQLiteIndexSpec(name: "\(table)_Z_ENT_INDEX", table: table, terms: [.init(column: "Z_ENT")], isUnique: false))
         }
         for entity in tree {
             for attribute in entity.attributes where attribute.isIndexed && !attribute.isTransient {
                 guard let col = columnsByEntity[entity.name]?[attribute.name] else { continue }
-                add(SQLiteIndexSpec(name: "\(table)_\(col)_INDEX", table: table, terms: [col], isUnique: false))
+                add(SQLiteIndexSpec(name: "\(table)_\(col)_INDEX", table: table, terms: [.init(column: col)], isUnique: false))
             }
             for index in entity.indexes {
                 let cols = index.elements.compactMap { column($0.property, of: entity) }
                 guard cols.count == index.elements.count, !cols.isEmpty else { continue }
                 if index.name.hasPrefix("compound_") {
                     // Pre-2017 compound indexes: Core Data names them after the table and columns, no collation.
-                    add(SQLiteIndexSpec(name: ([table] + cols).joined(separator: "_"), table: table, terms: cols,
-                                        isUnique: false))
+                    add(SQLiteIndexSpec(name: ([table] + cols).joined(separator: "_"), table: table,
+                                        terms: cols.map { .init(column: $0) }, isUnique: false))
                 } else {
-                    let terms = zip(cols, index.elements).map { "\($0) COLLATE BINARY \($1.ascending ? "ASC" : "DESC")" }
+                    let terms = zip(cols, index.elements).map {
+                        SQLiteIndexSpec.Term(column: $0, order: $1.ascending ? .ascending : .descending)
+                    }
                     add(SQLiteIndexSpec(name: "Z_\(entity.name)_\(index.name)", table: table, terms: terms, isUnique: false))
                 }
             }
@@ -271,7 +287,7 @@ struct SQLiteLayoutBuilder {
                 constraints.append(SQLiteUniqueConstraint(entity: entity.name, properties: constraint, columns: cols))
                 add(SQLiteIndexSpec(
                     name: "Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_"))", table: table,
-                    terms: cols.map { "\($0) COLLATE BINARY ASC" }, isUnique: true))
+                    terms: cols.map { .init(column: $0, order: .ascending) }, isUnique: true))
             }
         }
         return (result, constraints)

@@ -56,7 +56,7 @@ enum SQLiteValueCoding {
         case .uuid:
             switch value {
             case .uuid(let u): return u.bytes.databaseValue
-            case .string(let s): return UUID(uuidString: s).map { $0.bytes.databaseValue }
+            case .string(let s): return AttributeValue.uuid(fromString: s).map { $0.bytes.databaseValue }
             case .binary(let d): return UUID(bytes: d).map { $0.bytes.databaseValue }
             default: return nil
             }
@@ -66,7 +66,7 @@ enum SQLiteValueCoding {
     }
 
     /// A predicate constant, bound by its own kind; `hint` (the column's type) only turns a UUID string into
-    /// the 16 bytes a UUID column holds.
+    /// the 16 bytes a UUID column holds (`PredicateEvaluator` compares a UUID with a UUID string the same way).
     static func bind(_ value: AttributeValue, hint: AttributeType? = nil) -> DatabaseValue {
         switch value {
         case .null: return .null
@@ -74,7 +74,7 @@ enum SQLiteValueCoding {
         case .double(let d): return d.databaseValue
         case .decimal(let d): return decimalValue(d)
         case .string(let s):
-            if hint == .uuid, let u = UUID(uuidString: s) { return u.bytes.databaseValue }
+            if hint == .uuid, let u = AttributeValue.uuid(fromString: s) { return u.bytes.databaseValue }
             return s.databaseValue
         case .bool(let b): return (b ? Int64(1) : Int64(0)).databaseValue
         case .date(let d): return d.timeIntervalSinceReferenceDate.databaseValue
@@ -121,9 +121,7 @@ enum SQLiteValueCoding {
         case (.decimal, .int64(let i)):
             return .decimal(Decimal(i))
         case (.decimal, .double(let d)):
-            // A decimal of up to 15 significant digits survives the trip through a double (DBL_DIG); printing
-            // 15 digits recovers it exactly: 3.3333333333 as Core Data meant it, not 3.3333333332999993.
-            return .decimal(Decimal(string: String(format: "%.15g", d)) ?? Decimal(d))
+            return .decimal(AttributeValue.decimal(fromREAL: d))
         case (.decimal, .string(let s)):
             return Decimal(string: s).map { .decimal($0) } ?? .string(s)
         case (.date, .int64(let i)):

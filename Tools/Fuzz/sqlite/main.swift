@@ -1,0 +1,53 @@
+import FuzzSupport
+import Foundation
+import Switchyard
+
+// fuzz-sqlite: the input written as a store file and opened the way storeinspect does (StoreInspection:
+// header, Z_METADATA plist, model cache, row counts), then read-only with the model it holds, fetching every
+// row of every entity. Seeds are small Switchyard stores (Tools/Fuzz/corpus/sqlite).
+enum Scratch {
+    static let store = fuzzScratch.appendingPathComponent("fuzz.sqlite")
+}
+// FUZZ_WRITE_SEED=PATH: write a small store (two entities, a to-many, a few rows) at PATH and exit.
+if let seed = ProcessInfo.processInfo.environment["FUZZ_WRITE_SEED"] {
+    let model = try! ObjectModel(
+        entities: [
+            EntityDescription(
+                name: "Owner",
+                attributes: [AttributeDescription(name: "name", type: .string, isIndexed: true)],
+                relationships: [RelationshipDescription(name: "pets", destination: "Pet", inverse: "owner", isToMany: true)]),
+            EntityDescription(
+                name: "Pet",
+                attributes: [AttributeDescription(name: "age", type: .integer64), AttributeDescription(name: "blob", type: .binary)],
+                relationships: [RelationshipDescription(name: "owner", destination: "Owner", inverse: "pets")]),
+        ],
+        configurations: [ConfigurationDescription(name: "Main", entityNames: ["Owner", "Pet"])])
+    let store = try! SQLiteStore(url: URL(fileURLWithPath: seed), model: model, configuration: "Main")
+    _ = try! store.allocatePrimaryKeys(for: "Owner", count: 3)
+    _ = try! store.allocatePrimaryKeys(for: "Pet", count: 6)
+    let owners = (1...3).map { StoreRow(entityName: "Owner", primaryKey: Int64($0), values: ["name": .string("owner \($0)")]) }
+    let pets = (1...6).map {
+        StoreRow(
+            entityName: "Pet", primaryKey: Int64($0), values: ["age": .integer(Int64($0)), "blob": .binary(Data(repeating: 7, count: $0 * 10))],
+            toOne: ["owner": RowReference(entityName: "Owner", primaryKey: Int64($0 % 3 + 1))])
+    }
+    try! store.save(StoreChangeSet(inserts: owners + pets))
+    exit(0)
+}
+
+/// One input (libFuzzer calls this by its C name).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
+    let store = Scratch.store
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
+    FileManager.default.createFile(atPath: store.path, contents: fuzzData(bytes, count))
+    _ = try? StoreInspection.inspect(store, model: nil)
+    if let model = try? StoreInspection.storedModel(store), let configuration = model.configurationNames.first ?? Optional("Default"),
+        let opened = try? SQLiteStore(url: store, model: model, configuration: configuration, options: .readOnly)
+    {
+        for entity in opened.entities { _ = try? opened.fetch(StoreFetchRequest(entityName: entity.name)) }
+    }
+    return 0
+}
+
+exit(runFuzzer(fuzzOne))
