@@ -47,6 +47,7 @@ extension StoreCoordinator {
             }
         }
         do {
+            if let prepare = storePreparation.withLock({ $0 }) { try prepare(d, migrationProgress, progress) }
             let store = try openStore(d, migrationProgress: migrationProgress)
             let report = (store as? SQLiteStore)?.migrationReport ?? (store as? LMDBStore)?.migrationReport
             return (store, report.map { .migrated($0) } ?? .loaded)

@@ -22,6 +22,8 @@ public final class StoreCoordinator: Sendable {
     let disposal = Locked<DisposalHandler?>(nil)
     /// The `EntityObject` types checked against the model (see `register(_:)`).
     let registeredEntityTypes = Locked<Set<ObjectIdentifier>>([])
+    /// Work done on a store's files before it opens (a migration chain's steps, set by `setMigrationChain`).
+    let storePreparation = Locked<StorePreparation?>(nil)
 
     /// Creates a coordinator with no stores.
     public init(model: ObjectModel) {
@@ -245,6 +247,11 @@ public final class StoreCoordinator: Sendable {
                 url: url, model: model, configuration: d.configuration, options: d.options, migrationProgress: migrationProgress)
         }
     }
+
+    /// What `storePreparation` runs: the description, the migration progress handler, the load events.
+    typealias StorePreparation = @Sendable (
+        StoreDescription, MigrationProgressHandler?, (@Sendable (StoreLoadEvent) -> Void)?
+    ) throws -> Void
 
     static func canonicalPath(_ url: URL) -> String {
         url.standardizedFileURL.resolvingSymlinksInPath().path

@@ -4,6 +4,8 @@
 public enum StoreLoadEvent: Sendable, Hashable {
     /// Opening (or creating) the store at `path` for `configuration`.
     case opening(path: String, configuration: String)
+    /// A migration chain's step from version `from` to version `to` starts (`custom`: a `CustomMigration`).
+    case migrationStep(path: String, configuration: String, from: String, to: String, custom: Bool)
     /// Migrating rows of `entity`: `done` of `total`.
     case migrating(path: String, entity: String, done: Int, total: Int)
     /// A disposable store could not be migrated and was recreated empty.

@@ -62,6 +62,25 @@ public enum ModelLoader {
         try ObjectModel.merged(urls.map { try load(at: $0) })
     }
 
+    /// Every version of an `.xcdatamodeld` bundle from the oldest to the current one, in numeric-aware name
+    /// order ("Model 10" after "Model 9"), for a `MigrationChain`. Versions ordered after the current one
+    /// (`.xccurrentversion`) are left out: a chain ends at the model the app runs with.
+    ///
+    /// ```swift
+    /// let versions = try ModelLoader.loadVersions(ofBundle: URL(fileURLWithPath: "Messenger.xcdatamodeld"))
+    /// let chain = try MigrationChain(versions: versions)
+    /// ```
+    public static func loadVersions(ofBundle bundle: URL) throws -> [ModelVersion] {
+        let names = try versionNames(inBundle: bundle)
+        let current = try currentVersion(ofBundle: bundle).lastPathComponent
+        guard let end = names.firstIndex(of: current) else {
+            throw ModelError.missingElement(file: bundle.path, element: ".xcdatamodel version", reason: "no version named \(current)")
+        }
+        return try names[...end].map { name in
+            ModelVersion(name: String(name.dropLast(".xcdatamodel".count)), model: try loadVersion(bundle.appendingPathComponent(name)))
+        }
+    }
+
     // MARK: - Files
 
     private static func loadContents(at url: URL) throws -> ObjectModel {

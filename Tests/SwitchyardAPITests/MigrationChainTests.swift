@@ -1,0 +1,299 @@
+import Foundation
+import Switchyard
+import Testing
+
+/// Migration chains through the public API, on every backend with files: a store written by V1 reaches V3
+/// through an inferred step and a custom one (as CoreStore's chains and SwiftData's migration stages do).
+@Suite struct MigrationChainTests {
+    static let persistent: [Backend] = [.sqlite, .lmdb]
+
+    /// V1: Person(name, age as a string) 1-n Note(text) n-n Label(title).
+    static func v1() throws -> ObjectModel {
+        try model(person: [
+            AttributeDescription(name: "name", type: .string, isOptional: false),
+            AttributeDescription(name: "age", type: .string),
+        ])
+    }
+
+    /// V2 adds an optional nickname (inferable).
+    static func v2() throws -> ObjectModel {
+        try model(person: [
+            AttributeDescription(name: "name", type: .string, isOptional: false),
+            AttributeDescription(name: "age", type: .string),
+            AttributeDescription(name: "nickname", type: .string),
+        ])
+    }
+
+    /// V3 splits the name in two (non-optional), makes age an integer, and adds Audit rows made from people:
+    /// nothing Core Data could infer.
+    static func v3() throws -> ObjectModel {
+        try model(
+            person: [
+                AttributeDescription(name: "firstName", type: .string, isOptional: false),
+                AttributeDescription(name: "lastName", type: .string, isOptional: false),
+                AttributeDescription(name: "age", type: .integer64),
+                AttributeDescription(name: "nickname", type: .string),
+            ],
+            audit: true)
+    }
+
+    static func model(person attributes: [AttributeDescription], audit: Bool = false) throws -> ObjectModel {
+        var personRelationships = [RelationshipDescription(name: "notes", destination: "Note", inverse: "person", isToMany: true)]
+        var entities = [
+            EntityDescription(
+                name: "Note", attributes: [AttributeDescription(name: "text", type: .string)],
+                relationships: [
+                    RelationshipDescription(name: "person", destination: "Person", inverse: "notes"),
+                    RelationshipDescription(name: "labels", destination: "Label", inverse: "notes", isToMany: true),
+                ]),
+            EntityDescription(
+                name: "Label", attributes: [AttributeDescription(name: "title", type: .string)],
+                relationships: [RelationshipDescription(name: "notes", destination: "Note", inverse: "labels", isToMany: true)]),
+        ]
+        if audit {
+            personRelationships.append(RelationshipDescription(name: "audits", destination: "Audit", inverse: "person", isToMany: true))
+            entities.append(EntityDescription(
+                name: "Audit", attributes: [AttributeDescription(name: "event", type: .string, isOptional: false)],
+                relationships: [RelationshipDescription(name: "person", destination: "Person", inverse: "audits")]))
+        }
+        entities.append(EntityDescription(name: "Person", attributes: attributes, relationships: personRelationships))
+        return try ObjectModel(
+            entities: entities, configurations: [ConfigurationDescription(name: "Main", entityNames: entities.map(\.name))])
+    }
+
+    /// The custom step V2 → V3: split names, parse ages, drop people named "Spam", add an Audit per person.
+    static func splitNames() -> CustomMigration {
+        var step = CustomMigration(batchSize: 7)
+        step.transform("Person") { old, new in
+            let name = try old.value("name", as: String.self) ?? ""
+            if name == "Spam" { return new.drop() }
+            let parts = name.split(separator: " ", maxSplits: 1).map(String.init)
+            try new.set("firstName", parts.first ?? "")
+            try new.set("lastName", parts.count > 1 ? parts[1] : "")
+            try new.set("age", (try old.value("age", as: String.self)).flatMap { Int64($0) })
+            try new.insert("Audit", values: ["event": .string("migrated \(name)")], related: ["person": new.reference])
+        }
+        return step
+    }
+
+    static func chain() throws -> MigrationChain {
+        var chain = try MigrationChain(versions: [
+            ModelVersion(name: "V1", model: try v1()), ModelVersion(name: "V2", model: try v2()), ModelVersion(name: "V3", model: try v3()),
+        ])
+        try chain.setCustomStep(to: "V3", splitNames())
+        return chain
+    }
+
+    static func url(_ backend: Backend, in dir: TempDir) -> URL {
+        dir.url.appendingPathComponent(backend == .sqlite ? "Main.sqlite" : "Main.lmdb")
+    }
+
+    /// Writes a V1 store: 30 people (every fifth named "Spam"), two notes each, labels shared by notes.
+    static func writeV1(_ backend: Backend, in dir: TempDir) throws -> UUID {
+        let coordinator = StoreCoordinator(model: try v1())
+        let store = try coordinator.addStore(backend.storeType, configuration: "Main", at: url(backend, in: dir))
+        var metadata = try store.metadata()
+        metadata.additional["AppKey"] = .string("kept")
+        try store.setMetadata(metadata)
+        let context = ObjectContext(coordinator: coordinator)
+        let labels = try (0..<3).map { i -> ManagedObject in
+            let label = try context.insert("Label")
+            try label.set("title", "L\(i)")
+            return label
+        }
+        for i in 0..<30 {
+            let person = try context.insert("Person")
+            try person.set("name", i % 5 == 0 ? "Spam" : "First\(i) Last \(i)")
+            try person.set("age", i % 3 == 0 ? nil : String(20 + i))
+            for n in 0..<2 {
+                let note = try context.insert("Note")
+                try note.set("text", "note \(i).\(n)")
+                try note.setRelatedObject(person, forKey: "person")
+                try note.addRelatedObject(labels[(i + n) % 3], forKey: "labels")
+            }
+        }
+        try context.save()
+        return store.identifier
+    }
+
+    @Test(arguments: persistent)
+    func aV1StoreReachesV3ThroughAnInferredAndACustomStep(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        let identifier = try Self.writeV1(backend, in: dir)
+        let coordinator = StoreCoordinator(model: try Self.v3())
+        try coordinator.setMigrationChain(try Self.chain())
+        let events = EventLog()
+        let results = await coordinator.loadStores(
+            [StoreDescription(backend.storeType, configuration: "Main", url: Self.url(backend, in: dir))]) { events.append($0) }
+        let store = try #require(try results.get().first)
+        #expect(events.steps == ["V1->V2 inferred", "V2->V3 custom"])
+        #expect(store.identifier == identifier, "a migration keeps the store's UUID")
+        #expect(try store.metadata().additional["AppKey"] == .string("kept"))
+
+        let context = ObjectContext(coordinator: coordinator)
+        let people = try context.fetch(FetchRequest(entityName: "Person", sortKeys: [SortKey("firstName")]))
+        #expect(people.count == 24, "the six people named Spam were dropped")
+        let first = try #require(people.first { try $0.get("firstName", as: String.self) == "First1" })
+        #expect(try first.get("lastName", as: String.self) == "Last 1")
+        #expect(try first.get("age", as: Int64.self) == 21)
+        let third = try #require(people.first { try $0.get("firstName", as: String.self) == "First3" })
+        #expect(try third.get("age", as: Int64.self) == nil, "a nil age stays nil")
+        #expect(try first.relatedObjects(forKey: "notes").count == 2, "to-many through the members' to-one survive")
+        let audits = try first.relatedObjects(forKey: "audits")
+        #expect(try audits.map { try $0.get("event", as: String.self) } == ["migrated First1 Last 1"])
+        #expect(try context.count(FetchRequest(entityName: "Audit")) == 24)
+
+        let notes = try context.fetch(FetchRequest(entityName: "Note"))
+        #expect(notes.count == 60, "notes are all kept")
+        let orphans = try notes.filter { try $0.relatedObject(forKey: "person") == nil }
+        #expect(orphans.count == 12, "notes of dropped people point nowhere")
+        let label = try #require(try context.fetch(FetchRequest(entityName: "Label", predicate: try FetchPredicate(format: "title == 'L0'"))).first)
+        #expect(try label.relatedObjects(forKey: "notes").count == 20, "many-to-many links survive")
+
+        // The migrated store is a normal V3 store: it saves, and new keys do not collide with kept ones.
+        let person = try context.insert("Person")
+        try person.set("firstName", "New")
+        try person.set("lastName", "Person")
+        try context.save()
+        #expect(try context.count(FetchRequest(entityName: "Person")) == 25)
+    }
+
+    @Test(arguments: persistent)
+    func aStoreAtAMiddleVersionRunsOnlyTheStepsAfterIt(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        _ = try Self.writeV1(backend, in: dir)
+        // Bring it to V2 the usual way: a coordinator on V2 infers V1 -> V2.
+        let v2 = StoreCoordinator(model: try Self.v2())
+        try v2.addStore(backend.storeType, configuration: "Main", at: Self.url(backend, in: dir))
+        try v2.removeStore(v2.stores[0])
+
+        let coordinator = StoreCoordinator(model: try Self.v3())
+        try coordinator.setMigrationChain(try Self.chain())
+        let events = EventLog()
+        let results = await coordinator.loadStores(
+            [StoreDescription(backend.storeType, configuration: "Main", url: Self.url(backend, in: dir))]) { events.append($0) }
+        _ = try results.get()
+        #expect(events.steps == ["V2->V3 custom"])
+        #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Person")) == 24)
+
+        // Opening it again runs nothing.
+        let again = StoreCoordinator(model: try Self.v3())
+        try again.setMigrationChain(try Self.chain())
+        let none = EventLog()
+        _ = try await again.loadStores(
+            [StoreDescription(backend.storeType, configuration: "Main", url: Self.url(backend, in: dir))]) { none.append($0) }.get()
+        #expect(none.steps.isEmpty)
+    }
+
+    /// A step that fails leaves the store at the last version it finished: here V2, readable with V2's model.
+    @Test(arguments: persistent)
+    func aFailingCustomStepLeavesTheStoreAtThePreviousVersion(_ backend: Backend) throws {
+        let dir = try TempDir()
+        _ = try Self.writeV1(backend, in: dir)
+        var chain = try Self.chain()
+        var failing = CustomMigration(batchSize: 4)
+        failing.transform("Person") { old, new in
+            // Leaves firstName unset for the 10th person: non-optional, so the step must fail.
+            if old.primaryKey == 10 { return }
+            try new.set("firstName", "x")
+            try new.set("lastName", "y")
+        }
+        try chain.setCustomStep(to: "V3", failing)
+        let coordinator = StoreCoordinator(model: try Self.v3())
+        try coordinator.setMigrationChain(chain)
+        #expect {
+            try coordinator.addStore(backend.storeType, configuration: "Main", at: Self.url(backend, in: dir))
+        } throws: { error in
+            guard let error = error as? MigrationError, case let .stepFailed(_, configuration, from, to, reason) = error else { return false }
+            return configuration == "Main" && from == "V2" && to == "V3" && reason.contains("firstName") && reason.contains("p10")
+        }
+        #expect(coordinator.stores.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: Self.url(backend, in: dir).path + ".migrating"), "the half-written store is gone")
+        let v2 = StoreCoordinator(model: try Self.v2())
+        try v2.addStore(backend.storeType, configuration: "Main", at: Self.url(backend, in: dir))
+        let context = ObjectContext(coordinator: v2)
+        #expect(try context.count(FetchRequest(entityName: "Person")) == 30, "V2 has every row")
+        #expect(try context.count(FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "nickname == nil"))) == 30)
+    }
+
+    /// The hooks see the old version before the step and the new one after it, through the object API.
+    @Test(arguments: persistent)
+    func hooksRunBeforeAndAfterTheStep(_ backend: Backend) throws {
+        let dir = try TempDir()
+        _ = try Self.writeV1(backend, in: dir)
+        var chain = try Self.chain()
+        var step = Self.splitNames()
+        step.willMigrate = { context in
+            // Rename the spam before the step, so none is dropped.
+            for person in try context.fetch(FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "name == 'Spam'"))) {
+                try person.set("name", "Former Spam")
+            }
+        }
+        step.didMigrate = { context in
+            let label = try context.insert("Label")
+            try label.set("title", "added after the step")
+        }
+        try chain.setCustomStep(to: "V3", step)
+        let coordinator = StoreCoordinator(model: try Self.v3())
+        try coordinator.setMigrationChain(chain)
+        try coordinator.addStore(backend.storeType, configuration: "Main", at: Self.url(backend, in: dir))
+        let context = ObjectContext(coordinator: coordinator)
+        #expect(try context.count(FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "firstName == 'Former'"))) == 6)
+        #expect(try context.count(FetchRequest(entityName: "Label")) == 4)
+    }
+
+    @Test func chainsAreCheckedWhenSet() throws {
+        #expect(throws: MigrationError.self) { try MigrationChain(versions: []) }
+        let chain = try Self.chain()
+        let coordinator = StoreCoordinator(model: try Self.v2())
+        #expect {
+            try coordinator.setMigrationChain(chain)
+        } throws: { error in
+            guard case .chainDoesNotEndAtModel(lastVersion: "V3", _)? = error as? MigrationError else { return false }
+            return error.localizedDescription.contains("V3")
+        }
+        var other = chain
+        #expect(throws: MigrationError.self) { try other.setCustomStep(to: "V9", CustomMigration()) }
+        #expect(throws: MigrationError.self) { try other.setCustomStep(to: "V1", CustomMigration()) }
+    }
+
+    /// A transform naming an attribute the entity does not have fails with the version, entity and name.
+    @Test func unknownPropertiesAreNamed() throws {
+        let dir = try TempDir()
+        _ = try Self.writeV1(.sqlite, in: dir)
+        var chain = try Self.chain()
+        var step = CustomMigration()
+        step.transform("Person") { old, _ in _ = try old.value("surname") }
+        try chain.setCustomStep(to: "V3", step)
+        let coordinator = StoreCoordinator(model: try Self.v3())
+        try coordinator.setMigrationChain(chain)
+        #expect {
+            try coordinator.addStore(.sqlite, configuration: "Main", at: Self.url(.sqlite, in: dir))
+        } throws: { error in
+            error.localizedDescription.contains("surname") && error.localizedDescription.contains("Person")
+        }
+    }
+}
+
+/// Load events, collected from any thread.
+final class EventLog: @unchecked Sendable {
+    // @unchecked: every access to `events` goes through `lock`.
+    private let lock = NSLock()
+    private var events: [StoreLoadEvent] = []
+
+    func append(_ event: StoreLoadEvent) {
+        lock.lock()
+        events.append(event)
+        lock.unlock()
+    }
+
+    /// The chain steps seen, as "V1->V2 inferred".
+    var steps: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return events.compactMap { event in
+            guard case let .migrationStep(_, _, from, to, custom) = event else { return nil }
+            return "\(from)->\(to) \(custom ? "custom" : "inferred")"
+        }
+    }
+}
