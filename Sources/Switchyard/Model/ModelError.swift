@@ -32,11 +32,15 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible, Loc
     case unreadableFile(path: String, reason: String)
     /// Writing a model file failed.
     case unwritableFile(path: String, reason: String)
+    /// A mapping model (`.xcmappingmodel`) asks for something only Core Data's own migration code can do.
+    case unsupportedMapping(file: String, mapping: String, reason: String)
 
     public var description: String {
         switch self {
         case let .malformedXML(file, line, column, reason):
             return "\(file):\(line):\(column): malformed model XML: \(reason)"
+        case let .unsupportedMapping(file, mapping, reason):
+            return "\(file): entity mapping \(mapping): \(reason)"
         case let .missingElement(file, element, reason):
             return "\(file): missing \(element): \(reason)"
         case let .unknownAttributeType(file, entity, attribute, type):
