@@ -35,6 +35,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Rows for the migration measurements (open unchanged store, add-attribute migration); 0 skips them.")
     var migrationRows = 0
 
+    @Option(help: "Rows migrated through a four-version chain with one custom step, with peak memory; runs only this measurement (0 skips it).")
+    var chainRows = 0
+
     @Option(name: .customLong("split-rows"), help: "Messages in the legacy store storesplit splits, against sqlite3 ATTACH + INSERT ... SELECT (0 skips it).")
     var splitRows = 0
 
@@ -74,6 +77,7 @@ struct BenchCommand: ParsableCommand {
         guard splitRows >= 0 else { throw ValidationError("--split-rows must not be negative") }
         guard repeats > 0 else { throw ValidationError("--repeats must be positive") }
         guard crash >= 0 else { throw ValidationError("--crash must be 0 or positive") }
+        guard chainRows >= 0 else { throw ValidationError("--chain-rows must be 0 or positive") }
         guard migrationRows >= 0 else { throw ValidationError("--migration-rows must be 0 or positive") }
         guard fetchedSources == 0 || fetchedSources >= 2 else { throw ValidationError("--fetched-sources must be 0 or at least 2") }
         guard prefetchSources == 0 || prefetchSources >= 2 else { throw ValidationError("--prefetch-sources must be 0 or at least 2") }
@@ -123,6 +127,12 @@ struct BenchCommand: ParsableCommand {
         }
         let data = BenchData(count: objects, lookups: lookups)
         var results: [BenchResult] = []
+        if chainRows > 0 {
+            for backend in try selectedBackends() {
+                results += try ChainMigrationBench(rows: chainRows, backend: backend, dir: dir).run(log: log)
+            }
+            return try report(results)
+        }
         if prefetchOnly {
             results += try PrefetchBench(sources: prefetchSources, model: objectModel, dir: dir, repeats: repeats).run(log: log)
             return try report(results)

@@ -37,6 +37,9 @@ struct BenchReport: Codable {
         for r in results {
             let notes = (r.extras.sorted(by: { $0.key < $1.key }).map { "\($0.key): \(ms($0.value))" }
                 + (r.info ?? [:]).sorted(by: { $0.key < $1.key }).map { "\($0.key): \($0.value)" }).joined(separator: "; ")
+            if r.baselines.isEmpty {
+                lines.append("| \(r.backend) | \(r.operation) | – | – | \(ms(r.switchyard)) | – | \(notes) |")
+            }
             for (name, t) in r.baselines.sorted(by: { $0.key < $1.key }) {
                 lines.append("| \(r.backend) | \(r.operation) | \(name) | \(ms(t)) | \(ms(r.switchyard)) | \(String(format: "%.2f", r.switchyard / t)) | \(notes) |")
             }
