@@ -242,6 +242,77 @@ import Testing
         #expect(try context.count(FetchRequest(entityName: "Label")) == 4)
     }
 
+    /// Cancelling `loadStores` during a custom step stops it between batches: the store stays at the last
+    /// finished step (V2 here), with every row, and no half-written store is left beside it.
+    @Test(arguments: persistent)
+    func cancellingDuringACustomStepLeavesTheLastFinishedStep(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        _ = try Self.writeV1(backend, in: dir)
+        let box = TaskBox()
+        var chain = try Self.chain()
+        var step = CustomMigration(batchSize: 7)
+        step.transform("Person") { _, new in
+            box.cancelOnce()
+            try new.set("firstName", "x")
+            try new.set("lastName", "y")
+        }
+        try chain.setCustomStep(to: "V3", step)
+        let coordinator = StoreCoordinator(model: try Self.v3())
+        try coordinator.setMigrationChain(chain)
+        let url = Self.url(backend, in: dir)
+        let task = Task { await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Main", url: url)]) }
+        box.set(task)
+        let results = await task.value
+        guard case .cancelled = try #require(results.first).outcome else {
+            Issue.record("expected a cancelled load, got \(String(describing: results.first?.outcome))")
+            return
+        }
+        #expect(coordinator.stores.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".migrating"))
+        let v2 = StoreCoordinator(model: try Self.v2())
+        try v2.addStore(backend.storeType, configuration: "Main", at: url)
+        #expect(try ObjectContext(coordinator: v2).count(FetchRequest(entityName: "Person")) == 30)
+    }
+
+    /// A typed entity of the new version: the step writes through its key paths.
+    struct PersonV3: EntityObject {
+        static let entityName = "Person"
+        static let declaredProperties: [DeclaredProperty] = [
+            .attribute("firstName", String.self), .attribute("lastName", String.self), .optionalAttribute("age", Int64.self),
+            .optionalAttribute("nickname", String.self),
+        ]
+        static var keyPathNames: [PartialKeyPath<PersonV3>: String] {
+            [\PersonV3.firstName: "firstName", \PersonV3.lastName: "lastName", \PersonV3.age: "age", \PersonV3.nickname: "nickname"]
+        }
+        let managedObject: ManagedObject
+        init(managedObject: ManagedObject) { self.managedObject = managedObject }
+        var firstName: String { managedObject[attribute: "firstName"] }
+        var lastName: String { managedObject[attribute: "lastName"] }
+        var age: Int64? { managedObject[attribute: "age"] }
+        var nickname: String? { managedObject[attribute: "nickname"] }
+    }
+
+    @Test func aTypedStepWritesThroughKeyPaths() throws {
+        let dir = try TempDir()
+        _ = try Self.writeV1(.sqlite, in: dir)
+        var chain = try Self.chain()
+        var step = CustomMigration()
+        step.transform(PersonV3.self) { old, new in
+            let name = try old.value("name", as: String.self) ?? ""
+            try new.set(\PersonV3.firstName, String(name.prefix(1)))
+            try new.set(\PersonV3.lastName, name)
+            try new.set(\PersonV3.age, Int64(42))
+            try new.set(\PersonV3.nickname, nil)
+        }
+        try chain.setCustomStep(to: "V3", step)
+        let coordinator = StoreCoordinator(model: try Self.v3())
+        try coordinator.setMigrationChain(chain)
+        try coordinator.addStore(.sqlite, configuration: "Main", at: Self.url(.sqlite, in: dir))
+        let people = try ObjectContext(coordinator: coordinator).fetch(PersonV3.self)
+        #expect(people.count == 30)
+        #expect(people.allSatisfy { $0.age == 42 && $0.firstName == String($0.lastName.prefix(1)) })
+    }
+
     @Test func chainsAreCheckedWhenSet() throws {
         #expect(throws: MigrationError.self) { try MigrationChain(versions: []) }
         let chain = try Self.chain()
@@ -272,6 +343,35 @@ import Testing
         } throws: { error in
             error.localizedDescription.contains("surname") && error.localizedDescription.contains("Person")
         }
+    }
+}
+
+/// Hands a task to code running elsewhere, which cancels it once.
+final class TaskBox: @unchecked Sendable {
+    // @unchecked: `task` and `done` are only touched under `lock`; `ready` is a semaphore.
+    private let lock = NSLock()
+    private let ready = DispatchSemaphore(value: 0)
+    private var task: Task<[StoreLoadResult], Never>?
+    private var done = false
+
+    func set(_ task: Task<[StoreLoadResult], Never>) {
+        lock.lock()
+        self.task = task
+        lock.unlock()
+        ready.signal()
+    }
+
+    /// Waits (up to 10 s) for the task, then cancels it; later calls do nothing.
+    func cancelOnce() {
+        lock.lock()
+        let first = !done
+        done = true
+        lock.unlock()
+        guard first else { return }
+        _ = ready.wait(timeout: .now() + 10)
+        lock.lock()
+        task?.cancel()
+        lock.unlock()
     }
 }
 

@@ -49,6 +49,12 @@ public struct CustomMigration: Sendable {
     public mutating func transform(_ entityName: String, from sourceEntity: String? = nil, _ body: @escaping MigrationTransform) {
         transforms[entityName] = Transform(sourceEntity: sourceEntity, body: body)
     }
+
+    /// `transform(_:from:_:)` for the entity of a typed `EntityObject` of the new version: the transform can
+    /// write through its key paths (`try new.set(\Person.firstName, first)`).
+    public mutating func transform<E: EntityObject>(_ type: E.Type, from sourceEntity: String? = nil, _ body: @escaping MigrationTransform) {
+        transform(E.entityName, from: sourceEntity, body)
+    }
 }
 
 /// The code a custom step runs for one row: it reads `old` and writes `new`.

@@ -51,6 +51,25 @@ public final class MigrationTargetObject {
         try set(name, value?.attributeValue ?? .null)
     }
 
+    /// Sets the attribute behind `keyPath` of the new version's typed entity (`try new.set(\Person.firstName, "Ada")`).
+    public func set<E: EntityObject, Value: AttributeConvertible>(_ keyPath: KeyPath<E, Value>, _ value: Value) throws {
+        try set(try typedName(keyPath), value)
+    }
+
+    /// Sets the optional attribute behind `keyPath` of the new version's typed entity (nil clears it).
+    public func set<E: EntityObject, Value: AttributeConvertible>(_ keyPath: KeyPath<E, Value?>, _ value: Value?) throws {
+        try set(try typedName(keyPath), value)
+    }
+
+    private func typedName<E: EntityObject>(_ keyPath: PartialKeyPath<E>) throws -> String {
+        guard model.entity(entity.name, isKindOf: E.entityName) else {
+            throw MigrationError.invalidValue(
+                version: versionName, entity: entity.name, attribute: "\(keyPath)", value: "a key path of \(E.self)",
+                expected: "a key path of a type for \(entity.name)")
+        }
+        return E.name(of: keyPath)
+    }
+
     /// The row to-one relationship `name` points at.
     public func related(_ name: String) throws -> RowReference? {
         _ = try toOne(name)
