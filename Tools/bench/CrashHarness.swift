@@ -17,7 +17,7 @@ struct CrashHarness {
         let description: String
     }
 
-    static let cases = ["save", "create", "migrate"]
+    static let cases = ["save", "create", "migrate", "chain"]
 
     /// Runs every case; returns the number of failed checks (each is logged).
     func run() throws -> Int {
@@ -53,6 +53,7 @@ struct CrashHarness {
     private func kill(mode: String, backend: String, store: URL, span: TimeInterval) throws -> Bool {
         var rng = SystemRandomNumberGenerator()
         if mode == "migrate" { try Self.makeVersion1(store, backend: backend) }
+        if mode == "chain" { try Self.makeChainVersion1(store, backend: backend) }
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         child.arguments = ["--crash-child", "\(mode):\(backend):\(store.path)"]
@@ -87,6 +88,7 @@ struct CrashHarness {
         switch mode {
         case "save": try Self.checkSave(store, backend: backend, committed: committed)
         case "create": try Self.checkCreate(store, backend: backend)
+        case "chain": try Self.checkChain(store, backend: backend)
         default: try Self.checkMigrate(store, backend: backend)
         }
         return child.terminationReason == .uncaughtSignal
@@ -97,6 +99,7 @@ struct CrashHarness {
         let store = dir.appendingPathComponent("span-\(mode).\(backend)")
         defer { Self.remove(store) }
         if mode == "migrate" { try Self.makeVersion1(store, backend: backend) }
+        if mode == "chain" { try Self.makeChainVersion1(store, backend: backend) }
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         child.arguments = ["--crash-child", "\(mode):\(backend):\(store.path)"]
@@ -155,8 +158,19 @@ struct CrashHarness {
         }))
     }
 
+    /// A V1 store of the migration chain `bench --chain-rows` measures (V1 → V2 → V3 custom → V4).
+    static func makeChainVersion1(_ url: URL, backend: String) throws {
+        let store = try open(url, backend: backend, model: try ChainMigrationBench.model(version: 1))
+        _ = try store.allocatePrimaryKeys(for: "Record", count: migrateRows)
+        try store.save(StoreChangeSet(inserts: (1...migrateRows).map {
+            StoreRow(entityName: "Record", primaryKey: Int64($0), values: ["number": .integer(Int64($0)), "text": .string("row number \($0)")])
+        }))
+    }
+
     static func remove(_ url: URL) {
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+        for suffix in ["", "-wal", "-shm", ".migrating", ".migrating-wal", ".migrating-shm"] {
+            try? FileManager.default.removeItem(atPath: url.path + suffix)
+        }
     }
 
     // MARK: - Checks
@@ -213,6 +227,30 @@ struct CrashHarness {
         guard defaulted == migrateRows else { throw Failure(description: "after migrating: \(defaulted) rows with the default") }
     }
 
+    /// The store is at exactly one version of the chain with every row (read-only), and opening it with the
+    /// chain finishes the migration with every row converted.
+    static func checkChain(_ url: URL, backend: String) throws {
+        let type: StoreType = backend == "sqlite" ? .sqlite : .lmdb
+        var versions: [Int] = []
+        for version in 1...4 {
+            let report = try StoreCompatibility.check(type, at: url, model: try ChainMigrationBench.model(version: version), configuration: "Default")
+            if report.report.verdict == .identical { versions.append(version) }
+        }
+        guard versions.count == 1, let version = versions.first else {
+            throw Failure(description: "the store matches versions \(versions) of the chain, not exactly one")
+        }
+        do {
+            let reader = try open(url, backend: backend, model: try ChainMigrationBench.model(version: version), readOnly: true)
+            let rows = try reader.count(StoreFetchRequest(entityName: "Record"))
+            guard rows == migrateRows else { throw Failure(description: "at V\(version): \(rows) rows, want \(migrateRows)") }
+        }
+        let coordinator = StoreCoordinator(model: try ChainMigrationBench.model(version: 4))
+        try coordinator.setMigrationChain(try ChainMigrationBench.chain())
+        let store = try coordinator.addStore(type, configuration: "Default", at: url)
+        let converted = try store.count(StoreFetchRequest(entityName: "Record", predicate: try FetchPredicate(format: "length > 10 AND number BEGINSWITH '#'")))
+        guard converted == migrateRows else { throw Failure(description: "from V\(version), the finished chain converted \(converted) of \(migrateRows) rows") }
+    }
+
     // MARK: - Child
 
     /// `--crash-child MODE:BACKEND:PATH`: the work that gets killed. `save` commits one row per save forever,
@@ -235,6 +273,10 @@ struct CrashHarness {
             }
         case "create":
             _ = try open(url, backend: backend, model: try createModel())
+        case "chain":
+            let coordinator = StoreCoordinator(model: try ChainMigrationBench.model(version: 4))
+            try coordinator.setMigrationChain(try ChainMigrationBench.chain())
+            try coordinator.addStore(backend == "sqlite" ? .sqlite : .lmdb, configuration: "Default", at: url)
         default:
             _ = try open(url, backend: backend, model: try migrateModel(2))
         }
