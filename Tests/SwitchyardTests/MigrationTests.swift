@@ -31,7 +31,12 @@ import Testing
         #expect(items.count == MigrationFixtures.items)
         #expect(items.values.allSatisfy { $0["rank"] == .integer(7) && $0["extra"] == .null })
         #expect(items[4]?["note"] == .string("n4"))
-        #expect(events.withLock { $0 }.last == MigrationProgress(path: store.url!.path, entity: "Item", done: 30, total: 30))
+        if backend == .lmdb {
+            // The new position reads the default through the stored layout: no row is rewritten (O(1)).
+            #expect(!events.withLock { $0 }.contains { $0.entity == "Item" })
+        } else {
+            #expect(events.withLock { $0 }.last == MigrationProgress(path: store.url!.path, entity: "Item", done: 30, total: 30))
+        }
         if backend == .sqlite {
             // One entity per table: the column's DEFAULT gives old rows the value, O(1) whatever the row count.
             #expect(try SQLite3.query(store.url!.path, "SELECT dflt_value FROM pragma_table_info('ZITEM') WHERE name = 'ZRANK'") == "7")
@@ -200,7 +205,8 @@ extension MigrationTests {
     /// not fit its attribute) rolls back whole: the store opens with its old model, every row as it was.
     @Test(arguments: backends) func aMigrationFailingHalfWayLeavesTheOldStore(backend: Backend) throws {
         let v2 = try MigrationFixtures.model { e in
-            e["Item"]!.attributes.append(AttributeDescription(name: "rank", type: .integer32, isOptional: false, defaultValue: 1))
+            // Indexed, so LMDB writes it into every row (an unindexed one is read through the layout instead).
+            e["Item"]!.attributes.append(AttributeDescription(name: "rank", type: .integer32, isOptional: false, defaultValue: 1, isIndexed: true))
             e["Tag"]!.attributes.append(AttributeDescription(name: "weight", type: .integer16, isOptional: false, defaultValue: "heavy"))
             var person = e.removeValue(forKey: "Owner")!
             person.name = "Person"

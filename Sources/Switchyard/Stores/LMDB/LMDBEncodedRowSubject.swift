@@ -35,7 +35,7 @@ struct LMDBEncodedRowSubject: PredicateSubject {
             if found > position { break }   // positions are written in ascending order
             try LMDBRowCoding.skipValue(&r)
         }
-        return .single(.null)
+        return .single(layout.implicitDefault(at: position))
     }
 
     /// Whether every key path of `predicate` is one of `entity`'s own persistent attributes (or SELF), so it can

@@ -56,8 +56,35 @@ struct LMDBMigration {
                 return live.contains(current) ? current : Self.retiredPrefix + name
             }
         }
-        return LMDBSchema.StoredLayout(
-            attributes: adjusted(layout.attributes, live: attributes), toOnes: adjusted(layout.toOnes, live: toOnes))
+        var result = LMDBSchema.StoredLayout(
+            attributes: adjusted(layout.attributes, live: attributes), toOnes: adjusted(layout.toOnes, live: toOnes),
+            defaults: layout.defaults
+        ).extended(by: entity)
+        // An added attribute with a default is not written into the rows: its new position reads the default
+        // in rows that lack it (O(1) instead of rewriting every row). Indexed ones are written (the index needs
+        // an entry per row).
+        let indexed = Set(LMDBSchema.indexDefinitions(root: new.entity(named: entity.rootName) ?? entity, model: new).flatMap(\.properties))
+        for (name, value) in implicitDefaults(for: entity) where !indexed.contains(name) {
+            if let position = result.attributes.firstIndex(of: name) { result.defaults[position] = value }
+        }
+        return result
+    }
+
+    /// Attributes of `entity` this migration adds with a default, with the default normalized (nil when the
+    /// default does not fit, which `fillRows` reports).
+    func implicitDefaults(for entity: EntityDescription) -> [(name: String, value: AttributeValue)] {
+        var result: [(name: String, value: AttributeValue)] = []
+        for e in [entity] + new.ancestors(of: entity) {
+            guard let change = report.entities.first(where: { $0.name == e.name }) else { continue }
+            for p in change.properties where !p.isRelationship && p.kind == .added {
+                guard let attribute = entity.attribute(named: p.name), !attribute.isTransient, let value = attribute.defaultValue,
+                    let normalized = value.normalized(for: attribute.type), !normalized.isNull,
+                    !result.contains(where: { $0.name == p.name })
+                else { continue }
+                result.append((p.name, normalized))
+            }
+        }
+        return result
     }
 
     /// Marks a position whose property was removed; never a property name (those cannot hold U+0001).
@@ -142,6 +169,8 @@ struct LMDBMigration {
                             path: path, configuration: configurationName, entity: entity.name, attribute: attribute.name, value: "\(value)",
                             expected: "\(attribute.type.rawValue) (the default value used to migrate existing rows)")
                     }
+                    // An added attribute whose rows read the default through the layout needs no rewrite.
+                    if p.kind == .added, layout.implicitDefaultPositions.contains(position) { continue }
                     defaults.append((position, normalized))
                 }
                 if p.isRelationship, p.kind == .toManyBecameToOne, let fill = inverseIndex(

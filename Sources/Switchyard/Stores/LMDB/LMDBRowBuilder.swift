@@ -29,6 +29,7 @@ struct LMDBRowBuilder {
         let (layout, version) = try LMDBRowCoding.readHeader(&r, primaryKey: primaryKey, schema: schema)
         let width = layout.attributeNames.count
         let (storage, base) = arena.allocate(width: width)
+        for (position, value) in layout.implicitDefaults { storage[base + position] = value }
         // The encoded size bounds the text and data the row stores: one addition per row, not a check per value.
         arena.noteStored(bytes: bytes.count)
         // `LMDBRowCoding.nextAttribute`, inlined: this loop runs for every value of every fetched row.

@@ -13,12 +13,17 @@ import Foundation
 /// ```
 /// Only non-null attributes and set relationships are written. Each value carries its own type tag, so a
 /// row decodes to the same `AttributeValue` it was saved as without consulting the attribute's type.
+/// An attribute added by a migration with a default is not written into existing rows: its position has an
+/// implicit default in the stored layout (`LMDBEntityLayout.implicitDefaults`), which a row that lacks the
+/// position reads; a row that holds nil there says so with the `null` tag.
 enum LMDBRowCoding {
     static let formatVersion: UInt8 = 1
 
     /// A value's type tag.
     enum Tag: UInt8 {
         case integer = 1, double, decimal, string, boolFalse, boolTrue, date, binary, uuid, uri
+        /// An explicit nil, written only at positions with an implicit default.
+        case null
     }
 
     /// A row that cannot be decoded (damaged, or written by a newer format).
@@ -34,7 +39,14 @@ enum LMDBRowCoding {
         writer.byte(formatVersion)
         writer.unsigned(UInt64(image.layout.number))
         writer.signed(image.version)
-        for (position, value) in image.attributes.enumerated() where !value.isNull {
+        let defaults = image.layout.implicitDefaultPositions
+        for (position, value) in image.attributes.enumerated() {
+            if value.isNull {
+                guard defaults.contains(position) else { continue }
+                writer.unsigned(UInt64(position + 1))
+                writer.byte(Tag.null.rawValue)
+                continue
+            }
             writer.unsigned(UInt64(position + 1))
             encode(value, into: &writer)
         }
@@ -127,7 +139,7 @@ enum LMDBRowCoding {
         var values: [AttributeValue] = []
         var toOne: [String: RowReference] = [:]
         let (layout, version) = try parse(bytes, primaryKey: primaryKey, schema: schema) { layout, _ in
-            values = Array(repeating: .null, count: layout.attributeNames.count)
+            values = layout.initialValues
         } attribute: { layout, position, value in
             // Retired positions hold values of properties the model dropped: not part of the row any more.
             if layout.attributeTypes[position] != .undefined { values[position] = value }
@@ -147,6 +159,7 @@ enum LMDBRowCoding {
         var image: LMDBRowImage?
         _ = try parse(bytes, primaryKey: primaryKey, schema: schema) { layout, version in
             image = LMDBRowImage(layout: layout, primaryKey: primaryKey, version: version)
+            for (position, value) in layout.implicitDefaults { image?.attributes[position] = value }
         } attribute: { _, position, value in
             image?.attributes[position] = value
         } target: { _, position, target, key in
@@ -236,6 +249,7 @@ enum LMDBRowCoding {
             let text = String(decoding: try r.lengthPrefixed(), as: UTF8.self)
             guard let url = URL(string: text) else { throw DecodingError(description: "bad URI \(text)") }
             return .uri(url)
+        case .null: return .null
         }
     }
 
@@ -252,7 +266,7 @@ enum LMDBRowCoding {
             _ = try r.signed()
             _ = try r.lengthPrefixed()
         case .string, .binary, .uri: _ = try r.lengthPrefixed()
-        case .boolFalse, .boolTrue: break
+        case .boolFalse, .boolTrue, .null: break
         case .uuid: _ = try r.bytes(16)
         }
     }

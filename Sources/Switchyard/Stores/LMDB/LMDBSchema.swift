@@ -63,6 +63,18 @@ final class LMDBEntityLayout: Sendable {
     /// attribute in every entity of the table that has it (never a to-one), so an exact lookup answers an
     /// equality on it without re-evaluating (see `LMDBQueryPlanner`).
     let indexLeadsWithAttribute: [Bool]
+    /// Attribute positions whose rows written before a migration read a default when they lack the position
+    /// (see `LMDBRowCoding`), retired positions left out.
+    let implicitDefaults: [(position: Int, value: AttributeValue)]
+    /// The positions of `implicitDefaults`: a nil there is written explicitly.
+    let implicitDefaultPositions: Set<Int>
+    /// A row's attribute values before its bytes are read: null, or the implicit default.
+    let initialValues: [AttributeValue]
+
+    /// What a row that lacks attribute `position` holds there.
+    func implicitDefault(at position: Int) -> AttributeValue {
+        implicitDefaults.first { $0.position == position }?.value ?? .null
+    }
 
     init(
         entity: EntityDescription, number: Int, rootNumber: Int, order: LMDBSchema.StoredLayout,
@@ -85,6 +97,13 @@ final class LMDBEntityLayout: Sendable {
         self.attributeIndex = attributeIndex
         liveAttributes = live
         rowLayout = RowLayout(names: order.attributes, positions: attributeIndex)
+        let defaults = order.defaults.filter { $0.key < order.attributes.count && attributes[order.attributes[$0.key]] != nil }
+            .sorted { $0.key < $1.key }.map { (position: $0.key, value: $0.value) }
+        implicitDefaults = defaults
+        implicitDefaultPositions = Set(defaults.map(\.position))
+        var initial = [AttributeValue](repeating: .null, count: order.attributes.count)
+        for (position, value) in defaults { initial[position] = value }
+        initialValues = initial
         let toOnes = Dictionary(entity.persistentToOneRelationships.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         toOneNames = order.toOnes
         toOneDestinations = order.toOnes.map { toOnes[$0]?.destinationEntityName ?? "" }
@@ -281,6 +300,9 @@ struct LMDBSchema: Sendable {
     struct StoredLayout: Sendable, Hashable {
         var attributes: [String] = []
         var toOnes: [String] = []
+        /// Attribute position -> the value rows written before the attribute had one read (an attribute a
+        /// migration added, or made required, with a default, and did not write into every row).
+        var defaults: [Int: AttributeValue] = [:]
 
         /// This order with the entity's properties it lacks appended, in the model's order.
         func extended(by entity: EntityDescription) -> StoredLayout {
@@ -298,13 +320,21 @@ struct LMDBSchema: Sendable {
     /// The `meta` key of an entity's stored layout.
     static func layoutKey(_ entity: String) -> [UInt8] { Array("layout:\(entity)".utf8) }
 
-    /// A format byte, the attribute count and names, the to-one count and names.
+    /// A format byte, the attribute count and names, the to-one count and names; format 2 adds the implicit
+    /// defaults (count, then position and tagged value each). A layout without defaults keeps format 1.
     static func encodeLayout(_ layout: StoredLayout) -> [UInt8] {
         var w = LMDBByteWriter()
-        w.byte(1)
+        w.byte(layout.defaults.isEmpty ? 1 : 2)
         for list in [layout.attributes, layout.toOnes] {
             w.unsigned(UInt64(list.count))
             for name in list { w.lengthPrefixed(Array(name.utf8)) }
+        }
+        if !layout.defaults.isEmpty {
+            w.unsigned(UInt64(layout.defaults.count))
+            for (position, value) in layout.defaults.sorted(by: { $0.key < $1.key }) {
+                w.unsigned(UInt64(position))
+                LMDBRowCoding.encode(value, into: &w)
+            }
         }
         return w.bytes
     }
@@ -312,7 +342,7 @@ struct LMDBSchema: Sendable {
     /// Reads `encodeLayout`'s bytes; `nil` when they are not in that format.
     static func decodeLayout(_ bytes: UnsafeRawBufferPointer) -> StoredLayout? {
         var r = LMDBByteReader(bytes)
-        guard (try? r.byte()) == 1 else { return nil }
+        guard let format = try? r.byte(), format == 1 || format == 2 else { return nil }
         var lists: [[String]] = []
         for _ in 0..<2 {
             guard let count = try? r.unsigned(), count < 1 << 16 else { return nil }
@@ -323,8 +353,18 @@ struct LMDBSchema: Sendable {
             }
             lists.append(names)
         }
+        var defaults: [Int: AttributeValue] = [:]
+        if format == 2 {
+            guard let count = try? r.unsigned(), count < 1 << 16 else { return nil }
+            for _ in 0..<count {
+                guard let position = try? r.unsigned(), position < UInt64(lists[0].count),
+                    let value = try? LMDBRowCoding.decodeValue(&r)
+                else { return nil }
+                defaults[Int(position)] = value
+            }
+        }
         guard r.isAtEnd else { return nil }
-        return StoredLayout(attributes: lists[0], toOnes: lists[1])
+        return StoredLayout(attributes: lists[0], toOnes: lists[1], defaults: defaults)
     }
 
     // MARK: - Entity numbers
