@@ -30,8 +30,9 @@ public struct StoreOptions: Sendable, Hashable {
     public var quarantine: Bool
     /// LMDB: the initial map size in bytes (it grows on `MDB_MAP_FULL`).
     public var initialMapSize: Int
-    /// LMDB: how many seconds a write (and a writable open, which writes) waits for a writer in another
-    /// process before it gives up with `StoreError.lmdb` (`ETIMEDOUT`). SQLite's busy timeout is 10 s too.
+    /// How many seconds a write (and a writable open, which writes) waits for a writer in another process
+    /// before it gives up: LMDB with `StoreError.lmdb` (`ETIMEDOUT`), SQLite with `StoreError.sqlite`
+    /// (`SQLITE_BUSY`, its busy timeout).
     public var writeTimeout: TimeInterval
 
     /// The default `writeTimeout`: 10 seconds.

@@ -36,7 +36,8 @@ extension SQLiteStore {
                     path: path, configuration: configuration, reason: "no such file (a read-only store must exist)")
             }
             return try create(
-                path: path, model: model, configuration: configuration, entities: entities, joinTablesNamedBy: joinTablesNamedBy)
+                path: path, model: model, configuration: configuration, entities: entities, joinTablesNamedBy: joinTablesNamedBy,
+                busyTimeout: options.writeTimeout)
         }
         let isWAL = try checkHeader(path: path, configuration: configuration)
         let readOnlyPath = readOnlyURI(path: path, isWAL: isWAL)
@@ -55,7 +56,8 @@ extension SQLiteStore {
                 }
             }
             let pool = try DatabasePool(
-                path: options.readOnly ? readOnlyPath : path, configuration: databaseConfiguration(readOnly: options.readOnly))
+                path: options.readOnly ? readOnlyPath : path,
+                configuration: databaseConfiguration(readOnly: options.readOnly, busyTimeout: options.writeTimeout))
             if let migrator {
                 do {
                     try migrator.run(in: pool)
@@ -124,7 +126,8 @@ extension SQLiteStore {
     // MARK: - New store
 
     private static func create(
-        path: String, model: ObjectModel, configuration: String, entities: [EntityDescription], joinTablesNamedBy: Set<String>
+        path: String, model: ObjectModel, configuration: String, entities: [EntityDescription], joinTablesNamedBy: Set<String>,
+        busyTimeout: TimeInterval
     ) throws -> OpenedDatabase {
         var numbers: [String: Int64] = [:]
         for root in SQLiteSchema.roots(of: entities, in: model) {
@@ -172,7 +175,7 @@ extension SQLiteStore {
         }
         try? synchronize((path as NSString).deletingLastPathComponent, configuration: configuration)
         do {
-            let pool = try DatabasePool(path: path, configuration: databaseConfiguration(readOnly: false))
+            let pool = try DatabasePool(path: path, configuration: databaseConfiguration(readOnly: false, busyTimeout: busyTimeout))
             if linked { return OpenedDatabase(pool: pool, schema: schema, identifier: metadata.uuid) }
             return try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities)
         } catch {
@@ -332,11 +335,11 @@ extension SQLiteStore {
     }
 
     /// GRDB configuration shared by the writer and readers: the match function on every connection, a busy
-    /// timeout for other processes' locks.
-    static func databaseConfiguration(readOnly: Bool) -> Configuration {
+    /// timeout for other connections' locks (`StoreOptions.writeTimeout`, so SQLite and LMDB give up alike).
+    static func databaseConfiguration(readOnly: Bool, busyTimeout: TimeInterval = StoreOptions.defaultWriteTimeout) -> Configuration {
         var configuration = Configuration()
         configuration.readonly = readOnly
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(max(0, busyTimeout))
         configuration.label = "Switchyard.SQLiteStore"
         configuration.prepareDatabase { db in
             db.add(function: SQLPredicateCompiler.matchFunction)

@@ -246,6 +246,9 @@ public final class SQLiteStore: PersistentStore {
             {
                 message += " (\(cause))"
             }
+            if error.resultCode == .SQLITE_BUSY {
+                message += " (another connection held the store's lock longer than the write timeout, StoreOptions.writeTimeout)"
+            }
             return StoreError.sqlite(
                 path: path, configuration: configuration, sql: error.sql ?? "", code: error.extendedResultCode.rawValue,
                 message: message)
