@@ -55,13 +55,13 @@ final class LMDBEnvironment: @unchecked Sendable {
         writeTimeout: TimeInterval = StoreOptions.defaultWriteTimeout
     ) throws -> LMDBEnvironment {
         let canonical = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
-        return try registry.withLock { registry in
+        let (environment, opened) = try registry.withLock { registry -> (LMDBEnvironment, Bool) in
             if let open = registry[canonical]?.environment {
                 if open.isReadOnly, !readOnly {
                     throw StoreError.openFailed(
                         path: path, configuration: configuration, reason: "the store is already open read-only in this process")
                 }
-                return open
+                return (open, false)
             }
             try LMDBFileCheck.validate(directory: path, configuration: configuration, readOnly: readOnly)
             let handle = try openHandle(path: path, configuration: configuration, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly)
@@ -69,8 +69,11 @@ final class LMDBEnvironment: @unchecked Sendable {
                 path: path, configuration: configuration, canonicalPath: canonical, handle: handle, readOnly: readOnly,
                 writeTimeout: writeTimeout)
             registry[canonical] = WeakEnvironment(environment: environment)
-            return environment
+            return (environment, true)
         }
+        // Outside the registry lock: if the walk throws, the environment's deinit takes that lock.
+        if opened { try environment.walkPages(full: nil) }
+        return environment
     }
 
     private init(
@@ -90,6 +93,22 @@ final class LMDBEnvironment: @unchecked Sendable {
     private func acquireWriterLock() throws -> LMDBWriterLock? {
         guard dataDescriptor >= 0 else { return nil }
         return try LMDBWriterLock.acquire(descriptor: dataDescriptor, timeout: writeTimeout, path: path, configuration: configuration)
+    }
+
+    /// Walks the B-tree pages of the newest snapshot (`LMDBFileCheck.walk`) while a read transaction holds it,
+    /// so a writer in another process cannot reuse the pages being read (it could while nothing held them, and
+    /// a healthy store then looked damaged). `full` as in `LMDBFileCheck.walk`; true walks every page.
+    func walkPages(full: Bool?) throws {
+        for _ in 0..<100 {
+            let walked = try read { transaction in
+                try LMDBFileCheck.walk(
+                    directory: path, configuration: configuration, snapshot: UInt64(mdb_txn_id(transaction.handle)), full: full)
+            }
+            if walked { return }
+        }
+        throw StoreError.openFailed(
+            path: path, configuration: configuration,
+            reason: "another process commits too fast for the store's pages to be checked (100 tries); try again")
     }
 
     /// Creates and opens the `MDB_env`; on failure it is closed again and the error thrown.

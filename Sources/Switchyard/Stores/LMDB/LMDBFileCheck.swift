@@ -36,7 +36,11 @@ enum LMDBFileCheck {
     /// The meta pages are read before the file's size is taken: another process may commit meanwhile, and a
     /// commit writes its data pages before its meta page, so a size taken first could be older than the meta
     /// page read after it and a healthy store would look truncated.
-    static func validate(directory: String, configuration: String, readOnly: Bool = false, fullWalk: Bool = false) throws {
+    ///
+    /// This checks only what must hold before LMDB maps the file (the meta pages, the file's length); the
+    /// B-tree pages are walked afterwards under a read transaction (`walk(directory:configuration:snapshot:full:)`),
+    /// which keeps a writer in another process from reusing the pages being walked.
+    static func validate(directory: String, configuration: String, readOnly: Bool = false) throws {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
             throw notAStore(directory, "it is a file; an LMDB store is a directory holding data.mdb and lock.mdb")
@@ -55,7 +59,7 @@ enum LMDBFileCheck {
         var attempt = 0
         while true {
             do {
-                try checkPages(file, directory: directory, configuration: configuration, readOnly: readOnly, fullWalk: fullWalk)
+                _ = try checkMetas(file, directory: directory, configuration: configuration, readOnly: readOnly)
                 return
             } catch let error as StoreError {
                 attempt += 1
@@ -76,10 +80,14 @@ enum LMDBFileCheck {
         return (first, try read(file, at: pageSize, count: metaLength, directory: directory, configuration: configuration))
     }
 
-    private static func checkPages(_ file: FileHandle, directory: String, configuration: String, readOnly: Bool, fullWalk: Bool) throws {
+    /// The meta pages checked against each other and the file's length; nil for an empty file (a writer
+    /// initializes it).
+    private static func checkMetas(
+        _ file: FileHandle, directory: String, configuration: String, readOnly: Bool
+    ) throws -> (meta0: Meta, meta1: Meta, size: UInt64)? {
         let first = try read(file, at: 0, count: metaLength, directory: directory, configuration: configuration)
         if first.isEmpty {
-            guard readOnly else { return }
+            guard readOnly else { return nil }
             throw notAStore(directory, "data.mdb is empty (0 bytes); a read-only open cannot initialize it")
         }
         let meta0 = try parseMeta(first, page: 0, directory: directory)
@@ -104,14 +112,31 @@ enum LMDBFileCheck {
                 throw notAStore(directory, "data.mdb meta page \(page) names root page \(root) beyond its last page \(meta.lastPage)")
             }
         }
-        // The newest meta page is the one LMDB uses; walk its trees.
-        let newest = meta1.txn > meta0.txn ? meta1 : meta0
+        return (meta0, meta1, size)
+    }
+
+    /// Walks the B-trees of the snapshot `snapshot` (a read transaction's id, held by the caller so no writer
+    /// reuses its pages): every page when `full`, or when `full` is nil and the file is at most
+    /// `LMDBPageCheck.fullCheckLimit`; else the roots. Returns false when neither meta page holds that snapshot
+    /// any more (two commits happened since it began): the caller begins a newer one and walks again.
+    static func walk(directory: String, configuration: String, snapshot: UInt64, full: Bool?) throws -> Bool {
+        let dataPath = (directory as NSString).appendingPathComponent("data.mdb")
+        guard let file = FileHandle(forReadingAtPath: dataPath) else {
+            throw StoreError.openFailed(path: directory, configuration: configuration, reason: "cannot read \(dataPath)")
+        }
+        defer { try? file.close() }
+        guard let (meta0, meta1, size) = try checkMetas(file, directory: directory, configuration: configuration, readOnly: false) else {
+            return true
+        }
+        let metas = [meta0, meta1].filter { $0.txn == snapshot }
+        guard let pinned = metas.first else { return false }
         var walk = LMDBPageCheck(
-            file: file, directory: directory, configuration: configuration, pageSize: Int(pageSize), lastPage: newest.lastPage,
-            full: fullWalk || size <= LMDBPageCheck.fullCheckLimit)
+            file: file, directory: directory, configuration: configuration, pageSize: Int(meta0.pageSize), lastPage: pinned.lastPage,
+            full: full ?? (size <= LMDBPageCheck.fullCheckLimit))
         try walk.check(roots: [
-            (newest.freeRoot, newest.freeDepth, "free list"), (newest.mainRoot, newest.mainDepth, "main"),
+            (pinned.freeRoot, pinned.freeDepth, "free list"), (pinned.mainRoot, pinned.mainDepth, "main"),
         ])
+        return true
     }
 
     // MARK: - Parsing

@@ -9,6 +9,13 @@ extension LMDBStore {
     /// directory has no `data.mdb`. `storeinspect` and `storesplit` run it before they read a store.
     /// `configuration` names the store in errors where the caller knows it.
     public static func checkFile(at url: URL, configuration: String = "(checked before opening)") throws {
-        try LMDBFileCheck.validate(directory: url.path, configuration: configuration, readOnly: true, fullWalk: true)
+        try LMDBFileCheck.validate(directory: url.path, configuration: configuration, readOnly: true)
+        guard FileManager.default.fileExists(atPath: url.appendingPathComponent("data.mdb").path) else { return }
+        // Opened read-only (or the environment this process already has open), then walked under a read
+        // transaction: mapping the file is safe once the meta pages check out, and the walk needs a snapshot
+        // no writer can recycle.
+        let environment = try LMDBEnvironment.shared(
+            path: url.path, configuration: configuration, mapSize: 0, maxDatabases: 1_024, readOnly: true)
+        try environment.walkPages(full: true)
     }
 }
