@@ -31,6 +31,7 @@ struct CompatCommand: ParsableCommand {
     var json = false
 
     func run() throws {
+        try StoreInspectCommand.probe(store, step: "compat")
         let result: StoreCompatibility
         do {
             let url = URL(fileURLWithPath: store)

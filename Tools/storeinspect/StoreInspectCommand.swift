@@ -12,7 +12,9 @@ struct StoreInspectCommand: ParsableCommand {
         abstract: "Inspect a Core Data or Switchyard store: type, metadata, row counts, model.",
         discussion: "Exit codes: 0 success; 2 failure (the store or model cannot be read); 64 bad arguments.",
         version: SwitchyardInfo.version,
-        subcommands: [InspectCommand.self, ModelCommand.self, GraphCommand.self, CompatCommand.self, CodegenCommand.self],
+        subcommands: [
+            InspectCommand.self, ModelCommand.self, GraphCommand.self, CompatCommand.self, CodegenCommand.self, ProbeCommand.self,
+        ],
         defaultSubcommand: InspectCommand.self)
 
     /// Prints `storeinspect: <step> failed: <reason>` and exits with `code`.
@@ -30,6 +32,40 @@ struct StoreInspectCommand: ParsableCommand {
     }
 
     static func write(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
+
+    /// Reads an LMDB store in a child process (`storeinspect probe STORE`) before this process reads it, so a
+    /// store damaged where only reading it shows fails the step instead of killing the tool.
+    static func probe(_ path: String, step: String) throws {
+        let url = URL(fileURLWithPath: path)
+        guard StoreProbe.needsProbe(url) else { return }
+        do {
+            try StoreProbe.probe(url, executable: StoreProbe.currentExecutable, arguments: ["probe", path])
+        } catch let error as SplitError {
+            throw fail(step, error.reason)
+        }
+    }
+}
+
+// MARK: - probe (hidden)
+
+/// `storeinspect probe STORE`: reads every row of the store; the child process of `StoreInspectCommand.probe`.
+struct ProbeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "probe", abstract: "Read every row of a store (used by the other subcommands, in a child process).",
+        shouldDisplay: false)
+
+    @Argument(help: "An SQLite store file or an LMDB store directory.")
+    var store: String
+
+    func run() throws {
+        do {
+            _ = try StoreProbe.readEverything(at: URL(fileURLWithPath: store))
+        } catch let error as SplitError {
+            throw StoreInspectCommand.fail("probe", error.reason)
+        } catch {
+            throw StoreInspectCommand.fail("probe", "\(error)")
+        }
+    }
 }
 
 // MARK: - inspect
@@ -51,6 +87,7 @@ struct InspectCommand: ParsableCommand {
     func run() throws {
         guard let store else { throw StoreInspectCommand.fail("inspect", "no STORE given", code: 64) }
         let model = try self.model.map { try StoreInspectCommand.loadModel($0, step: "inspect") }
+        try StoreInspectCommand.probe(store, step: "inspect")
         let inspection: StoreInspection
         do {
             inspection = try StoreInspection.inspect(URL(fileURLWithPath: store), model: model)
@@ -101,6 +138,7 @@ struct ModelCommand: ParsableCommand {
     var store: String
 
     func run() throws {
+        try StoreInspectCommand.probe(store, step: "read model cache")
         let model: ObjectModel?
         do {
             model = try StoreInspection.storedModel(URL(fileURLWithPath: store))

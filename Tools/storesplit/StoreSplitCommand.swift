@@ -44,6 +44,10 @@ struct StoreSplitCommand: ParsableCommand {
     @Option(name: .customLong("batch-size"), help: "Rows per read and write transaction.")
     var batchSize = 5_000
 
+    /// Hidden: read every row of this store and exit (the child process that probes an LMDB source).
+    @Option(name: .customLong("probe"), help: .hidden)
+    var probe: String?
+
     func run() throws {
         do {
             try split()
@@ -60,12 +64,22 @@ struct StoreSplitCommand: ParsableCommand {
     }
 
     private func split() throws {
+        if let probe {
+            _ = try StoreProbe.readEverything(at: URL(fileURLWithPath: probe))
+            return
+        }
         guard let source else { throw SplitError.usage("no SOURCE store given") }
         guard let model else { throw SplitError.usage("no --model given (the target model with its configurations)") }
         guard batchSize > 0 else { throw SplitError.usage("--batch-size must be positive") }
         let target = try loadModel(model, option: "--model")
         let sourceModel = try self.sourceModel.map { try loadModel($0, option: "--source-model") }
         let destinations = try stores.map { try SplitDestination(argument: $0) }
+        // An LMDB source is read in a child process first: damage only a full read shows fails this step
+        // instead of killing storesplit.
+        let sourceURL = URL(fileURLWithPath: source)
+        if StoreProbe.needsProbe(sourceURL) {
+            try StoreProbe.probe(sourceURL, executable: StoreProbe.currentExecutable, arguments: ["--probe", source])
+        }
         let splitter = try StoreSplitter(
             source: URL(fileURLWithPath: source), targetModel: target, destinations: destinations, sourceModel: sourceModel)
         let plan = try splitter.plan()

@@ -11,7 +11,7 @@ import Testing
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: bench.path), "bench is not built in .build/debug"))
     func opensWhileAnotherProcessCommitsNeverSeeDamage() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory()
         let url = dir.url.appendingPathComponent("race.lmdb")
         // The crash harness's child: commits one row (with a 2 KB payload) per transaction, forever.
         let writer = Process()

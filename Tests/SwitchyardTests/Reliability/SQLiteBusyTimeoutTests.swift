@@ -12,7 +12,7 @@ import Testing
 
     @Test(.enabled(if: SQLite3.available, "sqlite3 is not installed"))
     func aWriteGivesUpAfterTheWriteTimeout() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory()
         let url = dir.url.appendingPathComponent("busy.sqlite")
         var options = StoreOptions.default
         options.writeTimeout = 1
