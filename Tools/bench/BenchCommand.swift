@@ -65,7 +65,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "First seed of the differential sequences.")
     var differentialSeed: UInt64 = 1
 
-    @Option(help: "Kill -9 harness: N kills per case (save, create, migrate, chain) and backend, each followed by a read-only and a read-write check; exits 1 on any failure.")
+    @Option(help: "Kill -9 harness: N kills per case (save, create, migrate, chain, split) and backend, each followed by a read-only and a read-write check; exits 1 on any failure.")
     var crash = 0
 
     @Option(help: .hidden)

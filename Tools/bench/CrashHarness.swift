@@ -17,7 +17,7 @@ struct CrashHarness {
         let description: String
     }
 
-    static let cases = ["save", "create", "migrate", "chain"]
+    static let cases = ["save", "create", "migrate", "chain", "split"]
 
     /// Runs every case; returns the number of failed checks (each is logged).
     func run() throws -> Int {
@@ -54,6 +54,7 @@ struct CrashHarness {
         var rng = SystemRandomNumberGenerator()
         if mode == "migrate" { try Self.makeVersion1(store, backend: backend) }
         if mode == "chain" { try Self.makeChainVersion1(store, backend: backend) }
+        if mode == "split" { try Self.makeSplitSource(store, backend: backend) }
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         child.arguments = ["--crash-child", "\(mode):\(backend):\(store.path)"]
@@ -89,6 +90,7 @@ struct CrashHarness {
         case "save": try Self.checkSave(store, backend: backend, committed: committed)
         case "create": try Self.checkCreate(store, backend: backend)
         case "chain": try Self.checkChain(store, backend: backend)
+        case "split": try Self.checkSplit(store, backend: backend)
         default: try Self.checkMigrate(store, backend: backend)
         }
         return child.terminationReason == .uncaughtSignal
@@ -100,6 +102,7 @@ struct CrashHarness {
         defer { Self.remove(store) }
         if mode == "migrate" { try Self.makeVersion1(store, backend: backend) }
         if mode == "chain" { try Self.makeChainVersion1(store, backend: backend) }
+        if mode == "split" { try Self.makeSplitSource(store, backend: backend) }
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         child.arguments = ["--crash-child", "\(mode):\(backend):\(store.path)"]
@@ -168,6 +171,7 @@ struct CrashHarness {
     }
 
     static func remove(_ url: URL) {
+        // A split's directory (source and outputs) goes with the first removal.
         for suffix in ["", "-wal", "-shm", ".migrating", ".migrating-wal", ".migrating-shm"] {
             try? FileManager.default.removeItem(atPath: url.path + suffix)
         }
@@ -251,6 +255,71 @@ struct CrashHarness {
         guard converted == migrateRows else { throw Failure(description: "from V\(version), the finished chain converted \(converted) of \(migrateRows) rows") }
     }
 
+    // MARK: - Split
+
+    static let splitRows = 10_000
+
+    /// One configuration (Default) holding Alpha and Beta: the monolithic store a split breaks up.
+    static func splitSourceModel(configurations: Bool = false) throws -> ObjectModel {
+        let entities = [
+            EntityDescription(name: "Alpha", attributes: [
+                AttributeDescription(name: "name", type: .string), AttributeDescription(name: "n", type: .integer64, isIndexed: true),
+            ]),
+            EntityDescription(name: "Beta", attributes: [
+                AttributeDescription(name: "title", type: .string), AttributeDescription(name: "m", type: .double),
+            ]),
+        ]
+        guard configurations else { return try ObjectModel(entities: entities) }
+        return try ObjectModel(entities: entities, configurations: [
+            ConfigurationDescription(name: "A", entityNames: ["Alpha"]), ConfigurationDescription(name: "B", entityNames: ["Beta"]),
+        ])
+    }
+
+    /// `dir` (a directory) with `source.<backend>`: splitRows Alphas and splitRows Betas.
+    static func makeSplitSource(_ dir: URL, backend: String) throws {
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let store = try open(dir.appendingPathComponent("source.\(backend)"), backend: backend, model: try splitSourceModel())
+        let alphas = try store.allocatePrimaryKeys(for: "Alpha", count: splitRows)
+        let betas = try store.allocatePrimaryKeys(for: "Beta", count: splitRows)
+        try store.save(StoreChangeSet(
+            inserts: alphas.map { StoreRow(entityName: "Alpha", primaryKey: $0, values: ["name": .string("alpha \($0)"), "n": .integer($0)]) }
+                + betas.map { StoreRow(entityName: "Beta", primaryKey: $0, values: ["title": .string("beta \($0)"), "m": .double(Double($0) / 3)]) }))
+    }
+
+    /// The split of `dir/source.<backend>` into `A.sqlite` and `B.lmdb` (both kinds of output every time).
+    static func splitter(_ dir: URL, backend: String) throws -> StoreSplitter {
+        try StoreSplitter(
+            source: dir.appendingPathComponent("source.\(backend)"), targetModel: try splitSourceModel(configurations: true),
+            destinations: [
+                SplitDestination(configuration: "A", url: dir.appendingPathComponent("A.sqlite"), type: .sqlite),
+                SplitDestination(configuration: "B", url: dir.appendingPathComponent("B.lmdb"), type: .lmdb),
+            ])
+    }
+
+    /// The source is untouched; running the same split again finishes or redoes it (no --force), with content
+    /// verification, unless the killed run had already finished; the outputs then hold every row.
+    static func checkSplit(_ dir: URL, backend: String) throws {
+        do {
+            let source = try open(dir.appendingPathComponent("source.\(backend)"), backend: backend, model: try splitSourceModel(), readOnly: true)
+            for entity in ["Alpha", "Beta"] {
+                let rows = try source.count(StoreFetchRequest(entityName: entity))
+                guard rows == splitRows else { throw Failure(description: "the source holds \(rows) \(entity) rows, want \(splitRows)") }
+            }
+        }
+        let splitter = try splitter(dir, backend: backend)
+        let plan = try splitter.plan()
+        do {
+            _ = try splitter.run(plan, options: SplitOptions(batchSize: 1_000, verifyContent: true))
+        } catch SplitError.outputExists {
+            // The killed run had renamed both outputs: they must be whole (counted below).
+        }
+        let target = try splitSourceModel(configurations: true)
+        let a = try SQLiteStore(url: dir.appendingPathComponent("A.sqlite"), model: target, configuration: "A", options: .readOnly)
+        let b = try LMDBStore(url: dir.appendingPathComponent("B.lmdb"), model: target, configuration: "B", options: .readOnly)
+        let counts = (try a.count(StoreFetchRequest(entityName: "Alpha")), try b.count(StoreFetchRequest(entityName: "Beta")))
+        guard counts == (splitRows, splitRows) else { throw Failure(description: "the outputs hold \(counts), want \(splitRows) each") }
+    }
+
     // MARK: - Child
 
     /// `--crash-child MODE:BACKEND:PATH`: the work that gets killed. `save` commits one row per save forever,
@@ -273,6 +342,9 @@ struct CrashHarness {
             }
         case "create":
             _ = try open(url, backend: backend, model: try createModel())
+        case "split":
+            let splitter = try splitter(url, backend: backend)
+            _ = try splitter.run(try splitter.plan(), options: SplitOptions(batchSize: 1_000))
         case "chain":
             let coordinator = StoreCoordinator(model: try ChainMigrationBench.model(version: 4))
             try coordinator.setMigrationChain(try ChainMigrationBench.chain())
