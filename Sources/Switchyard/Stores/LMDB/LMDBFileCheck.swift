@@ -107,10 +107,12 @@ enum LMDBFileCheck {
                 directory,
                 "data.mdb is truncated: \(size) bytes, but its meta page needs \(needed.partialValue) (pages 0...\(lastPage) of \(pageSize) bytes)")
         }
-        for (meta, page) in [(meta0, 0), (meta1, 1)] {
-            for root in [meta.freeRoot, meta.mainRoot] where root != invalidPage && root > meta.lastPage {
-                throw notAStore(directory, "data.mdb meta page \(page) names root page \(root) beyond its last page \(meta.lastPage)")
-            }
+        // Only the newest meta page is used (LMDB picks the higher transaction id). The other may be
+        // inconsistent on purpose: after a failed meta write LMDB writes the new roots back with the old last
+        // page and transaction id, so the page cache's copy is never used.
+        let (newest, page) = meta1.txn > meta0.txn ? (meta1, 1) : (meta0, 0)
+        for root in [newest.freeRoot, newest.mainRoot] where root != invalidPage && root > newest.lastPage {
+            throw notAStore(directory, "data.mdb meta page \(page) names root page \(root) beyond its last page \(newest.lastPage)")
         }
         return (meta0, meta1, size)
     }

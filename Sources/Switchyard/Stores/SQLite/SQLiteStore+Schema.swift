@@ -159,6 +159,14 @@ extension SQLiteStore {
                 try? building.close()
                 throw error
             }
+            // SQLite ignores a checkpoint that fails while it closes (an I/O error): the tables then live only in
+            // the WAL, which must not be dropped with the temporary name.
+            let wal = (try? FileManager.default.attributesOfItem(atPath: temporary + "-wal"))?[.size] as? NSNumber
+            if let wal, wal.intValue > 0 {
+                throw StoreError.openFailed(
+                    path: path, configuration: configuration,
+                    reason: "the new store could not be written: its write-ahead log was not checkpointed into the file (an I/O error)")
+            }
             try synchronize(temporary, configuration: configuration)
         } catch {
             removeFiles(temporary)
