@@ -49,15 +49,7 @@ struct ChainMigrationBench {
             let store: any PersistentStore = backend == "sqlite"
                 ? try SQLiteStore(url: url, model: try Self.model(version: 1), configuration: "Default")
                 : try LMDBStore(url: url, model: try Self.model(version: 1), configuration: "Default", options: options)
-            var next = 0
-            while next < rows {
-                let n = min(50_000, rows - next)
-                let keys = try store.allocatePrimaryKeys(for: "Record", count: n)
-                try store.save(StoreChangeSet(inserts: keys.map { key in
-                    StoreRow(entityName: "Record", primaryKey: key, values: ["number": .integer(key), "text": .string("row number \(key)")])
-                }))
-                next += n
-            }
+            try MigrationBench.insertRecords(rows, into: store) { key in ["number": .integer(key), "text": .string("row number \(key)")] }
         }
         let writing = Date().timeIntervalSince(writeStart)
         log("\(backend): migrating \(rows) rows V1 -> V2 -> V3 (custom) -> V4")

@@ -71,14 +71,16 @@ struct MigrationBench {
     }
 
     private func populate(_ url: URL, model: ObjectModel, count: Int) throws {
-        let store = try open(url, model: model)
+        try Self.insertRecords(count, into: try open(url, model: model)) { key in ["number": .integer(key), "text": .string("row \(key)")] }
+    }
+
+    /// Inserts `count` Record rows in saves of 50,000, each row's values made from its key.
+    static func insertRecords(_ count: Int, into store: any PersistentStore, values: (Int64) -> [String: AttributeValue]) throws {
         var next = 0
         while next < count {
             let n = min(50_000, count - next)
             let keys = try store.allocatePrimaryKeys(for: "Record", count: n)
-            try store.save(StoreChangeSet(inserts: keys.map { key in
-                StoreRow(entityName: "Record", primaryKey: key, values: ["number": .integer(key), "text": .string("row \(key)")])
-            }))
+            try store.save(StoreChangeSet(inserts: keys.map { StoreRow(entityName: "Record", primaryKey: $0, values: values($0)) }))
             next += n
         }
     }
