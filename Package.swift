@@ -103,7 +103,7 @@ let package = Package(
 if ProcessInfo.processInfo.environment["SWITCHYARD_FUZZ"] == "1" {
     package.targets += [
         .target(name: "CFuzzDriver", path: "Tools/Fuzz/CFuzzDriver"),
-        .target(name: "FuzzSupport", dependencies: ["CFuzzDriver"], path: "Tools/Fuzz/FuzzSupport"),
+        .target(name: "FuzzSupport", dependencies: ["CFuzzDriver", "Switchyard"], path: "Tools/Fuzz/FuzzSupport"),
     ]
     for name in ["predicate", "modelxml", "plist", "deflate", "sqlite", "lmdb"] {
         package.targets.append(.executableTarget(

@@ -8,6 +8,8 @@ import Switchyard
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     let data = fuzzData(bytes, count)
+    // The same bytes as an Xcode mapping model's xcmapping.xml (the same XMLParser, archived expressions inside).
+    _ = try? MappingModel.load(xml: data, source: "fuzz-mapping")
     if let model = try? ModelLoader.load(contentsXML: data, source: "fuzz") {
         _ = try? ModelLoader.load(contentsXML: Data(ModelWriter.xml(for: model).utf8), source: "fuzz-rewritten")
     }

@@ -10,28 +10,7 @@ enum Scratch {
 }
 // FUZZ_WRITE_SEED=PATH: write a small store (two entities, a to-many, a few rows) at PATH and exit.
 if let seed = ProcessInfo.processInfo.environment["FUZZ_WRITE_SEED"] {
-    let model = try! ObjectModel(
-        entities: [
-            EntityDescription(
-                name: "Owner",
-                attributes: [AttributeDescription(name: "name", type: .string, isIndexed: true)],
-                relationships: [RelationshipDescription(name: "pets", destination: "Pet", inverse: "owner", isToMany: true)]),
-            EntityDescription(
-                name: "Pet",
-                attributes: [AttributeDescription(name: "age", type: .integer64), AttributeDescription(name: "blob", type: .binary)],
-                relationships: [RelationshipDescription(name: "owner", destination: "Owner", inverse: "pets")]),
-        ],
-        configurations: [ConfigurationDescription(name: "Main", entityNames: ["Owner", "Pet"])])
-    let store = try! SQLiteStore(url: URL(fileURLWithPath: seed), model: model, configuration: "Main")
-    _ = try! store.allocatePrimaryKeys(for: "Owner", count: 3)
-    _ = try! store.allocatePrimaryKeys(for: "Pet", count: 6)
-    let owners = (1...3).map { StoreRow(entityName: "Owner", primaryKey: Int64($0), values: ["name": .string("owner \($0)")]) }
-    let pets = (1...6).map {
-        StoreRow(
-            entityName: "Pet", primaryKey: Int64($0), values: ["age": .integer(Int64($0)), "blob": .binary(Data(repeating: 7, count: $0 * 10))],
-            toOne: ["owner": RowReference(entityName: "Owner", primaryKey: Int64($0 % 3 + 1))])
-    }
-    try! store.save(StoreChangeSet(inserts: owners + pets))
+    try! writeSeedRows(try! SQLiteStore(url: URL(fileURLWithPath: seed), model: try! seedModel(), configuration: "Main"))
     exit(0)
 }
 
