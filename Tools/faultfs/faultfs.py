@@ -5,6 +5,7 @@
 
 Every file operation is passed to BACKING_DIR. The control file MOUNTPOINT/.faultfs takes one command per write:
     fail N      the N-th write or fsync from now fails with EIO (1 = the next one); later ones succeed again
+    full N      the same with ENOSPC (a full disk)
     off         nothing fails
 and reads back `writes=W fsyncs=F failed=X armed=N`: the writes and fsyncs counted since the last command,
 how many failed, and the countdown (0 when off). Needs libfuse2 and the fusepy module (Tools/test.sh installs
@@ -28,6 +29,7 @@ class FaultFS(Operations):
         self.fsyncs = 0
         self.failed = 0
         self.countdown = 0
+        self.errno = errno.EIO
 
     def _full(self, path):
         return os.path.join(self.root, path.lstrip("/"))
@@ -42,7 +44,7 @@ class FaultFS(Operations):
                 self.countdown -= 1
                 if self.countdown == 0:
                     self.failed += 1
-                    raise FuseOSError(errno.EIO)
+                    raise FuseOSError(self.errno)
 
     def _status(self):
         return f"writes={self.writes} fsyncs={self.fsyncs} failed={self.failed} armed={self.countdown}\n".encode()
@@ -73,7 +75,8 @@ class FaultFS(Operations):
             command = data.decode().split()
             with self.mutex:
                 self.writes = self.fsyncs = self.failed = 0
-                self.countdown = int(command[1]) if command and command[0] == "fail" else 0
+                self.countdown = int(command[1]) if command and command[0] in ("fail", "full") else 0
+                self.errno = errno.ENOSPC if command and command[0] == "full" else errno.EIO
             return len(data)
         self._fault("write")
         return os.pwrite(fh, data, offset)

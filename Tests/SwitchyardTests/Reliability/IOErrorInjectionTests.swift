@@ -3,8 +3,9 @@ import Testing
 
 @testable import Switchyard
 
-/// I/O errors at every write of a save, a migration and a split: `Tools/faultfs/faultfs.py` (a pass-through
-/// FUSE file system) fails the N-th write or fsync with EIO, for N = 1, 2, 3… until the operation gets through.
+/// I/O errors and a full disk at every write of a save, a migration and a split: `Tools/faultfs/faultfs.py` (a
+/// pass-through FUSE file system) fails the N-th write or fsync with EIO or ENOSPC, for N = 1, 2, 3… until the
+/// operation gets through.
 /// After each failure the error must say what happened, and the store must reopen unchanged and take the
 /// operation once the disk behaves.
 @Suite(.serialized) struct IOErrorInjectionTests {
@@ -66,7 +67,7 @@ import Testing
             try mount()
         }
 
-        func arm(_ n: Int) throws { try Data("fail \(n)\n".utf8).write(to: control) }
+        func arm(_ n: Int, _ fault: Fault) throws { try Data("\(fault.rawValue) \(n)\n".utf8).write(to: control) }
         func disarm() throws { try Data("off\n".utf8).write(to: control) }
         /// (writes and fsyncs seen since the last command, failures injected).
         func status() throws -> (operations: Int, failed: Int) {
@@ -79,6 +80,17 @@ import Testing
             return ((fields["writes"] ?? 0) + (fields["fsyncs"] ?? 0), fields["failed"] ?? 0)
         }
     }
+
+    /// What the armed write fails with.
+    enum Fault: String, CaseIterable, Sendable {
+        /// EIO: a device error.
+        case fail
+        /// ENOSPC: the disk is full.
+        case full
+    }
+
+    /// Every backend with every fault.
+    static let cases: [(String, Fault)] = ["sqlite", "lmdb"].flatMap { backend in Fault.allCases.map { (backend, $0) } }
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -114,16 +126,25 @@ import Testing
         }
     }
 
-    static func isIOError(_ error: Error) -> Bool {
+    /// Whether the error says what went wrong: an I/O error, or a full disk.
+    static func saysWhatFailed(_ error: Error, _ fault: Fault) -> Bool {
         let text = "\(error)"
-        // LMDB reports a write that failed while it initializes a file as ENOSPC.
-        return text.contains("I/O error") || text.contains("Input/output error") || text.contains("EIO") || text.contains("No space left")
+        switch fault {
+        case .fail:
+            // LMDB reports a write that failed while it initializes a file as ENOSPC.
+            return text.contains("I/O error") || text.contains("Input/output error") || text.contains("No space left")
+        case .full:
+            // faultfs's disk is not really full (statvfs passes through), so the free-space diagnosis that
+            // DiskFullTests checks on a full tmpfs cannot show here, and a failed fsync reaches LMDB as EIO.
+            return text.contains("No space left") || text.contains("disk is full") || text.contains("no space left")
+                || text.contains("I/O error") || text.contains("Input/output error")
+        }
     }
 
     /// Fails the 1st, 2nd, … write of `operation` on a fresh copy of the seeded store until one run gets
     /// through with nothing failed; returns how many write points were failed.
     static func everyWriteFails(
-        _ backend: String, mount: Mount,
+        _ backend: String, _ fault: Fault, mount: Mount,
         operation: (URL) throws -> Void, check: (URL, _ failed: Bool, _ baseline: [String]) throws -> Void
     ) throws -> Int {
         let ext = backend == "sqlite" ? "sqlite" : "lmdb"
@@ -133,14 +154,14 @@ import Testing
         for n in 1...400 {
             let work = mount.point.url.appendingPathComponent("work-\(n).\(ext)")
             try copy(template, work)
-            try mount.arm(n)
+            try mount.arm(n, fault)
             var threw: Error?
             do { try operation(work) } catch { threw = error }
             let status = try mount.status()
             try mount.disarm()
             try mount.remount()
             if let threw {
-                guard isIOError(threw) else { throw Failure("write \(n): the error does not say it was an I/O error: \(threw)") }
+                guard saysWhatFailed(threw, fault) else { throw Failure("write \(n) (\(fault)): the error does not say what failed: \(threw)") }
                 try check(work, true, baseline)
             } else {
                 try check(work, false, baseline)
@@ -150,10 +171,10 @@ import Testing
         throw Failure("the operation never got through 400 failed writes")
     }
 
-    @Test(.enabled(if: available, "needs /dev/fuse, libfuse2 and python3's fusepy"), arguments: ["sqlite", "lmdb"])
-    func ioErrorsDuringASaveLeaveTheStoreUnchanged(backend: String) throws {
+    @Test(.enabled(if: available, "needs /dev/fuse, libfuse2 and python3's fusepy"), arguments: cases)
+    func ioErrorsDuringASaveLeaveTheStoreUnchanged(backend: String, fault: Fault) throws {
         let mount = try Mount()
-        let points = try Self.everyWriteFails(backend, mount: mount) { url in
+        let points = try Self.everyWriteFails(backend, fault, mount: mount) { url in
             let store = try Self.open(backend, url, model: try Self.model())
             let keys = try store.allocatePrimaryKeys(for: "Row", count: 100)
             try store.save(StoreChangeSet(
@@ -178,10 +199,10 @@ import Testing
         #expect(points >= 2, "the save made \(points) writes")
     }
 
-    @Test(.enabled(if: available, "needs /dev/fuse, libfuse2 and python3's fusepy"), arguments: ["sqlite", "lmdb"])
-    func ioErrorsDuringAMigrationLeaveTheOldStore(backend: String) throws {
+    @Test(.enabled(if: available, "needs /dev/fuse, libfuse2 and python3's fusepy"), arguments: cases)
+    func ioErrorsDuringAMigrationLeaveTheOldStore(backend: String, fault: Fault) throws {
         let mount = try Mount()
-        let points = try Self.everyWriteFails(backend, mount: mount) { url in
+        let points = try Self.everyWriteFails(backend, fault, mount: mount) { url in
             _ = try Self.open(backend, url, model: try Self.model(version: 2))
         } check: { url, failed, baseline in
             if failed {
@@ -198,12 +219,12 @@ import Testing
         #expect(points >= 2, "the migration made \(points) writes")
     }
 
-    @Test(.enabled(if: available, "needs /dev/fuse, libfuse2 and python3's fusepy"), arguments: ["sqlite", "lmdb"])
-    func ioErrorsDuringASplitLeaveNoOutput(backend: String) throws {
+    @Test(.enabled(if: available, "needs /dev/fuse, libfuse2 and python3's fusepy"), arguments: cases)
+    func ioErrorsDuringASplitLeaveNoOutput(backend: String, fault: Fault) throws {
         let mount = try Mount()
         let target = try ObjectModel(
             entities: try Self.model().entities, configurations: [ConfigurationDescription(name: "Main", entityNames: ["Row"])])
-        let points = try Self.everyWriteFails(backend, mount: mount) { url in
+        let points = try Self.everyWriteFails(backend, fault, mount: mount) { url in
             let out = URL(fileURLWithPath: url.path + ".out.\(backend)")
             let splitter = try StoreSplitter(
                 source: url, targetModel: target,
