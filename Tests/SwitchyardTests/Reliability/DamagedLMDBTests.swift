@@ -90,4 +90,22 @@ import Switchyard
         let reader = try LMDBStore(url: url, model: model, configuration: "Default", options: .readOnly)
         #expect(try reader.count(StoreFetchRequest(entityName: "Record")) == 3_000)
     }
+
+    /// Found by fuzzing (fuzz-lmdb, 2026-11-24): a rows database whose header claims about 7e18 entries passed
+    /// the page walk, and fetching every row reserved room for all of them (an allocation of exabytes, a
+    /// crash). Fetching it now reads what is there (or reports damage), as `storeinspect` and the fuzz target do.
+    @Test func aDatabaseHeaderClaimingTooManyEntriesDoesNotCrashAFetch() throws {
+        let url = try storeDirectory(with: "lmdb-fuzz-entry-count-huge.data.mdb")
+        let model = try #require(try StoreInspection.storedModel(url), "the damaged store still holds its model cache")
+        let configuration = model.configurationNames.first ?? "Default"
+        let store = try LMDBStore(url: url, model: model, configuration: configuration, options: .readOnly)
+        for entity in store.entities {
+            do {
+                let rows = try store.fetch(StoreFetchRequest(entityName: entity.name))
+                #expect(rows.count < 1_000_000)
+            } catch let error as StoreError {
+                guard case .notAStore = error else { throw error }
+            }
+        }
+    }
 }

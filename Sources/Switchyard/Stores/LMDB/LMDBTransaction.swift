@@ -167,12 +167,22 @@ final class LMDBTransaction {
         try key.withUnsafeBytes { try delete(database, $0) }
     }
 
-    /// The number of entries in `database` (from its B-tree header, without walking it).
+    /// The number of entries in `database` (from its B-tree header, without walking it), at most what the
+    /// file's pages could hold: a damaged header can claim any number (fuzzing found one that made a fetch
+    /// reserve exabytes).
     func entryCount(_ database: LMDBDatabase) throws -> Int {
         try requireActive("mdb_stat")
         var stat = MDB_stat()
         try LMDB.check(mdb_stat(handle, database.handle, &stat), operation: "mdb_stat(\(database.name ?? "main"))", path: path, configuration: configuration)
-        return stat.ms_entries
+        var info = MDB_envinfo()
+        var environmentStat = MDB_stat()
+        guard let env = mdb_txn_env(handle), mdb_env_info(env, &info) == 0, mdb_env_stat(env, &environmentStat) == 0 else {
+            return 0
+        }
+        // A leaf node takes at least its 8-byte header.
+        let pages = info.me_last_pgno.multipliedReportingOverflow(by: 1).partialValue + 1
+        let capacity = pages.multipliedReportingOverflow(by: Int(environmentStat.ms_psize) / 8)
+        return capacity.overflow ? stat.ms_entries : min(stat.ms_entries, capacity.partialValue)
     }
 
     // MARK: - Cursors
