@@ -108,4 +108,16 @@ import Switchyard
             }
         }
     }
+
+    /// Found by fuzzing (fuzz-lmdb, 2026-11-24): a meta page whose last page number is the largest UInt64 made
+    /// the length check overflow (a trap) before anything was read. It is `notAStore` now.
+    @Test func aMetaPageNamingTheLastPossiblePageIsNotAStore() throws {
+        let url = try storeDirectory(with: "lmdb-fuzz-last-page-overflow.data.mdb")
+        #expect {
+            try LMDBStore.checkFile(at: url)
+        } throws: { error in
+            guard case StoreError.notAStore(_, .lmdb, let reason) = error else { return false }
+            return reason.contains("impossible last page")
+        }
+    }
 }

@@ -100,8 +100,9 @@ enum LMDBFileCheck {
             throw notAStore(directory, "data.mdb is truncated: \(size) bytes, shorter than its two \(pageSize)-byte meta pages")
         }
         let lastPage = max(meta0.lastPage, meta1.lastPage)
-        let needed = (lastPage + 1).multipliedReportingOverflow(by: pageSize)
-        guard !needed.overflow else { throw notAStore(directory, "data.mdb names an impossible last page \(lastPage)") }
+        let pages = lastPage.addingReportingOverflow(1)
+        let needed = pages.partialValue.multipliedReportingOverflow(by: pageSize)
+        guard !pages.overflow, !needed.overflow else { throw notAStore(directory, "data.mdb names an impossible last page \(lastPage)") }
         guard size >= needed.partialValue else {
             throw notAStore(
                 directory,
