@@ -89,7 +89,7 @@ let package = Package(
         // What a user can do: tests that see only the public API (no @testable import is possible here).
         .testTarget(
             name: "SwitchyardAPITests",
-            dependencies: ["Switchyard", "SwitchyardDifferential", "MessengerSchema"],
+            dependencies: ["Switchyard", "SwitchyardDifferential", "MessengerSchema", .product(name: "Logging", package: "swift-log")],
             path: "Tests/SwitchyardAPITests",
             resources: [.copy("Shop.xcdatamodeld")],
             plugins: ["SwitchyardCodegen"]

@@ -47,8 +47,23 @@ extension StoreCoordinator {
             }
         }
         do {
-            if let prepare = storePreparation.withLock({ $0 }) { try prepare(d, migrationProgress, progress) }
+            traceCompatibility(d)
+            if let prepare = storePreparation.withLock({ $0 }) {
+                let logger = self.logger
+                try prepare(d, migrationProgress) { event in
+                    if case let .migrationStep(path, configuration, from, to, custom) = event {
+                        logger.info("migration step", metadata: [
+                            "path": "\(path)", "configuration": "\(configuration)", "from": "\(from)", "to": "\(to)",
+                            "kind": "\(custom ? "custom" : "inferred")",
+                        ])
+                    }
+                    progress?(event)
+                }
+            }
             let store = try openStore(d, migrationProgress: migrationProgress)
+            if let report = (store as? SQLiteStore)?.migrationReport ?? (store as? LMDBStore)?.migrationReport {
+                logger.info("migrated store", metadata: ["path": "\(path)", "configuration": "\(d.configuration)", "changes": "\(report.summary)"])
+            }
             let report = (store as? SQLiteStore)?.migrationReport ?? (store as? LMDBStore)?.migrationReport
             return (store, report.map { .migrated($0) } ?? .loaded)
         } catch let error as StoreError where d.options.disposable && !d.options.readOnly {
@@ -81,6 +96,22 @@ extension StoreCoordinator {
             let store = try openStore(d, migrationProgress: nil)
             progress?(.recreated(path: path, configuration: d.configuration, reason: reason))
             return (store, .recreated(report))
+        }
+    }
+
+    /// Logs, at `.info`, how the stored model compares with this coordinator's (identical, compatible,
+    /// migratable, incompatible) and on what basis, before a store on disk is opened. Reads the store's
+    /// metadata and model cache once more, so only when the logger lets `.info` through.
+    private func traceCompatibility(_ d: StoreDescription) {
+        guard logger.logLevel <= .info, d.type != .memory, let url = d.url, FileManager.default.fileExists(atPath: url.path) else { return }
+        do {
+            let check = try StoreCompatibility.check(d.type, at: url, model: model, configuration: d.configuration)
+            logger.info("stored model compared", metadata: [
+                "path": "\(url.path)", "configuration": "\(d.configuration)", "verdict": "\(check.report.verdict.rawValue)",
+                "basis": "\(check.basis.rawValue)", "changes": "\(check.report.summary)",
+            ])
+        } catch {
+            logger.info("stored model not compared", metadata: ["path": "\(url.path)", "reason": "\(error.localizedDescription)"])
         }
     }
 

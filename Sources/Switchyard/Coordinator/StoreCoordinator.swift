@@ -17,7 +17,11 @@ public final class StoreCoordinator: Sendable {
     let registry = Locked<[any PersistentStore]>([])
     /// Store fetches issued so far (one per store per `fetchRows`); tests use it to prove batching.
     let storeFetchCount = Locked<Int>(0)
-    let logger = Logger(label: "switchyard.coordinator")
+    /// Where the coordinator logs (store changes, migration decisions and steps) and where its stores' traces
+    /// go; silent unless a logger was given.
+    let logger: Logger
+    /// Whether `logger` came from the caller (stores' trace lines then go to it).
+    let hasCallerLogger: Bool
     /// See `disposalHandler`.
     let disposal = Locked<DisposalHandler?>(nil)
     /// The `EntityObject` types checked against the model (see `register(_:)`).
@@ -25,9 +29,21 @@ public final class StoreCoordinator: Sendable {
     /// Work done on a store's files before it opens (a migration chain's steps, set by `setMigrationChain`).
     let storePreparation = Locked<StorePreparation?>(nil)
 
-    /// Creates a coordinator with no stores.
-    public init(model: ObjectModel) {
+    /// Creates a coordinator with no stores. It logs through `logger` (swift-log): stores added, migration
+    /// decisions (identical, compatible, migratable or incompatible, and on what basis) and each migration step
+    /// at `.info`, disposable stores recreated at `.notice`, and the trace lines of stores opened with a
+    /// `StoreOptions.traceLevel` at `.debug`. Without a logger it is silent (trace lines then go to standard
+    /// error).
+    /// ```swift
+    /// var logger = Logger(label: "app.persistence")
+    /// logger.logLevel = .debug
+    /// let coordinator = StoreCoordinator(model: model, logger: logger)
+    /// try coordinator.addStore(.sqlite, configuration: "Cloud", at: url, options: StoreOptions(traceLevel: .statements))
+    /// ```
+    public init(model: ObjectModel, logger: Logger? = nil) {
         self.model = model
+        self.logger = logger ?? Logger(label: "switchyard.coordinator") { _ in SwiftLogNoOpLogHandler() }
+        self.hasCallerLogger = logger != nil
     }
 
     // MARK: - Stores
@@ -230,7 +246,11 @@ public final class StoreCoordinator: Sendable {
             }
             stores.append(store)
         }
-        logger.debug("added store", metadata: ["path": "\(store.displayPath)", "configuration": "\(store.configurationName)"])
+        if hasCallerLogger {
+            (store as? SQLiteStore)?.tracer.use(logger)
+            (store as? LMDBStore)?.tracer.use(logger)
+        }
+        logger.info("added store", metadata: ["path": "\(store.displayPath)", "configuration": "\(store.configurationName)"])
     }
 
     func openStore(_ d: StoreDescription, migrationProgress: MigrationProgressHandler?) throws -> any PersistentStore {

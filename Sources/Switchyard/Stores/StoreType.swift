@@ -34,6 +34,8 @@ public struct StoreOptions: Sendable, Hashable {
     /// before it gives up: LMDB with `StoreError.lmdb` (`ETIMEDOUT`), SQLite with `StoreError.sqlite`
     /// (`SQLITE_BUSY`, its busy timeout).
     public var writeTimeout: TimeInterval
+    /// How much the store traces (see `StoreTraceLevel`); nil takes `SWITCHYARD_TRACE` from the environment.
+    public var traceLevel: StoreTraceLevel?
 
     /// The default `writeTimeout`: 10 seconds.
     public static let defaultWriteTimeout: TimeInterval = 10
@@ -41,13 +43,14 @@ public struct StoreOptions: Sendable, Hashable {
     /// Options; every argument has the everyday default.
     public init(
         readOnly: Bool = false, disposable: Bool = false, quarantine: Bool = false, initialMapSize: Int = 16 << 20,
-        writeTimeout: TimeInterval = StoreOptions.defaultWriteTimeout
+        writeTimeout: TimeInterval = StoreOptions.defaultWriteTimeout, traceLevel: StoreTraceLevel? = nil
     ) {
         self.readOnly = readOnly
         self.disposable = disposable
         self.quarantine = quarantine
         self.initialMapSize = initialMapSize
         self.writeTimeout = writeTimeout
+        self.traceLevel = traceLevel
     }
 
     public static let `default` = StoreOptions()

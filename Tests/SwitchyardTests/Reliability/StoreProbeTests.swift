@@ -64,4 +64,17 @@ import Testing
         #expect(run.status == 2, "\(run.stderr)")
         #expect(run.stderr.hasPrefix("storesplit: ") && run.stderr.contains("damaged"), "\(run.stderr)")
     }
+
+    /// Found by fuzzing (fuzz-lmdb, 2026-11-24): a file the page walk accepts but on which liblmdb's
+    /// `mdb_dbi_open` writes through a null pointer. In-process it still crashes (README "Known limits"); the
+    /// tools read it in their probe child and fail the step instead.
+    @Test(.enabled(if: CLITests.built, "storeinspect not built"))
+    func storeinspectSurvivesAStoreThatCrashesLiblmdb() throws {
+        let url = dir.file("dbi.lmdb")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try Reproducers.data("lmdb-fuzz-dbi-open-segv.data.mdb").write(to: url.appendingPathComponent("data.mdb"))
+        let run = try CLITests.run("storeinspect", [url.path])
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(run.stderr.contains("storeinspect: inspect failed:") && run.stderr.contains("killed the probe process with signal"), "\(run.stderr)")
+    }
 }

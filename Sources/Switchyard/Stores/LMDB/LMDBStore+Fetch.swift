@@ -6,6 +6,10 @@ extension LMDBStore {
     /// Matching rows, sorted like the memory store (`StoreRow.compare`, or `PredicateEvaluator.compare` for key
     /// paths through relationships, ties by primary key), then offset and limit — all in one snapshot.
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        try tracer.measure({ "LMDB fetch \(tracer.describe(request)): \($0.count) rows" }) { try fetchRows(request) }
+    }
+
+    private func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow] {
         try checkOpen()
         let layout = try servedLayout(request.entityName)
         let request = try request.prepared(forStore: identifier, model: model)
@@ -28,6 +32,10 @@ extension LMDBStore {
 
     /// The number of rows `fetch` would return without limit and offset.
     public func count(_ request: StoreFetchRequest) throws -> Int {
+        try tracer.measure({ "LMDB count \(tracer.describe(request)): \($0)" }) { try countRows(request) }
+    }
+
+    private func countRows(_ request: StoreFetchRequest) throws -> Int {
         try checkOpen()
         let layout = try servedLayout(request.entityName)
         let request = try request.prepared(forStore: identifier, model: model)

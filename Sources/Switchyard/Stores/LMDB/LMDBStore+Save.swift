@@ -48,6 +48,10 @@ extension LMDBStore {
     /// report the same error for the same bad change set — in one write transaction. Any error aborts it:
     /// nothing of the save is written.
     public func save(_ changes: StoreChangeSet) throws {
+        try tracer.measure({ _ in "LMDB save: \(changes.traceSummary)" }) { try saveChanges(changes) }
+    }
+
+    private func saveChanges(_ changes: StoreChangeSet) throws {
         try checkWritable("save")
         if changes.isEmpty { return }
         try environment.write { txn in try apply(changes, txn: txn) }

@@ -45,6 +45,8 @@ public final class LMDBStore: PersistentStore {
     let state: Locked<LMDBStoreState>
     /// The report of the migration run when this store was opened; nil when nothing was migrated.
     let migrationReport: CompatibilityReport?
+    /// Trace output (`StoreOptions.traceLevel`).
+    let tracer: StoreTracer
 
     /// Opens the store in the directory `url`, creating the directory and an empty store when it does not
     /// exist (or is empty).
@@ -85,6 +87,7 @@ public final class LMDBStore: PersistentStore {
         self.databases = opened.databases
         self.state = Locked(LMDBStoreState(identifier: opened.metadata.uuid))
         self.migrationReport = opened.migrationReport
+        self.tracer = StoreTracer(level: options.traceLevel, store: path)
     }
 
     /// A store directory may be absent (created here), empty or hold our two files; anything else is refused

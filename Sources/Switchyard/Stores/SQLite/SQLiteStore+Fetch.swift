@@ -12,6 +12,10 @@ extension SQLiteStore {
     /// Rows of the request's entity (and subentities unless excluded) matching its predicate, sorted, with
     /// offset and limit applied: one SELECT with bound parameters.
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        try tracer.measure({ "SQLite fetch \(tracer.describe(request)): \($0.count) rows" }) { try fetchRows(request) }
+    }
+
+    private func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow] {
         let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         let request = try request.prepared(forStore: identifier, model: model)
         guard let projection = request.includesSubentities
@@ -26,6 +30,10 @@ extension SQLiteStore {
 
     /// The number of rows `fetch` would return without limit and offset.
     public func count(_ request: StoreFetchRequest) throws -> Int {
+        try tracer.measure({ "SQLite count \(tracer.describe(request)): \($0)" }) { try countRows(request) }
+    }
+
+    private func countRows(_ request: StoreFetchRequest) throws -> Int {
         _ = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         let request = try request.prepared(forStore: identifier, model: model)
         var unlimited = request

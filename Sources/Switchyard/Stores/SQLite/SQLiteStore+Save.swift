@@ -48,6 +48,10 @@ extension SQLiteStore {
     /// Applies deletes, then updates, then inserts, then links and orders in one IMMEDIATE transaction (deletes first so a save that
     /// replaces an object by a new one with the same unique values succeeds). Any failure rolls back everything.
     public func save(_ changes: StoreChangeSet) throws {
+        try tracer.measure({ _ in "SQLite save: \(changes.traceSummary)" }) { try saveChanges(changes) }
+    }
+
+    private func saveChanges(_ changes: StoreChangeSet) throws {
         try checkWritable("save")
         if changes.isEmpty { return }
         var inserts: [EncodedInsert] = []

@@ -27,7 +27,7 @@ extension SQLiteStore {
 
     static func open(
         url: URL, model: ObjectModel, configuration: String, entities: [EntityDescription], options: StoreOptions,
-        progress: MigrationProgressHandler? = nil, joinTablesNamedBy: Set<String> = []
+        progress: MigrationProgressHandler? = nil, joinTablesNamedBy: Set<String> = [], tracer: StoreTracer? = nil
     ) throws -> OpenedDatabase {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else {
@@ -37,7 +37,7 @@ extension SQLiteStore {
             }
             return try create(
                 path: path, model: model, configuration: configuration, entities: entities, joinTablesNamedBy: joinTablesNamedBy,
-                busyTimeout: options.writeTimeout)
+                busyTimeout: options.writeTimeout, tracer: tracer)
         }
         let isWAL = try checkHeader(path: path, configuration: configuration)
         let readOnlyPath = readOnlyURI(path: path, isWAL: isWAL)
@@ -57,7 +57,7 @@ extension SQLiteStore {
             }
             let pool = try DatabasePool(
                 path: options.readOnly ? readOnlyPath : path,
-                configuration: databaseConfiguration(readOnly: options.readOnly, busyTimeout: options.writeTimeout))
+                configuration: databaseConfiguration(readOnly: options.readOnly, busyTimeout: options.writeTimeout, tracer: tracer))
             if let migrator {
                 do {
                     try migrator.run(in: pool)
@@ -127,7 +127,7 @@ extension SQLiteStore {
 
     private static func create(
         path: String, model: ObjectModel, configuration: String, entities: [EntityDescription], joinTablesNamedBy: Set<String>,
-        busyTimeout: TimeInterval
+        busyTimeout: TimeInterval, tracer: StoreTracer?
     ) throws -> OpenedDatabase {
         var numbers: [String: Int64] = [:]
         for root in SQLiteSchema.roots(of: entities, in: model) {
@@ -183,7 +183,8 @@ extension SQLiteStore {
         }
         try? synchronize((path as NSString).deletingLastPathComponent, configuration: configuration)
         do {
-            let pool = try DatabasePool(path: path, configuration: databaseConfiguration(readOnly: false, busyTimeout: busyTimeout))
+            let pool = try DatabasePool(
+                path: path, configuration: databaseConfiguration(readOnly: false, busyTimeout: busyTimeout, tracer: tracer))
             if linked { return OpenedDatabase(pool: pool, schema: schema, identifier: metadata.uuid) }
             return try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities)
         } catch {
@@ -344,8 +345,17 @@ extension SQLiteStore {
 
     /// GRDB configuration shared by the writer and readers: the match function on every connection, a busy
     /// timeout for other connections' locks (`StoreOptions.writeTimeout`, so SQLite and LMDB give up alike).
-    static func databaseConfiguration(readOnly: Bool, busyTimeout: TimeInterval = StoreOptions.defaultWriteTimeout) -> Configuration {
+    static func databaseConfiguration(
+        readOnly: Bool, busyTimeout: TimeInterval = StoreOptions.defaultWriteTimeout, tracer: StoreTracer? = nil
+    ) -> Configuration {
         var configuration = Configuration()
+        if let tracer, tracer.level >= .statements {
+            // Every statement with its duration; its arguments only at level 3.
+            configuration.publicStatementArguments = tracer.level >= .arguments
+            configuration.prepareDatabase { db in
+                db.trace(options: .profile) { event in tracer.emit("SQL \(event)") }
+            }
+        }
         configuration.readonly = readOnly
         configuration.busyMode = .timeout(max(0, busyTimeout))
         configuration.label = "Switchyard.SQLiteStore"

@@ -36,6 +36,8 @@ public final class SQLiteStore: PersistentStore {
     private let state: SQLiteStoreState
     /// The report of the migration run when this store was opened; nil when nothing was migrated.
     let migrationReport: CompatibilityReport?
+    /// Trace output (`StoreOptions.traceLevel`).
+    let tracer: StoreTracer
 
     /// Opens the store at `url`, creating it (and its tables for `configuration`) when the file does not exist.
     ///
@@ -61,9 +63,11 @@ public final class SQLiteStore: PersistentStore {
         migrationProgress: MigrationProgressHandler? = nil, joinTablesNamedBy: Set<String>
     ) throws {
         let entities = try model.entities(inConfiguration: configuration)
+        let tracer = StoreTracer(level: options.traceLevel, store: url.path)
         let opened = try Self.open(
             url: url, model: model, configuration: configuration, entities: entities, options: options,
-            progress: migrationProgress, joinTablesNamedBy: joinTablesNamedBy)
+            progress: migrationProgress, joinTablesNamedBy: joinTablesNamedBy, tracer: tracer)
+        self.tracer = tracer
         self.location = url
         self.configurationName = configuration
         self.model = model

@@ -1,0 +1,93 @@
+import Foundation
+import Logging
+import Switchyard
+import Testing
+
+/// Seeing what the library does, as Core Data's `-com.apple.CoreData.SQLDebug` shows it: a `Logger` given to
+/// the coordinator receives store operations, SQL statements (arguments only when asked) and migration
+/// decisions.
+@Suite struct TracingTests {
+    /// Collects what a `Logger` is sent.
+    final class Lines: @unchecked Sendable {
+        // @unchecked: `lines` is only touched under `lock`.
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func append(_ line: String) { lock.withLock { lines.append(line) } }
+        var all: [String] { lock.withLock { lines } }
+    }
+
+    struct Capture: LogHandler {
+        let lines: Lines
+        var logLevel: Logger.Level = .debug
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let extra = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            lines.append("\(event.level) \(event.message) \(extra)")
+        }
+    }
+
+    static func logger(_ lines: Lines, level: Logger.Level = .debug) -> Logger {
+        var logger = Logger(label: "test") { _ in Capture(lines: lines) }
+        logger.logLevel = level
+        return logger
+    }
+
+    static func run(_ backend: Backend, level: StoreTraceLevel, in dir: TempDir) throws -> [String] {
+        let lines = Lines()
+        let coordinator = StoreCoordinator(model: try Shop.model(), logger: Self.logger(lines))
+        let file = dir.url.appendingPathComponent(backend == .sqlite ? "Main.sqlite" : "Main.lmdb")
+        try coordinator.addStore(backend.storeType, configuration: "Main", at: file, options: StoreOptions(traceLevel: level))
+        let context = ObjectContext(coordinator: coordinator)
+        try Shop.order(context, "A-1", qty: 5)
+        try context.save()
+        _ = try context.fetch(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "qty > 31337")))
+        return lines.all
+    }
+
+    @Test(arguments: [Backend.sqlite, .lmdb])
+    func operationsAreTracedWithoutTheirConstants(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let lines = try Self.run(backend, level: .operations, in: dir)
+        let name = backend == .sqlite ? "SQLite" : "LMDB"
+        #expect(lines.contains { $0.contains("\(name) save: 1 inserts") && $0.contains(" ms") }, "\(lines)")
+        #expect(lines.contains { $0.contains("\(name) fetch Order where (predicate") && $0.contains("0 rows in") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("31337") }, "constants stay hidden below level 3")
+        #expect(!lines.contains { $0.contains("SQL ") }, "statements only from level 2")
+    }
+
+    @Test func statementsAndThenArgumentsOnSQLite() throws {
+        let statements = try Self.run(.sqlite, level: .statements, in: try TempDir())
+        #expect(statements.contains { $0.contains("SQL ") && $0.contains("SELECT") }, "\(statements)")
+        #expect(!statements.contains { $0.contains("31337") })
+        let arguments = try Self.run(.sqlite, level: .arguments, in: try TempDir())
+        #expect(arguments.contains { $0.contains("SQL ") && $0.contains("31337") }, "\(arguments)")
+        #expect(arguments.contains { $0.contains("fetch Order where qty > 31337") })
+    }
+
+    @Test(arguments: [Backend.sqlite, .lmdb])
+    func nothingIsTracedByDefault(_ backend: Backend) throws {
+        let lines = try Self.run(backend, level: .off, in: try TempDir())
+        #expect(!lines.contains { $0.contains(" fetch ") || $0.contains("SQL ") })
+        #expect(lines.contains { $0.contains("added store") }, "the coordinator's own events still arrive")
+    }
+
+    /// Why a store was judged migratable, and that it was migrated, reach the logger at `.info`.
+    @Test(arguments: [Backend.sqlite, .lmdb])
+    func migrationDecisionsAreLogged(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let file = dir.url.appendingPathComponent(backend == .sqlite ? "Main.sqlite" : "Main.lmdb")
+        try StoreCoordinator(model: try Shop.model()).addStore(backend.storeType, configuration: "Main", at: file)
+        var entities = try Shop.model().entities
+        entities[entities.firstIndex { $0.name == "Tag" }!].attributes.append(AttributeDescription(name: "color", type: .string))
+        let changed = try ObjectModel(
+            entities: entities, configurations: [ConfigurationDescription(name: "Main", entityNames: ["Customer", "Order", "Tag"])])
+        let lines = Lines()
+        try StoreCoordinator(model: changed, logger: Self.logger(lines, level: .info)).addStore(backend.storeType, configuration: "Main", at: file)
+        #expect(lines.all.contains { $0.contains("stored model compared") && $0.contains("verdict=migratable") }, "\(lines.all)")
+        #expect(lines.all.contains { $0.contains("migrated store") && $0.contains("Tag") }, "\(lines.all)")
+    }
+}
