@@ -58,6 +58,8 @@ public struct DifferentialGenerator {
         case 70..<72: return .rollback
         case 72..<74: return .refreshUnchanged(uid: pick([uid(items), uid(owners)]))
         case 74..<76: return .checkRelationships
+        case 76..<79: return .pin(tag: uid(tags), item: uid(items))
+        case 79..<80: return .unpin(tag: uid(tags), item: uid(items))
         default: return .fetch(fetchSpec())
         }
     }
@@ -149,12 +151,16 @@ public struct DifferentialGenerator {
     }
 
     mutating func tagTerm() -> PredicateSpec {
-        switch Int(int(0...3)) {
+        switch Int(int(0...5)) {
         case 0:
             let (op, options) = stringOp()
             return .compare(key: "label", op: op, options: options, value: .string(pick(Self.labels)))
         case 1: return .aggregate(modifier: pick(["ANY", "NONE"]), path: "items", key: "qty", op: intOp(), options: "", value: .integer(int(0...9)))
         case 2: return .count(path: "items", op: intOp(), value: int(0...3))
+        case 3: return .count(path: "pinned", op: intOp(), value: int(0...3))
+        case 4:
+            let (op, options) = stringOp()
+            return .aggregate(modifier: pick(["ANY", "ALL", "NONE"]), path: "pinned", key: "title", op: op, options: options, value: .string(pick(Self.titles)))
         default:
             let (op, options) = stringOp()
             return .aggregate(modifier: "ANY", path: "items", key: "title", op: op, options: options, value: .string(pick(Self.titles)))

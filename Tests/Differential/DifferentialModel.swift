@@ -3,7 +3,8 @@ import Switchyard
 
 /// The model every differential sequence runs on: inheritance (Item > Special), indexed attributes, a
 /// uniqueness constraint, a to-one with a to-many inverse (Item.owner / Owner.items), an ordered to-many
-/// (Owner.queue / Item.queuedBy) and a many-to-many (Item.tags / Tag.items). One configuration, `Main`.
+/// (Owner.queue / Item.queuedBy), a many-to-many (Item.tags / Tag.items) and a to-many without inverse
+/// (Tag.pinned, one tag per item). One configuration, `Main`.
 public enum DifferentialModel {
     public static func make() throws -> ObjectModel {
         let owner = EntityDescription(
@@ -42,7 +43,10 @@ public enum DifferentialModel {
                 AttributeDescription(name: "uid", type: .integer64, isOptional: false, isIndexed: true),
                 AttributeDescription(name: "label", type: .string, isOptional: false),
             ],
-            relationships: [RelationshipDescription(name: "items", destination: "Item", inverse: "tags", isToMany: true)])
+            relationships: [
+                RelationshipDescription(name: "items", destination: "Item", inverse: "tags", isToMany: true),
+                RelationshipDescription(name: "pinned", destination: "Item", isToMany: true),
+            ])
         return try ObjectModel(
             entities: [owner, item, special, tag],
             configurations: [ConfigurationDescription(name: "Main", entityNames: ["Owner", "Item", "Special", "Tag"])])

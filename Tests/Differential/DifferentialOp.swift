@@ -12,6 +12,8 @@ public enum DifferentialOp: Sendable, Hashable, CustomStringConvertible {
     case setOwner(item: Int64, owner: Int64?)
     case tag(item: Int64, tag: Int64)
     case untag(item: Int64, tag: Int64)
+    case pin(tag: Int64, item: Int64)
+    case unpin(tag: Int64, item: Int64)
     case enqueue(owner: Int64, item: Int64, index: Int)
     case dequeue(owner: Int64, item: Int64)
     case moveInQueue(owner: Int64, from: Int, to: Int)
@@ -34,6 +36,8 @@ public enum DifferentialOp: Sendable, Hashable, CustomStringConvertible {
         case let .setOwner(item, owner): return "set #\(item).owner = \(owner.map { "#\($0)" } ?? "nil")"
         case let .tag(item, tag): return "add #\(tag) to #\(item).tags"
         case let .untag(item, tag): return "remove #\(tag) from #\(item).tags"
+        case let .pin(tag, item): return "add #\(item) to #\(tag).pinned"
+        case let .unpin(tag, item): return "remove #\(item) from #\(tag).pinned"
         case let .enqueue(owner, item, index): return "insert #\(item) into #\(owner).queue at \(index)"
         case let .dequeue(owner, item): return "remove #\(item) from #\(owner).queue"
         case let .moveInQueue(owner, from, to): return "move #\(owner).queue[\(from)] to \(to)"

@@ -8,6 +8,8 @@ struct DifferentialReference {
         var values: [String: Value]
         var owner: Int64?
         var queuedBy: Int64?
+        /// The Tag whose `pinned` holds this item (a to-many without inverse: one owner).
+        var pinnedBy: Int64?
         var tags: Set<Int64> = []
         var queue: [Int64] = []
     }
@@ -69,6 +71,7 @@ struct DifferentialReference {
             guard var o = state.objects[key] else { continue }
             if o.owner == uid { o.owner = nil }
             if o.queuedBy == uid { o.queuedBy = nil }
+            if o.pinnedBy == uid { o.pinnedBy = nil }
             o.tags.remove(uid)
             o.queue.removeAll { $0 == uid }
             state.objects[key] = o
@@ -99,6 +102,7 @@ struct DifferentialReference {
         case "items":
             return state.objects.filter { $0.value.tags.contains(uid) }.map(\.key).filter(live).sorted()
         case "queue": return o.queue.filter(live)
+        case "pinned": return state.objects.filter { $0.value.pinnedBy == uid }.map(\.key).filter(live).sorted()
         case "tags": return o.tags.filter(live).sorted()
         default: return []
         }

@@ -81,6 +81,16 @@ extension DifferentialRunner {
                 let (i, t) = (side.objects[item]!, side.objects[tag]!)
                 if adding { try i.addRelatedObject(t, forKey: "tags") } else { try i.removeRelatedObject(t, forKey: "tags") }
             }
+        case let .pin(tag, item), let .unpin(tag, item):
+            guard reference.isLive(item), reference.isItem(item), reference.isLive(tag), reference.entityOf[tag] == "Tag" else { return }
+            if case .pin = step {
+                reference.state.objects[item]?.pinnedBy = tag
+                try each { side in try side.objects[tag]!.addRelatedObject(side.objects[item]!, forKey: "pinned") }
+            } else {
+                guard reference.state.objects[item]?.pinnedBy == tag else { return }
+                reference.state.objects[item]?.pinnedBy = nil
+                try each { side in try side.objects[tag]!.removeRelatedObject(side.objects[item]!, forKey: "pinned") }
+            }
         case let .enqueue(owner, item, index):
             guard reference.isLive(owner), reference.entityOf[owner] == "Owner", reference.isLive(item), reference.isItem(item) else { return }
             let others = reference.members(owner, "queue").filter { $0 != item }
@@ -183,7 +193,7 @@ extension DifferentialRunner {
             let keys: [(String, Bool)]
             switch object.entity {
             case "Owner": keys = [("items", false), ("queue", true)]
-            case "Tag": keys = [("items", false)]
+            case "Tag": keys = [("items", false), ("pinned", false)]
             default: keys = [("tags", false)]
             }
             for (key, ordered) in keys {

@@ -35,8 +35,13 @@ struct SQLiteStoreTests {
         #expect(try SQLite3.query(path, "SELECT sql FROM sqlite_master WHERE name = 'Z_METADATA'")
             == "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
         #expect(try SQLite3.query(path, "SELECT sql FROM sqlite_master WHERE name = 'Z_MODELCACHE'") == "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+        // Owner(3).notes is a to-many without inverse: Core Data's hidden foreign key Z3NOTES in the members'
+        // table, after their own foreign keys, with its index.
+        #expect(try SQLite3.query(path, "SELECT sql FROM sqlite_master WHERE name = 'ZNOTE'")
+            == "CREATE TABLE ZNOTE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, Z3NOTES INTEGER, ZTEXT VARCHAR )")
         let indexes = try SQLite3.query(path, "SELECT sql FROM sqlite_master WHERE type = 'index' ORDER BY name").split(separator: "\n")
         #expect(indexes == [
+            "CREATE INDEX ZNOTE_Z3NOTES_INDEX ON ZNOTE (Z3NOTES)",
             "CREATE INDEX ZNOTE_ZTEXT_INDEX ON ZNOTE (ZTEXT)",
             "CREATE INDEX ZOWNER_ZFAVORITE_INDEX ON ZOWNER (ZFAVORITE)",
             "CREATE INDEX ZVEHICLE_ZOWNER_INDEX ON ZVEHICLE (ZOWNER)",

@@ -76,6 +76,8 @@ enum PlanOutput {
     private static func describe(_ link: SplitPlan.LinkCopy) -> String {
         switch link.kind {
         case .order: return "member order"
+        case .withoutInverse:
+            return "to-many without inverse (members' owner\(link.ordered ? " and order" : ""))"
         case .manyToMany:
             let orders = [link.ordered ? link.relationship : nil, link.inverseOrdered ? link.inverse : nil].compactMap { $0 }
             return "many-to-many links" + (orders.isEmpty ? "" : " with the order of \(orders.joined(separator: " and "))")

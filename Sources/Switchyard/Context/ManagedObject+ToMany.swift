@@ -6,7 +6,8 @@ extension ManagedObject {
     /// The objects of to-many relationship `key`, pending changes included: for an ordered relationship in
     /// its order, otherwise by primary key (unsaved members last).
     ///
-    /// A to-many with a to-one inverse is found through that inverse; a many-to-many through the store's links.
+    /// A to-many with a to-one inverse is found through that inverse; a many-to-many or a to-many without
+    /// inverse through the store's links.
     public func relatedObjects(forKey key: String) throws -> [ManagedObject] {
         let relationship = try toManyRelationship(key)
         return try liveContext().relatedObjects(of: self, through: relationship)
@@ -14,7 +15,9 @@ extension ManagedObject {
 
     /// Replaces the members of to-many relationship `key` (in this order, for an ordered one). Inverses follow:
     /// new members of a to-many with a to-one inverse point at this object and members left out are cleared;
-    /// for a many-to-many, each added or removed member's own list gains or loses this object.
+    /// for a many-to-many, each added or removed member's own list gains or loses this object. A to-many without
+    /// inverse keeps each member in one owner's list (Core Data stores the owner in the member's row): a member
+    /// taken here leaves the list of any other owner of the same relationship.
     public func setRelatedObjects(_ objects: [ManagedObject], forKey key: String) throws {
         let relationship = try toManyRelationship(key)
         let context = try liveContext()
@@ -36,6 +39,18 @@ extension ManagedObject {
                 let theirs = try added.relatedObjects(forKey: inverse)
                 try context.willChange(added)
                 if !theirs.contains(where: { $0 === self }) { added.changedToMany[inverse] = theirs + [self] }
+            }
+            changedToMany[key] = members
+            return
+        }
+        if model.isToManyWithoutInverse(relationship) {
+            // A member belongs to one owner (Core Data keeps the owner in the member's row): taking it from
+            // another owner's list here, as the save will in the store.
+            try context.willChange(self)
+            for (other, taken) in context.otherOwners(of: members, through: relationship, from: entity.name, excluding: self) {
+                let theirs = try other.relatedObjects(forKey: key)
+                try context.willChange(other)
+                other.changedToMany[key] = theirs.filter { !taken.contains(ObjectIdentifier($0)) }
             }
             changedToMany[key] = members
             return

@@ -72,8 +72,7 @@ extension ObjectContext {
     /// The objects at the other end of `relationship` that a delete of `object` affects.
     private func relatedForDeletion(_ object: ManagedObject, _ relationship: RelationshipDescription) throws -> [ManagedObject] {
         if relationship.isToMany {
-            // A to-many without an inverse keeps no members this context can find.
-            guard coordinator.model.isManyToMany(relationship) || coordinator.model.isInverseBackedToMany(relationship) else { return [] }
+            guard coordinator.model.isLinkBackedToMany(relationship) || coordinator.model.isInverseBackedToMany(relationship) else { return [] }
             return try relatedObjects(of: object, through: relationship)
         }
         return try object.relatedObject(forKey: relationship.name).map { [$0] } ?? []

@@ -3,18 +3,22 @@ import Foundation
 // MARK: - To-many members
 
 extension ObjectContext {
-    /// Members of a to-many relationship, pending changes included: a many-to-many from the object's own list
-    /// (or the store's links), a to-many with a to-one inverse through that inverse, in the source's store.
+    /// Members of a to-many relationship, pending changes included: a many-to-many or a to-many without
+    /// inverse from the object's own list (or the store's links), a to-many with a to-one inverse through that inverse, in the source's store.
     /// Store reads are batched (`committedMembers`), never one per object.
     /// Ordered relationships come in their order; objects deleted in this context are left out.
     func relatedObjects(of object: ManagedObject, through relationship: RelationshipDescription) throws -> [ManagedObject] {
         let model = coordinator.model
-        if model.isManyToMany(relationship) {
+        if model.isLinkBackedToMany(relationship) {
             if let changed = object.changedToMany[relationship.name] {
                 let live = changed.filter { !$0.isDeleted }
                 return relationship.isOrdered ? live : Self.byPrimaryKey(live)
             }
-            return try objects(for: committedMembers(of: object, relationship))
+            let members = try objects(for: committedMembers(of: object, relationship))
+            guard model.isToManyWithoutInverse(relationship) else { return members }
+            // A member belongs to one owner: one that another owner's unsaved list took over has left this one.
+            let claims = try pendingOwners(of: relationship, from: object.entity.name)
+            return members.filter { claims[ObjectIdentifier($0)].map { $0 === object } ?? true }
         }
         guard model.isInverseBackedToMany(relationship), let inverse = relationship.inverseName else {
             throw ContextError.typeMismatch(
@@ -48,6 +52,46 @@ extension ObjectContext {
             let ra = rank[ObjectIdentifier(a.element)] ?? Int.max, rb = rank[ObjectIdentifier(b.element)] ?? Int.max
             return ra != rb ? ra < rb : a.offset < b.offset
         }.map(\.element)
+    }
+
+    /// For a to-many without inverse: each member of an unsaved list of that relationship, and the owner whose
+    /// list holds it (the last one to take it wins, as the store's single foreign key does).
+    func pendingOwners(of relationship: RelationshipDescription, from entityName: String) throws -> [ObjectIdentifier: ManagedObject] {
+        let model = coordinator.model
+        guard let end = model.end(of: relationship.name, from: entityName) else { return [:] }
+        var owners: [ObjectIdentifier: ManagedObject] = [:]
+        for owner in insertedObjects + Array(changedObjects.values) where !owner.isDeleted {
+            guard let members = owner.changedToMany[relationship.name],
+                model.end(of: relationship.name, from: owner.entity.name)?.key == end.key
+            else { continue }
+            for member in members { owners[ObjectIdentifier(member)] = owner }
+        }
+        return owners
+    }
+
+    /// For a to-many without inverse: the registered owners other than `owner` whose list (unsaved, or as last
+    /// read from the store) holds any of `members`, with the members each holds. One pass over the context.
+    func otherOwners(
+        of members: [ManagedObject], through relationship: RelationshipDescription, from entityName: String, excluding owner: ManagedObject
+    ) -> [(owner: ManagedObject, members: Set<ObjectIdentifier>)] {
+        let model = coordinator.model
+        guard !members.isEmpty, let end = model.end(of: relationship.name, from: entityName) else { return [] }
+        let wanted = Set(members.map(ObjectIdentifier.init))
+        let savedIDs = Dictionary(members.filter { !$0.isInserted }.map { ($0.objectID, ObjectIdentifier($0)) }, uniquingKeysWith: { a, _ in a })
+        var result: [(owner: ManagedObject, members: Set<ObjectIdentifier>)] = []
+        for peer in registered.values where peer !== owner && !peer.isDeleted {
+            guard peer.changedToMany[relationship.name] != nil || peer.committedToMany[relationship.name] != nil,
+                model.end(of: relationship.name, from: peer.entity.name)?.key == end.key
+            else { continue }
+            var taken = Set<ObjectIdentifier>()
+            if let changed = peer.changedToMany[relationship.name] {
+                for member in changed where wanted.contains(ObjectIdentifier(member)) { taken.insert(ObjectIdentifier(member)) }
+            } else if let committed = peer.committedToMany[relationship.name] {
+                for id in committed { if let member = savedIDs[id] { taken.insert(member) } }
+            }
+            if !taken.isEmpty { result.append((peer, taken)) }
+        }
+        return result
     }
 
     /// Saved objects by primary key, then unsaved ones in their given order: how unordered to-many members read.
@@ -125,7 +169,7 @@ extension ObjectContext {
             var entry = result[ObjectIdentifier(store)] ?? ([], [], [])
             for name in object.changedToMany.keys.sorted() {
                 guard let relationship = object.entity.relationship(named: name) else { continue }
-                if model.isManyToMany(relationship) {
+                if model.isLinkBackedToMany(relationship) {
                     let current = (object.changedToMany[name] ?? []).filter { !$0.isDeleted }
                     let original = object.committedToMany[name] ?? []
                     let originalSet = Set(original)

@@ -32,6 +32,34 @@ extension ObjectModel {
         relationship.isToMany && !relationship.isTransient && inverse(of: relationship).map { !$0.isToMany } == true
     }
 
+    /// True for a persistent to-many with no inverse at all. Core Data keeps its members' owner in a hidden
+    /// foreign-key column `Z<n><NAME>` of the destination's table (`n` the declaring entity's number), so a
+    /// member belongs to at most one owner through it; Switchyard keeps the same rule on every backend.
+    public func isToManyWithoutInverse(_ relationship: RelationshipDescription) -> Bool {
+        relationship.isToMany && !relationship.isTransient && relationship.inverseName == nil
+    }
+
+    /// True for a to-many whose members are kept as links apart from the members' own attributes: a
+    /// many-to-many, or a to-many without inverse. The context tracks their member lists itself.
+    func isLinkBackedToMany(_ relationship: RelationshipDescription) -> Bool {
+        isManyToMany(relationship) || isToManyWithoutInverse(relationship)
+    }
+
+    /// Every to-many without inverse whose owner or destination lies in `entities`' inheritance trees, as
+    /// declared (each once), in a stable order.
+    func toManysWithoutInverse(touching entities: [EntityDescription]) -> [RelationshipEnd] {
+        let roots = Set(entities.map(\.rootName))
+        var ends: [RelationshipEnd] = []
+        for entity in self.entities {
+            for relationship in entity.relationships where isToManyWithoutInverse(relationship) {
+                let destinationRoot = self.entity(named: relationship.destinationEntityName)?.rootName
+                guard roots.contains(entity.rootName) || destinationRoot.map(roots.contains) == true else { continue }
+                ends.append(RelationshipEnd(entityName: entity.name, relationship: relationship))
+            }
+        }
+        return ends.sorted { $0.key < $1.key }
+    }
+
     /// The end of relationship `name` as seen from `entityName`: the ancestor (or the entity itself) declaring it.
     public func end(of name: String, from entityName: String) -> RelationshipEnd? {
         guard var current = entity(named: entityName), current.relationship(named: name) != nil else { return nil }

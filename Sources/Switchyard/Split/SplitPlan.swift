@@ -56,14 +56,17 @@ public struct SplitPlan: Sendable {
             case manyToMany
             /// An ordered to-many with a to-one inverse: the members' positions.
             case order
+            /// A to-many without inverse: every member's owner (Core Data's hidden foreign key), and the
+            /// positions of an ordered one.
+            case withoutInverse
         }
         /// The target entity declaring the relationship (a many-to-many's end Core Data names the join table after).
         public var entity: String
         /// The relationship's name in the target model.
         public var relationship: String
-        /// The target entity declaring the inverse.
+        /// The target entity declaring the inverse (for a to-many without inverse, its destination).
         public var inverseEntity: String
-        /// The inverse's name in the target model.
+        /// The inverse's name in the target model (empty for a to-many without inverse).
         public var inverse: String
         /// Links and positions, or positions only.
         public var kind: Kind

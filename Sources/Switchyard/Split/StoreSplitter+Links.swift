@@ -35,7 +35,7 @@ extension StoreSplitter {
         var results: [LinkResult] = []
         for (index, (link, mapping)) in zip(plan.links, plan.linkMappings).enumerated() {
             let output = outputs[link.destination]
-            if let from = source as? SQLiteStore, let to = output as? SQLiteStore {
+            if link.kind != .withoutInverse, let from = source as? SQLiteStore, let to = output as? SQLiteStore {
                 let spec = BulkLinkCopySpec(
                     targetEnd: mapping.target, sourceEnd: mapping.source, targetInverse: mapping.targetInverse,
                     sourceInverse: mapping.sourceInverse, ordered: link.ordered, inverseOrdered: link.inverseOrdered)
@@ -80,7 +80,7 @@ extension StoreSplitter {
             entities: owners(mapping.source.entityName),
             relationship: (inSource ? mapping.source : mapping.target).relationship.name,
             targetRelationship: mapping.target.relationship.name, label: mapping.target.key, ordered: link.ordered,
-            writesLinks: link.kind == .manyToMany)]
+            writesLinks: link.kind != .order)]
         if link.inverseOrdered {
             passes.append(LinkPass(
                 entities: owners(mapping.sourceInverse.entityName),

@@ -53,9 +53,29 @@ extension StoreSplitter {
                     continue
                 }
                 if newKind == .noInverse {
-                    problems.append(
-                        "to-many without inverse \(label): the stores keep a to-many through its inverse; declare the "
-                            + "inverse (a to-one, or a to-many for a many-to-many) in both models")
+                    // Links (Core Data's hidden foreign key in the members' rows), copied like a many-to-many's.
+                    let targetEnd = RelationshipEnd(entityName: target.name, relationship: relationship)
+                    let members = family(sourceEnd.relationship.destinationEntityName)
+                    if owners.isEmpty || members.isEmpty { continue }
+                    let ordered = relationship.isOrdered && sourceEnd.relationship.isOrdered
+                    if sourceEnd.relationship.isOrdered, !relationship.isOrdered {
+                        warnings.append("ordered to-many \(label) is unordered in the target model: its members are copied, their order is not")
+                    }
+                    let destinations = Set((owners + members).map(\.destination))
+                    guard destinations.count == 1, let destination = destinations.first else {
+                        let configurations = Set((owners + members).map(\.configuration)).sorted()
+                        problems.append(
+                            "to-many without inverse \(label) crosses configurations \(configurations.joined(separator: " and ")): "
+                                + "a split cannot carry it (its members keep their owner in their own rows); put both entities in "
+                                + "one configuration, or declare fetched properties to reach them")
+                        continue
+                    }
+                    links.append((
+                        SplitPlan.LinkCopy(
+                            entity: target.name, relationship: relationship.name, inverseEntity: relationship.destinationEntityName,
+                            inverse: "", kind: .withoutInverse, ordered: ordered, inverseOrdered: false,
+                            configuration: owners[0].configuration, destination: destination),
+                        LinkMapping(target: targetEnd, targetInverse: targetEnd, source: sourceEnd, sourceInverse: sourceEnd)))
                     continue
                 }
                 guard newKind != .toOne, let inverseName = relationship.inverseName,

@@ -62,5 +62,35 @@ struct LMDBLinks {
     }
 }
 
+// MARK: - To-many without inverse
+
+extension LMDBLinks {
+    /// The key its members' owners are kept under for to-many without inverse `endKey`: a 0x01 byte (no
+    /// end key starts with it) then the end key, with the member as source and its owner as member.
+    static func ownerKey(_ endKey: String) -> String { "\u{1}" + endKey }
+
+    /// The owner of `member` through to-many without inverse `endKey`, if any.
+    func owner(_ endKey: String, member: Int64) throws -> Int64? {
+        try members(Self.ownerKey(endKey), source: member).first?.member
+    }
+
+    /// Makes `owner` the only owner of `member` (the link moves from a previous owner), keeping the position
+    /// an existing link has.
+    func link(_ endKey: String, owner: Int64, member: Int64) throws {
+        if let previous = try self.owner(endKey, member: member) {
+            if previous == owner { return }
+            try unlink(endKey, owner: previous, member: member)
+        }
+        try add(endKey, source: owner, member: member)
+        try add(Self.ownerKey(endKey), source: member, member: owner)
+    }
+
+    /// Removes `member` from `owner`'s list (nothing when another owner holds it).
+    func unlink(_ endKey: String, owner: Int64, member: Int64) throws {
+        try remove(endKey, source: owner, member: member)
+        if try self.owner(endKey, member: member) == owner { try remove(Self.ownerKey(endKey), source: member, member: owner) }
+    }
+}
+
 @available(*, unavailable, message: "LMDBLinks lives inside one transaction")
 extension LMDBLinks: Sendable {}

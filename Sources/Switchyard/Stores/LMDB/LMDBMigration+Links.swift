@@ -26,6 +26,15 @@ extension LMDBMigration {
                     continue
                 }
                 try rewrite(oldKey, fate, links: links, txn: txn)
+                if old.isToManyWithoutInverse(relationship) {
+                    // The members' owners, kept under their own key, follow the members.
+                    switch fate {
+                    case .keep(let newKey, _) where newKey != oldKey:
+                        try rewrite(LMDBLinks.ownerKey(oldKey), .keep(newKey: LMDBLinks.ownerKey(newKey), keepsPositions: false), links: links, txn: txn)
+                    case .keep: break
+                    case .delete: try rewrite(LMDBLinks.ownerKey(oldKey), .delete, links: links, txn: txn)
+                    }
+                }
             }
         }
         try linkFormerToOnes(links, schema: schema, rows: rows, served: served, txn: txn)
@@ -81,10 +90,10 @@ extension LMDBMigration {
         }
     }
 
-    /// True for an end whose store keeps entries in `links`: a many-to-many, or an ordered to-many with a
-    /// to-one inverse (its positions).
+    /// True for an end whose store keeps entries in `links`: a many-to-many, a to-many without inverse, or an
+    /// ordered to-many with a to-one inverse (its positions).
     private func keepsLinks(_ relationship: RelationshipDescription, in model: ObjectModel) -> Bool {
-        model.isManyToMany(relationship) || (relationship.isOrdered && model.isInverseBackedToMany(relationship))
+        model.isLinkBackedToMany(relationship) || (relationship.isOrdered && model.isInverseBackedToMany(relationship))
     }
 
     private func fate(of entityName: String, _ relationship: RelationshipDescription) -> LinkFate {
@@ -98,6 +107,11 @@ extension LMDBMigration {
         guard !change.properties.contains(where: { $0.isRelationship && $0.kind == .removed && $0.name == relationship.name }),
             let end = new.end(of: newName, from: newEntity), end.entityName == newEntity
         else { return .delete }
+        if old.isToManyWithoutInverse(relationship) {
+            // Kept while it stays without inverse (renamed or not); gaining an inverse starts it empty.
+            guard new.isToManyWithoutInverse(end.relationship) else { return .delete }
+            return .keep(newKey: end.key, keepsPositions: end.relationship.isOrdered)
+        }
         let wasManyToMany = old.isManyToMany(relationship)
         if wasManyToMany && new.isManyToMany(end.relationship) {
             return .keep(newKey: end.key, keepsPositions: end.relationship.isOrdered)

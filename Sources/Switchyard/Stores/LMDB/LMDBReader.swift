@@ -154,7 +154,7 @@ final class LMDBReader {
             guard let target = item.toOne[relationship.name] else { return [] }
             return try row(root: root, primaryKey: target.primaryKey).map { [$0] } ?? []
         }
-        if let end = store.model.end(of: relationship.name, from: item.entityName), store.model.isManyToMany(end.relationship) {
+        if let end = store.model.end(of: relationship.name, from: item.entityName), store.model.isLinkBackedToMany(end.relationship) {
             guard let database = store.databases.links else { return [] }
             let links = LMDBLinks(database: database, transaction: transaction)
             return try links.members(end.key, source: item.primaryKey).compactMap { member, _ -> StoreRow? in

@@ -12,7 +12,7 @@ extension LMDBStore {
         guard let destination = schema.layout(named: end.relationship.destinationEntityName) else {
             throw StoreError.entityNotInStore(path: path, configuration: configurationName, entity: end.relationship.destinationEntityName)
         }
-        let isManyToMany = model.isManyToMany(end.relationship)
+        let isManyToMany = model.isLinkBackedToMany(end.relationship)
         guard isManyToMany || model.isInverseBackedToMany(end.relationship) else {
             throw StoreError.unknownProperty(path: path, configuration: configurationName, entity: first.entityName, property: relationship)
         }
@@ -64,6 +64,20 @@ extension LMDBStore {
         }
         let links = LMDBLinks(database: database, transaction: txn)
         if !deleted.isEmpty {
+            for end in model.toManysWithoutInverse(touching: entities) {
+                for row in deleted {
+                    if model.entity(row.entityName, isKindOf: end.relationship.destinationEntityName),
+                        let owner = try links.owner(end.key, member: row.primaryKey)
+                    {
+                        try links.unlink(end.key, owner: owner, member: row.primaryKey)
+                    }
+                    if model.entity(row.entityName, isKindOf: end.entityName) {
+                        for (member, _) in try links.members(end.key, source: row.primaryKey) {
+                            try links.unlink(end.key, owner: row.primaryKey, member: member)
+                        }
+                    }
+                }
+            }
             let pairs = model.manyToManyPairs(touching: entities)
             for row in deleted {
                 for (first, second) in pairs {
@@ -77,11 +91,19 @@ extension LMDBStore {
             }
         }
         for link in changes.linkDeletes {
+            if let end = try endWithoutInverse(of: link) {
+                try links.unlink(end.key, owner: link.source.primaryKey, member: link.destination.primaryKey)
+                continue
+            }
             let (mine, theirs) = try ends(of: link)
             try links.remove(mine.key, source: link.source.primaryKey, member: link.destination.primaryKey)
             try links.remove(theirs.key, source: link.destination.primaryKey, member: link.source.primaryKey)
         }
         for link in changes.linkInserts {
+            if let end = try endWithoutInverse(of: link) {
+                try links.link(end.key, owner: link.source.primaryKey, member: link.destination.primaryKey)
+                continue
+            }
             let (mine, theirs) = try ends(of: link)
             try links.add(mine.key, source: link.source.primaryKey, member: link.destination.primaryKey)
             try links.add(theirs.key, source: link.destination.primaryKey, member: link.source.primaryKey)
@@ -93,7 +115,7 @@ extension LMDBStore {
             }
             let positions = Dictionary(order.members.enumerated().map { ($1.primaryKey, Int64($0 + 1)) }, uniquingKeysWith: { a, _ in a })
             let existing = try links.members(end.key, source: order.source.primaryKey)
-            if model.isManyToMany(end.relationship) {
+            if model.isLinkBackedToMany(end.relationship) {
                 // Only linked members take a position; the others are not in the relationship.
                 for (member, _) in existing {
                     try links.setPosition(end.key, source: order.source.primaryKey, member: member, position: positions[member])
@@ -105,6 +127,19 @@ extension LMDBStore {
                 }
             }
         }
+    }
+
+    /// The declaring end of a link's relationship when it is a to-many without inverse (checking the member is
+    /// of its destination); `nil` for any other relationship.
+    private func endWithoutInverse(of link: RelationshipLink) throws -> RelationshipEnd? {
+        guard let end = model.end(of: link.relationship, from: link.source.entityName), model.isToManyWithoutInverse(end.relationship)
+        else { return nil }
+        guard model.entity(link.destination.entityName, isKindOf: end.relationship.destinationEntityName) else {
+            throw StoreError.unknownProperty(
+                path: path, configuration: configurationName, entity: link.destination.entityName,
+                property: "\(end.key) (its destination is \(end.relationship.destinationEntityName))")
+        }
+        return end
     }
 
     /// Both ends of a link's many-to-many relationship, the source's first; `StoreError.unknownProperty` otherwise.

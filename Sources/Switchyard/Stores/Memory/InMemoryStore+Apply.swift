@@ -54,10 +54,21 @@ extension InMemoryStore {
             removeLinks(of: row, in: &contents)
         }
         for link in changes.linkDeletes {
+            if let key = try ownerKey(link) {
+                if contents.owners[key]?[link.destination.primaryKey] == link.source.primaryKey {
+                    contents.owners[key]?[link.destination.primaryKey] = nil
+                }
+                continue
+            }
             let (key, pairs) = try linkPairs(link)
             for pair in pairs { contents.links[key]?.remove(pair) }
         }
         for link in changes.linkInserts {
+            if let key = try ownerKey(link) {
+                // One owner per member: the new link replaces any other owner's.
+                contents.owners[key, default: [:]][link.destination.primaryKey] = link.source.primaryKey
+                continue
+            }
             let (key, pairs) = try linkPairs(link)
             contents.links[key, default: []].formUnion(pairs)
         }
@@ -91,8 +102,29 @@ extension InMemoryStore {
         return (first.key, [mine?.key == first.key ? forward : backward])
     }
 
+    /// The end key of a link's relationship when it is a to-many without inverse of the source entity (checking
+    /// the member is of its destination), `nil` for any other relationship.
+    private func ownerKey(_ link: RelationshipLink) throws -> String? {
+        guard let end = model.end(of: link.relationship, from: link.source.entityName), model.isToManyWithoutInverse(end.relationship)
+        else { return nil }
+        guard model.entity(link.destination.entityName, isKindOf: end.relationship.destinationEntityName) else {
+            throw StoreError.unknownProperty(
+                path: displayPath, configuration: configurationName, entity: link.destination.entityName,
+                property: "\(end.key) (its destination is \(end.relationship.destinationEntityName))")
+        }
+        return end.key
+    }
+
     /// Drops every link of a deleted row, on whichever end its entity is.
     private func removeLinks(of row: StoreRow, in contents: inout Contents) {
+        for end in toManysWithoutInverse {
+            if model.entity(row.entityName, isKindOf: end.relationship.destinationEntityName) {
+                contents.owners[end.key]?[row.primaryKey] = nil
+            }
+            if model.entity(row.entityName, isKindOf: end.entityName) {
+                contents.owners[end.key] = contents.owners[end.key]?.filter { $0.value != row.primaryKey }
+            }
+        }
         for (first, second) in manyToManyPairs {
             if model.entity(row.entityName, isKindOf: first.entityName) {
                 contents.links[first.key] = contents.links[first.key]?.filter { $0.first != row.primaryKey }

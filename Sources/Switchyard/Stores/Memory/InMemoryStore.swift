@@ -18,6 +18,9 @@ public final class InMemoryStore: PersistentStore {
         /// Many-to-many links by the key of the pair's first end (`RelationshipEnd.key`): (first-end row's
         /// primary key, second-end row's primary key).
         var links: [String: Set<LinkPair>] = [:]
+        /// The owner of each member of a to-many without inverse, by end key, then member primary key (one
+        /// owner per member, as Core Data's foreign key in the member's row).
+        var owners: [String: [Int64: Int64]] = [:]
         /// Positions of ordered to-many members by end key, then source primary key, then member primary key.
         var positions: [String: [Int64: [Int64: Int64]]] = [:]
         var metadata: StoreMetadata
@@ -33,6 +36,8 @@ public final class InMemoryStore: PersistentStore {
     let contents: Locked<Contents?>
     /// The many-to-many pairs with an end in this store, computed once (deletes drop their links).
     let manyToManyPairs: [(first: RelationshipEnd, second: RelationshipEnd)]
+    /// The to-manys without inverse with an end in this store (deletes drop their owners' entries).
+    let toManysWithoutInverse: [RelationshipEnd]
 
     /// Creates an empty store for `configuration` of `model`.
     public init(model: ObjectModel, configuration: String) throws {
@@ -45,6 +50,7 @@ public final class InMemoryStore: PersistentStore {
         self.identifier = metadata.uuid
         self.contents = Locked(Contents(metadata: metadata))
         self.manyToManyPairs = model.manyToManyPairs(touching: entities)
+        self.toManysWithoutInverse = model.toManysWithoutInverse(touching: entities)
     }
 
     // MARK: - Metadata
@@ -138,6 +144,10 @@ public final class InMemoryStore: PersistentStore {
             for pair in snapshot.links[firstEnd.key] ?? [] {
                 let (from, to) = mineIsFirst ? (pair.first, pair.second) : (pair.second, pair.first)
                 if keys.contains(from), let m = member(to) { bySource[from, default: []].append(m) }
+            }
+        } else if model.isToManyWithoutInverse(end.relationship) {
+            for (memberKey, owner) in snapshot.owners[end.key] ?? [:] where keys.contains(owner) {
+                if let m = member(memberKey) { bySource[owner, default: []].append(m) }
             }
         } else if let inverse = end.relationship.inverseName, model.isInverseBackedToMany(end.relationship) {
             for row in table.values where family.contains(row.entityName) {

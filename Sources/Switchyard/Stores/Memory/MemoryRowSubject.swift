@@ -3,7 +3,7 @@ import Foundation
 // MARK: - MemoryRowSubject
 
 /// A memory-store row seen by the predicate evaluator: follows to-one references and finds to-many
-/// members through the inverse to-one or the many-to-many links, inside one snapshot of the store.
+/// members through the inverse to-one, the many-to-many links or the owners of a to-many without inverse, inside one snapshot of the store.
 struct MemoryRowSubject: PredicateSubject {
     let row: StoreRow
     let contents: InMemoryStore.Contents
@@ -38,6 +38,15 @@ struct MemoryRowSubject: PredicateSubject {
                 .compactMap { pair -> StoreRow? in
                     let (from, to) = mineIsFirst ? (pair.first, pair.second) : (pair.second, pair.first)
                     guard from == item.primaryKey, let row = table[to], family.contains(row.entityName) else { return nil }
+                    return row
+                }
+                .sorted { $0.primaryKey < $1.primaryKey }
+        }
+        if let end = model.end(of: relationship.name, from: item.entityName), model.isToManyWithoutInverse(end.relationship) {
+            let family = Set(destination.selfAndDescendantNames)
+            return (contents.owners[end.key] ?? [:])
+                .compactMap { member, owner -> StoreRow? in
+                    guard owner == item.primaryKey, let row = table[member], family.contains(row.entityName) else { return nil }
                     return row
                 }
                 .sorted { $0.primaryKey < $1.primaryKey }

@@ -232,6 +232,19 @@ struct SQLPredicateCompiler {
             }
             return (sub, SQLFragment(correlation))
         }
+        if let end = model.end(of: relationship.name, from: entity.name), let hidden = schema.hiddenKeys[end.key] {
+            // A to-many without inverse: the destination rows whose hidden foreign key names the source row.
+            guard let destination = schema.entities[relationship.destinationEntityName] else {
+                throw StoreError.unsupportedPredicate(
+                    path: path, configuration: configurationName, reason: "relationship \(name) leads to \(relationship.destinationEntityName), which is not in this store")
+            }
+            let sub = Scope(alias: state.alias(), entity: destination)
+            var correlation = "\(sub.alias).\(SQLiteNames.quote(hidden.column)) = \(base).\"Z_PK\""
+            if let filter = entityFilter(destination, alias: sub.alias, includesSubentities: true) {
+                correlation += " AND " + filter
+            }
+            return (sub, SQLFragment(correlation))
+        }
         guard let inverseName = relationship.inverseName,
             let destinationModel = model.entity(named: relationship.destinationEntityName),
             let inverse = destinationModel.relationship(named: inverseName)

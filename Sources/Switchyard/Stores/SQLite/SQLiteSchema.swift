@@ -60,6 +60,9 @@ struct SQLiteSchema: Sendable {
     /// Position in `joinTables` by `RelationshipEnd.key`, for both ends.
     var joinByEnd: [String: Int] = [:]
 
+    /// Hidden foreign keys of the to-manys without inverse whose destination this store holds, by end key.
+    var hiddenKeys: [String: SQLiteHiddenKey] = [:]
+
     /// The join table of many-to-many end `endKey`, seen from that end.
     func join(_ endKey: String) -> SQLiteJoinTable.Side? {
         joinByEnd[endKey].map { joinTables[$0].side(from: endKey) }
@@ -87,6 +90,7 @@ struct SQLiteSchema: Sendable {
         actualColumns: [String: [String]]?, path: String, configuration: String, joinTablesNamedBy: Set<String> = []
     ) throws -> SQLiteSchema {
         let builder = SQLiteLayoutBuilder(model: model, numbers: numbers)
+        var hiddenKeys: [String: SQLiteHiddenKey] = [:]
         var tables: [SQLiteTableLayout] = []
         var entities: [String: SQLiteEntityLayout] = [:]
         for root in roots(of: storeEntities, in: model) {
@@ -105,6 +109,21 @@ struct SQLiteSchema: Sendable {
                 actual = Dictionary(cols.map { ($0.uppercased(), $0) }, uniquingKeysWith: { a, _ in a })
             }
             let tableName = table.name
+            for name in table.entityNames where numbers[name] != nil {
+                for end in builder.hiddenEnds(destination: name) {
+                    guard let expected = columnsByEntity[name]?[SQLiteHiddenKey.property(end.key)] else { continue }
+                    let column = try resolveHiddenColumn(
+                        expected: expected, relationship: end.relationship.name, actual: actual, ordered: false, table: tableName,
+                        endKey: end.key, path: path, configuration: configuration)
+                    var orderColumn: String?
+                    if let expectedOrder = columnsByEntity[name]?[SQLiteHiddenKey.orderProperty(end.key)] {
+                        orderColumn = try resolveHiddenColumn(
+                            expected: expectedOrder, relationship: end.relationship.name, actual: actual, ordered: true, table: tableName,
+                            endKey: end.key, path: path, configuration: configuration)
+                    }
+                    hiddenKeys[end.key] = SQLiteHiddenKey(destination: name, table: tableName, column: column!, orderColumn: orderColumn)
+                }
+            }
             for name in table.entityNames {
                 guard let entity = model.entity(named: name) else { continue }
                 // Entities of the tree the store has no number for (not in Z_PRIMARYKEY) hold no rows here.
@@ -125,6 +144,7 @@ struct SQLiteSchema: Sendable {
             entityNamesByNumber: Dictionary(entities.values.map { ($0.number, $0.name) }, uniquingKeysWith: { a, _ in a }),
             tableEntityNumbers: Dictionary(grouping: entities.values, by: \.table).mapValues { $0.map(\.number).sorted() },
             projections: [:], exactProjections: [:])
+        schema.hiddenKeys = hiddenKeys
         let roots = Set(tables.map(\.rootName))
         for (first, second) in model.manyToManyPairs(touching: storeEntities) {
             guard let a = model.entity(named: first.entityName), let b = model.entity(named: second.entityName),
@@ -153,6 +173,28 @@ struct SQLiteSchema: Sendable {
             schema.exactProjections[layout.name] = schema.projection(for: layout, includesSubentities: false)
         }
         return schema
+    }
+
+    /// The real hidden foreign-key (or, `ordered`, position) column of to-many without inverse `endKey`: the
+    /// expected name, else the one `Z<digits><NAME>` (`Z_FOK_<digits><NAME>`) column, since real stores number
+    /// entities differently. A missing foreign key is `schemaMismatch`; a missing position reads unordered (nil).
+    private static func resolveHiddenColumn(
+        expected: String, relationship: String, actual: [String: String]?, ordered: Bool, table: String, endKey: String,
+        path: String, configuration: String
+    ) throws -> String? {
+        guard let actual else { return expected }
+        if let real = actual[expected.uppercased()] { return real }
+        let prefix = ordered ? "Z_FOK_" : "Z", name = relationship.uppercased()
+        let matches = actual.keys.filter { key in
+            guard key.hasPrefix(prefix), key.hasSuffix(name) else { return false }
+            let digits = key.dropFirst(prefix.count).dropLast(name.count)
+            return !digits.isEmpty && digits.allSatisfy(\.isNumber)
+        }
+        if matches.count == 1, let match = matches.first { return actual[match] }
+        if ordered { return nil }
+        throw StoreError.schemaMismatch(
+            path: path, configuration: configuration,
+            reason: "table \(table) has no column \(expected) holding the owner of to-many without inverse \(endKey)")
     }
 
     /// Finds the real column for an expected one: same name (any case), else the property's renaming

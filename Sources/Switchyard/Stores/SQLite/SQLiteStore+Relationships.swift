@@ -21,6 +21,10 @@ extension SQLiteStore {
             from = "\(SQLiteNames.quote(side.table)) AS j JOIN \(destinationTable) AS d ON d.\"Z_PK\" = j.\(SQLiteNames.quote(side.memberColumn))"
             sourceColumn = "j.\(SQLiteNames.quote(side.sourceColumn))"
             orderColumn = side.orderColumn.map { "j.\(SQLiteNames.quote($0))" }
+        } else if let hidden = schema.hiddenKeys[end.key] {
+            from = "\(destinationTable) AS d"
+            sourceColumn = "d.\(SQLiteNames.quote(hidden.column))"
+            orderColumn = hidden.orderColumn.map { "d.\(SQLiteNames.quote($0))" }
         } else if model.isInverseBackedToMany(end.relationship), let inverse = end.relationship.inverseName,
             let index = destination.toOneIndex[inverse]
         {
@@ -84,7 +88,23 @@ extension SQLiteStore {
                 }
             }
         }
+        if !schema.hiddenKeys.isEmpty {
+            // Members of a deleted owner's to-many without inverse no longer belong to it.
+            for deletion in deleted {
+                for (endKey, hidden) in schema.hiddenKeys.sorted(by: { $0.key < $1.key }) {
+                    guard let owner = endKey.split(separator: ".").first, model.entity(deletion.entityName, isKindOf: String(owner))
+                    else { continue }
+                    try db.cachedStatement(sql: hiddenClearSQL(hidden, where: "\(SQLiteNames.quote(hidden.column)) = ?"))
+                        .execute(arguments: [deletion.primaryKey])
+                }
+            }
+        }
         for link in changes.linkDeletes {
+            if let hidden = try hiddenKey(of: link) {
+                try db.cachedStatement(sql: hiddenClearSQL(hidden, where: "\"Z_PK\" = ? AND \(SQLiteNames.quote(hidden.column)) = ?"))
+                    .execute(arguments: [link.destination.primaryKey, link.source.primaryKey])
+                continue
+            }
             let (side, reflexive) = try joinSide(link)
             let statement = try db.cachedStatement(
                 sql: "DELETE FROM \(SQLiteNames.quote(side.table)) WHERE \(SQLiteNames.quote(side.sourceColumn)) = ? AND \(SQLiteNames.quote(side.memberColumn)) = ?")
@@ -92,6 +112,15 @@ extension SQLiteStore {
             if reflexive { try statement.execute(arguments: [link.destination.primaryKey, link.source.primaryKey]) }
         }
         for link in changes.linkInserts {
+            if let hidden = try hiddenKey(of: link) {
+                // One owner per member: the foreign key moves; a new owner's list gives no position until ordered.
+                let position = hidden.orderColumn.map { ", \(SQLiteNames.quote($0)) = NULL" } ?? ""
+                try db.cachedStatement(
+                    sql: "UPDATE \(SQLiteNames.quote(hidden.table)) SET \(SQLiteNames.quote(hidden.column)) = ?\(position) "
+                        + "WHERE \"Z_PK\" = ? AND \(SQLiteNames.quote(hidden.column)) IS NOT ?")
+                    .execute(arguments: [link.source.primaryKey, link.destination.primaryKey, link.source.primaryKey])
+                continue
+            }
             let (side, reflexive) = try joinSide(link)
             let statement = try db.cachedStatement(
                 sql: "INSERT OR IGNORE INTO \(SQLiteNames.quote(side.table)) (\(SQLiteNames.quote(side.sourceColumn)), \(SQLiteNames.quote(side.memberColumn))) VALUES (?, ?)")
@@ -110,6 +139,12 @@ extension SQLiteStore {
                     + "WHERE \(SQLiteNames.quote(side.sourceColumn)) = ? AND \(SQLiteNames.quote(side.memberColumn)) = ?"
                 clear = "UPDATE \(SQLiteNames.quote(side.table)) SET \(SQLiteNames.quote(column)) = NULL "
                     + "WHERE \(SQLiteNames.quote(side.sourceColumn)) = ?"
+            } else if let hidden = schema.hiddenKeys[end.key] {
+                guard let column = hidden.orderColumn else { continue }
+                sql = "UPDATE \(SQLiteNames.quote(hidden.table)) SET \(SQLiteNames.quote(column)) = ? "
+                    + "WHERE \(SQLiteNames.quote(hidden.column)) = ? AND \"Z_PK\" = ?"
+                clear = "UPDATE \(SQLiteNames.quote(hidden.table)) SET \(SQLiteNames.quote(column)) = NULL "
+                    + "WHERE \(SQLiteNames.quote(hidden.column)) = ?"
             } else if let inverse = end.relationship.inverseName,
                 let destination = schema.entities[end.relationship.destinationEntityName],
                 let index = destination.toOneIndex[inverse]
@@ -131,6 +166,27 @@ extension SQLiteStore {
                 try statement.execute(arguments: [Int64(i + 1), order.source.primaryKey, member.primaryKey])
             }
         }
+    }
+
+    /// The hidden foreign key of a link's relationship when it is a to-many without inverse (checking the member
+    /// is of its destination); `nil` for any other relationship.
+    private func hiddenKey(of link: RelationshipLink) throws -> SQLiteHiddenKey? {
+        guard let end = model.end(of: link.relationship, from: link.source.entityName), model.isToManyWithoutInverse(end.relationship)
+        else { return nil }
+        guard let hidden = schema.hiddenKeys[end.key],
+            model.entity(link.destination.entityName, isKindOf: end.relationship.destinationEntityName)
+        else {
+            throw StoreError.unknownProperty(
+                path: displayPath, configuration: configurationName, entity: link.destination.entityName,
+                property: "\(end.key) (its destination is \(end.relationship.destinationEntityName))")
+        }
+        return hidden
+    }
+
+    /// `UPDATE` clearing a hidden foreign key (and its position) in the rows `condition` selects.
+    private func hiddenClearSQL(_ hidden: SQLiteHiddenKey, where condition: String) -> String {
+        let position = hidden.orderColumn.map { ", \(SQLiteNames.quote($0)) = NULL" } ?? ""
+        return "UPDATE \(SQLiteNames.quote(hidden.table)) SET \(SQLiteNames.quote(hidden.column)) = NULL\(position) WHERE \(condition)"
     }
 
     /// The join table of a link's relationship seen from its source, and whether the relationship is its own

@@ -49,6 +49,22 @@ struct SQLiteAttributeMapping: Sendable, Hashable {
     var column: String
 }
 
+/// Where the members of a to-many without inverse keep their owner: Core Data's hidden foreign key
+/// `Z<n><NAME>` in the destination's table (`n` the owner entity's number, `NAME` the relationship's), and,
+/// for an ordered one, the position `Z_FOK_<n><NAME>` beside it.
+struct SQLiteHiddenKey: Sendable, Hashable {
+    /// The relationship's destination entity.
+    var destination: String
+    var table: String
+    var column: String
+    var orderColumn: String?
+
+    /// The layout-builder key of the hidden column of end `endKey` (`Entity.relationship`).
+    static func property(_ endKey: String) -> String { "\u{0}hidden:" + endKey }
+    /// The layout-builder key of its position column.
+    static func orderProperty(_ endKey: String) -> String { "\u{0}hiddenorder:" + endKey }
+}
+
 /// Where a to-one relationship lives: the foreign key, and `Z<n>_<REL>` (the destination's `Z_ENT`) when the
 /// destination entity has subentities.
 struct SQLiteToOneMapping: Sendable, Hashable {
@@ -219,6 +235,19 @@ struct SQLiteLayoutBuilder {
                                          column: SQLiteColumnSpec(name: ocol, sqlType: "INTEGER")))
                 }
             }
+            // Core Data's hidden foreign keys of the to-manys without inverse leading here, after the entity's
+            // own foreign keys (the CartKit fixtures' ZCDCARTITEMMODIFIER: ..., ZITEM, Z2MODIFIERS, ...).
+            for end in hiddenEnds(destination: entity.name) {
+                let n = numbers[end.entityName] ?? Int64(model.entity(named: end.entityName)?.entityNumber ?? 0)
+                let col = allocate("Z\(n)" + end.relationship.name.uppercased())
+                own[SQLiteHiddenKey.property(end.key)] = col
+                entries.append(Entry(rank: 0, treeIndex: k, kind: 2, name: col, column: SQLiteColumnSpec(name: col, sqlType: "INTEGER")))
+                if end.relationship.isOrdered {
+                    let ocol = allocate("Z_FOK_\(n)" + end.relationship.name.uppercased())
+                    own[SQLiteHiddenKey.orderProperty(end.key)] = ocol
+                    entries.append(Entry(rank: 0, treeIndex: k, kind: 3, name: ocol, column: SQLiteColumnSpec(name: ocol, sqlType: "INTEGER")))
+                }
+            }
             columnsByEntity[entity.name] = own
         }
         entries.sort { a, b in
@@ -230,6 +259,14 @@ struct SQLiteLayoutBuilder {
             name: tableName, rootName: root.name, entityNames: tree.map(\.name), columns: entries.map(\.column),
             indexes: indexes, uniqueConstraints: constraints)
         return (layout, columnsByEntity)
+    }
+
+    /// The to-manys without inverse (as declared) whose destination is exactly `entityName`.
+    func hiddenEnds(destination entityName: String) -> [RelationshipEnd] {
+        model.entities.flatMap { owner in
+            owner.relationships.filter { model.isToManyWithoutInverse($0) && $0.destinationEntityName == entityName }
+                .map { RelationshipEnd(entityName: owner.name, relationship: $0) }
+        }.sorted { $0.key < $1.key }
     }
 
     /// Core Data's indexes: one per foreign key, `Z_ENT` when the table holds several entities, legacy
@@ -253,6 +290,10 @@ struct SQLiteLayoutBuilder {
         for entity in tree {
             for relationship in entity.relationships where !relationship.isTransient && !relationship.isToMany {
                 guard let col = columnsByEntity[entity.name]?[relationship.name] else { continue }
+                add(SQLiteIndexSpec(name: "\(table)_\(col)_INDEX", table: table, terms: [.init(column: col)], isUnique: false))
+            }
+            for end in hiddenEnds(destination: entity.name) {
+                guard let col = columnsByEntity[entity.name]?[SQLiteHiddenKey.property(end.key)] else { continue }
                 add(SQLiteIndexSpec(name: "\(table)_\(col)_INDEX", table: table, terms: [.init(column: col)], isUnique: false))
             }
         }
