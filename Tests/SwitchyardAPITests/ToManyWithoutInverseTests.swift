@@ -9,15 +9,23 @@ import Testing
 @Suite struct ToManyWithoutInverseTests {
     /// Cart --items->> Item (no inverse, Cascade), Cart --steps->> Step (ordered, no inverse, Nullify);
     /// GiftItem is a subentity of Item.
-    static func model(extraAttribute: Bool = false) throws -> ObjectModel {
+    /// `version2` renames `items` to `products` (renaming identifier `items`), renames `steps` to `stages`,
+    /// and adds `extras` (to Item, without inverse).
+    static func model(extraAttribute: Bool = false, version2: Bool = false) throws -> ObjectModel {
         var cartAttributes = [AttributeDescription(name: "name", type: .string, isOptional: false)]
         if extraAttribute { cartAttributes.append(AttributeDescription(name: "note", type: .string)) }
-        let cart = EntityDescription(
-            name: "Cart", attributes: cartAttributes,
-            relationships: [
-                RelationshipDescription(name: "items", destination: "Item", isToMany: true, deleteRule: .cascade),
-                RelationshipDescription(name: "steps", destination: "Step", isToMany: true, isOrdered: true),
-            ])
+        var relationships = [
+            RelationshipDescription(name: "items", destination: "Item", isToMany: true, deleteRule: .cascade),
+            RelationshipDescription(name: "steps", destination: "Step", isToMany: true, isOrdered: true),
+        ]
+        if version2 {
+            relationships = [
+                RelationshipDescription(name: "products", destination: "Item", isToMany: true, deleteRule: .cascade, renamingIdentifier: "items"),
+                RelationshipDescription(name: "stages", destination: "Step", isToMany: true, isOrdered: true, renamingIdentifier: "steps"),
+                RelationshipDescription(name: "extras", destination: "Item", isToMany: true),
+            ]
+        }
+        let cart = EntityDescription(name: "Cart", attributes: cartAttributes, relationships: relationships)
         let item = EntityDescription(name: "Item", attributes: [AttributeDescription(name: "name", type: .string, isOptional: false)])
         let gift = EntityDescription(name: "GiftItem", parent: "Item", attributes: [AttributeDescription(name: "wrap", type: .string)])
         let step = EntityDescription(name: "Step", attributes: [AttributeDescription(name: "name", type: .string, isOptional: false)])
@@ -181,6 +189,35 @@ import Testing
         #expect(try Self.names(a, "items") == ["x", "y"])
         #expect(try Self.names(a, "steps") == ["s2", "s1"])
         #expect(try Self.cartNames(context, "ANY items.name == 'y'") == ["A"])
+    }
+
+    /// Core Data's lightweight migration: renamed relationships (renaming identifier) keep their members and
+    /// order, an added one starts empty and works.
+    @Test(arguments: [Backend.sqlite, .lmdb])
+    func renamedAndAddedRelationshipsMigrate(_ backend: Backend) throws {
+        let dir = try TempDir()
+        do {
+            let coordinator = StoreCoordinator(model: try Self.model())
+            try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+            let context = ObjectContext(coordinator: coordinator)
+            let a = try Self.insert(context, "Cart", "A")
+            try a.setRelatedObjects([Self.insert(context, "Item", "x"), Self.insert(context, "GiftItem", "y")], forKey: "items")
+            try a.setRelatedObjects([Self.insert(context, "Step", "s2"), Self.insert(context, "Step", "s1")], forKey: "steps")
+            _ = try Self.insert(context, "Item", "z")
+            try context.save()
+        }
+        let coordinator = StoreCoordinator(model: try Self.model(version2: true))
+        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let context = ObjectContext(coordinator: coordinator)
+        let a = try Self.object(context, "Cart", "A")
+        #expect(try Self.names(a, "products") == ["x", "y"])
+        #expect(try Self.names(a, "stages") == ["s2", "s1"])
+        #expect(try Self.names(a, "extras") == [])
+        try a.addRelatedObject(Self.object(context, "Item", "z"), forKey: "extras")
+        try context.save()
+        let fresh = ObjectContext(coordinator: coordinator)
+        #expect(try Self.names(Self.object(fresh, "Cart", "A"), "extras") == ["z"])
+        #expect(try Self.cartNames(fresh, "ANY products.name == 'x' AND extras.@count == 1") == ["A"])
     }
 
     /// Linking a member of the wrong entity is refused by the context before anything is written.

@@ -62,6 +62,9 @@ enum PlanOutput {
             for link in output.links {
                 out += "  \(link.entity).\(link.relationship): \(link.links) links" + (link.checksum.map { ", checksum \($0)" } ?? "") + "\n"
             }
+            if output.externalDataFiles > 0 {
+                out += "  external data: \(output.externalDataFiles) files in \(URL(fileURLWithPath: output.path).deletingLastPathComponent().path)/.\(URL(fileURLWithPath: output.path).deletingPathExtension().lastPathComponent)_SUPPORT/_EXTERNAL_DATA\n"
+            }
             for (root, recorded) in output.raisedPrimaryKeyMaxima.sorted(by: { $0.key < $1.key }) {
                 out += "  Z_MAX of \(root) raised from \(recorded) to \(output.primaryKeyMaxima[root] ?? 0), the largest primary key\n"
             }

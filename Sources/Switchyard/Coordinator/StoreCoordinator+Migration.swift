@@ -115,11 +115,12 @@ extension StoreCoordinator {
         }
     }
 
-    /// The files of a store: a SQLite file with its sidecars, or an LMDB directory.
+    /// The files of a store: a SQLite file with its sidecars and its support folder (external binary data),
+    /// or an LMDB directory.
     static func storeFiles(_ url: URL, type: StoreType) -> [URL] {
         switch type {
         case .sqlite:
-            return ["", "-wal", "-shm", "-journal"].map { URL(fileURLWithPath: url.path + $0) }
+            return (["", "-wal", "-shm", "-journal"].map { URL(fileURLWithPath: url.path + $0) } + [SQLiteStore.supportFolder(of: url)])
                 .filter { FileManager.default.fileExists(atPath: $0.path) }
         case .lmdb, .memory:
             return FileManager.default.fileExists(atPath: url.path) ? [url] : []
@@ -154,8 +155,10 @@ extension StoreCoordinator {
         }
         for file in storeFiles(url, type: type) {
             let suffix = String(file.path.dropFirst(url.path.count))
+            // The support folder takes the quarantined store's name; sidecars keep their suffixes.
+            let destination = file == SQLiteStore.supportFolder(of: url) ? SQLiteStore.supportFolder(of: target).path : target.path + suffix
             do {
-                try FileManager.default.moveItem(atPath: file.path, toPath: target.path + suffix)
+                try FileManager.default.moveItem(atPath: file.path, toPath: destination)
             } catch {
                 throw StoreError.openFailed(path: url.path, configuration: configuration, reason: "cannot move \(file.path) into quarantine: \(error)")
             }

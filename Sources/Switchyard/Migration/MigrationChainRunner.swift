@@ -136,6 +136,7 @@ struct MigrationChainRunner {
             try? FileManager.default.removeItem(at: url)
         } else {
             for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+            try? FileManager.default.removeItem(at: SQLiteStore.supportFolder(of: url))
         }
     }
 
@@ -144,15 +145,23 @@ struct MigrationChainRunner {
     /// LMDB's `data.mdb` inside the store directory.
     static func replace(_ url: URL, with temporary: URL, type: StoreType) throws {
         let (source, target): (String, String)
+        var adopted: Set<String>?
         if type == .lmdb {
             (source, target) = (temporary.appendingPathComponent("data.mdb").path, url.appendingPathComponent("data.mdb").path)
         } else {
             for suffix in ["-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
             (source, target) = (temporary.path, url.path)
+            // The new store's external data files join the old store's first, so either store finds its own.
+            do {
+                adopted = try SQLiteExternalData.adoptFiles(from: temporary, into: url)
+            } catch {
+                throw MigrationError.invalidChain(reason: "cannot move the external data files of \(temporary.path): \(error)")
+            }
         }
         guard rename(source, target) == 0 else {
             throw MigrationError.invalidChain(reason: "cannot rename \(source) to \(target): \(String(cString: strerror(errno)))")
         }
+        if let adopted { SQLiteExternalData.removeFiles(of: url, except: adopted) }
         remove(temporary, type: type)
     }
 }

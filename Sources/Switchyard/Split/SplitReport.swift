@@ -45,6 +45,9 @@ public struct SplitReport: Sendable, Codable {
         /// Inheritance roots whose source `Z_MAX` lay below their largest primary key: root -> the source's
         /// `Z_MAX`. The output's `Z_MAX` (in `primaryKeyMaxima`) was raised to that key. Empty normally.
         public var raisedPrimaryKeyMaxima: [String: Int64]
+        /// Files in an SQLite output's `_EXTERNAL_DATA` folder: "Allows External Storage" values of 100 KiB or
+        /// more (an LMDB output keeps every value inline: 0). Verification reads each one.
+        public var externalDataFiles: Int = 0
     }
 
     /// The source store's path.

@@ -73,6 +73,12 @@ extension StoreSplitter {
         var checksum: SplitChecksum?
     }
 
+    /// True when `entity` has an attribute in Core Data's external storage format in `store`: its rows go
+    /// through the decoding copy, so the values (and the files they name) are read and written again.
+    static func hasExternalData(_ entity: String, in store: SQLiteStore) -> Bool {
+        store.schema.entities[entity]?.attributes.contains(where: \.isExternal) == true
+    }
+
     /// Copies entity by entity: SQLite to SQLite without decoding rows (`SQLiteStore.copyRows`) where every
     /// attribute keeps its type, else streaming primary-key batches (read, convert, save in one transaction).
     private func copyRows(
@@ -89,7 +95,9 @@ extension StoreSplitter {
                     entityRowCount: copy.rowCount, rowsCopied: copied + entityCopied, rowCount: total))
             }
             report(0)
-            if let from = source as? SQLiteStore, let to = output as? SQLiteStore, mapping.attributes.allSatisfy({ !$0.convert }) {
+            if let from = source as? SQLiteStore, let to = output as? SQLiteStore, mapping.attributes.allSatisfy({ !$0.convert }),
+                !Self.hasExternalData(copy.sourceEntity, in: from), !Self.hasExternalData(copy.targetEntity, in: to)
+            {
                 let rows = try to.copyRows(
                     Self.bulkSpec(mapping, plan: plan), from: from, batchSize: max(batchSize, 50_000), progress: report)
                 results[index].rows = rows
@@ -233,6 +241,7 @@ extension StoreSplitter {
             try? FileManager.default.removeItem(at: url)
         } else {
             for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+            try? FileManager.default.removeItem(at: SQLiteStore.supportFolder(of: url))
         }
     }
 
@@ -248,6 +257,15 @@ extension StoreSplitter {
         }
         guard rename(temporary, final) == 0 else {
             throw SplitError.copy(reason: "cannot rename \(temporary) to \(final): \(String(cString: strerror(errno)))")
+        }
+        if destination.type == .sqlite {
+            // The external data files follow the store: its support folder takes the final name too. A process
+            // killed before this rename leaves them under the partial name, which a rerun removes and rewrites.
+            let from = SQLiteStore.supportFolder(of: destination.temporaryURL), to = SQLiteStore.supportFolder(of: destination.url)
+            try? FileManager.default.removeItem(at: to)
+            if exists(from), rename(from.path, to.path) != 0 {
+                throw SplitError.copy(reason: "cannot rename \(from.path) to \(to.path): \(String(cString: strerror(errno)))")
+            }
         }
     }
 }

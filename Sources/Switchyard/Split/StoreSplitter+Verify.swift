@@ -110,7 +110,9 @@ extension StoreSplitter {
                     SplitReport.LinkResult(
                         entity: link.entity, relationship: link.relationship, links: links[i].links, checksum: links[i].checksum?.hex)
                 },
-                primaryKeyMaxima: plan.primaryKeyMaxima[index], raisedPrimaryKeyMaxima: plan.raisedPrimaryKeyMaxima[index])
+                primaryKeyMaxima: plan.primaryKeyMaxima[index], raisedPrimaryKeyMaxima: plan.raisedPrimaryKeyMaxima[index],
+                externalDataFiles: destination.type == .sqlite
+                    ? SQLiteExternalData(store: destination.url, configuration: destination.configuration).fileCount() : 0)
         }
         let rows = results.reduce(0) { $0 + $1.rows }
         return SplitReport(

@@ -11,6 +11,9 @@ public struct StoreMetadata: Sendable, Hashable {
     public static let versionHashesVersionKey = "NSStoreModelVersionHashesVersion"
     public static let versionIdentifiersKey = "NSStoreModelVersionIdentifiers"
     public static let frameworkVersionKey = "NSPersistenceFrameworkVersion"
+    /// Set on SQLite stores Switchyard creates: "Allows External Storage" attributes are kept in Core Data's
+    /// format (a marker byte, then the value or a file name). Stores Switchyard wrote before hold bare bytes.
+    static let externalDataFormatKey = "SwitchyardExternalBinaryDataFormat"
     static let reservedKeys: Set<String> = [
         storeTypeKey, uuidKey, versionHashesKey, versionHashesVersionKey, versionIdentifiersKey,
     ]

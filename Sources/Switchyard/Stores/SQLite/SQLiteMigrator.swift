@@ -171,6 +171,25 @@ struct SQLiteMigrator {
                         actual.insert(spec.name.uppercased())
                         continue
                     }
+                } else if property.hasPrefix("\u{0}hidden:") || property.hasPrefix("\u{0}hiddenorder:") {
+                    // A renamed to-many without inverse: its hidden key Z<n><OLD> (Z_FOK_<n><OLD>) is renamed.
+                    let ordered = property.hasPrefix("\u{0}hiddenorder:")
+                    let endKey = property.drop { $0 != ":" }.dropFirst()
+                    let parts = endKey.split(separator: ".", maxSplits: 1).map(String.init)
+                    if parts.count == 2, let oldName = changes[parts[0]].flatMap({ StoreMigration.oldPropertyNames($0)[parts[1]] }) {
+                        let prefix = ordered ? "Z_FOK_" : "Z", suffix = oldName.uppercased()
+                        let candidates = try columns(db, table.name).filter { column in
+                            let upper = column.uppercased()
+                            guard upper.hasPrefix(prefix), upper.hasSuffix(suffix), upper.count > prefix.count + suffix.count else { return false }
+                            return upper.dropFirst(prefix.count).dropLast(suffix.count).allSatisfy(\.isNumber)
+                        }
+                        if candidates.count == 1, let oldColumn = candidates.first {
+                            try db.execute(sql: "ALTER TABLE \(quotedTable) RENAME COLUMN \(SQLiteNames.quote(oldColumn)) TO \(SQLiteNames.quote(spec.name))")
+                            actual.remove(oldColumn.uppercased())
+                            actual.insert(spec.name.uppercased())
+                            continue
+                        }
+                    }
                 } else if property.hasSuffix("\u{0}entity") {
                     // Real stores number the entity column differently; any Z<n>_<REL> is the same column.
                     let rel = String(property.dropLast("\u{0}entity".count)).uppercased()

@@ -12,11 +12,14 @@ internal import GRDB
 struct SQLiteRowDecoder {
     let projection: SQLiteProjection
     let entityNames: [Int64: String]
+    /// Where external binary data files are read from.
+    let externalData: SQLiteExternalData?
     private let arena = RowArena()
 
-    init(projection: SQLiteProjection, entityNames: [Int64: String]) {
+    init(projection: SQLiteProjection, entityNames: [Int64: String], externalData: SQLiteExternalData? = nil) {
         self.projection = projection
         self.entityNames = entityNames
+        self.externalData = externalData
     }
 
     /// Runs `statement` with `arguments` and decodes every row; rows of entities the model does not know are
@@ -40,7 +43,7 @@ struct SQLiteRowDecoder {
             }
             guard let reader = current?.reader else { continue }
             let version = Int64(sqliteStatement: sqlite, index: 2)
-            let values = readValues(sqlite, reader: reader)
+            let values = try readValues(sqlite, reader: reader, primaryKey: primaryKey)
             var toOne: [String: RowReference] = [:]
             for relationship in reader.toOnes {
                 guard case .int64(let key) = DatabaseValue(sqliteStatement: sqlite, index: relationship.column).storage
@@ -60,13 +63,16 @@ struct SQLiteRowDecoder {
         return rows
     }
 
-    private func readValues(_ sqlite: SQLiteStatement, reader: SQLiteProjection.Reader) -> RowValues {
+    private func readValues(_ sqlite: SQLiteStatement, reader: SQLiteProjection.Reader, primaryKey: Int64) throws -> RowValues {
         let attributes = reader.attributes
         let (storage, base) = arena.allocate(width: attributes.count)
         for i in attributes.indices {
             let value = DatabaseValue(sqliteStatement: sqlite, index: attributes[i].column)
             if !value.isNull {
-                let decoded = SQLiteValueCoding.decode(value, as: attributes[i].type)
+                var decoded = SQLiteValueCoding.decode(value, as: attributes[i].type)
+                if attributes[i].isExternal, let externalData, case .binary(let bytes) = decoded {
+                    decoded = .binary(try externalData.decode(bytes, entity: reader.entityName, attribute: attributes[i].name, primaryKey: primaryKey))
+                }
                 storage[base + i] = decoded
                 arena.noteStored(decoded)
             }

@@ -12,6 +12,8 @@ struct SQLiteProjection: Sendable {
             var column: Int32
             var name: String
             var type: AttributeType
+            /// Core Data's external storage marker precedes the value (`SQLiteExternalData`).
+            var isExternal = false
         }
         struct ToOne: Sendable {
             var column: Int32
@@ -60,6 +62,9 @@ struct SQLiteSchema: Sendable {
     /// Position in `joinTables` by `RelationshipEnd.key`, for both ends.
     var joinByEnd: [String: Int] = [:]
 
+    /// Whether any entity has an attribute kept in Core Data's external storage format.
+    var hasExternalData: Bool { entities.values.contains { $0.attributes.contains(where: \.isExternal) } }
+
     /// Hidden foreign keys of the to-manys without inverse whose destination this store holds, by end key.
     var hiddenKeys: [String: SQLiteHiddenKey] = [:]
 
@@ -87,7 +92,8 @@ struct SQLiteSchema: Sendable {
     /// named after the end `ObjectModel.manyToManyEnds` puts first, unless `joinTablesNamedBy` names the other.
     static func build(
         model: ObjectModel, storeEntities: [EntityDescription], numbers: [String: Int64],
-        actualColumns: [String: [String]]?, path: String, configuration: String, joinTablesNamedBy: Set<String> = []
+        actualColumns: [String: [String]]?, path: String, configuration: String, joinTablesNamedBy: Set<String> = [],
+        externalReferences: Bool = true
     ) throws -> SQLiteSchema {
         let builder = SQLiteLayoutBuilder(model: model, numbers: numbers)
         var hiddenKeys: [String: SQLiteHiddenKey] = [:]
@@ -137,6 +143,12 @@ struct SQLiteSchema: Sendable {
                     })
             }
             tables.append(table)
+        }
+        if !externalReferences {
+            // A store written before Switchyard kept Core Data's external storage holds the bare bytes.
+            for name in Array(entities.keys) {
+                for i in entities[name]!.attributes.indices { entities[name]!.attributes[i].isExternal = false }
+            }
         }
         var schema = SQLiteSchema(
             tables: tables, tableByRoot: Dictionary(uniqueKeysWithValues: tables.enumerated().map { ($1.rootName, $0) }),
@@ -249,7 +261,7 @@ struct SQLiteSchema: Sendable {
             readers[member.number] = SQLiteProjection.Reader(
                 entityName: member.name,
                 attributes: member.attributes.compactMap { a in
-                    position[a.column].map { .init(column: Int32($0), name: a.name, type: a.type) }
+                    position[a.column].map { .init(column: Int32($0), name: a.name, type: a.type, isExternal: a.isExternal) }
                 },
                 toOnes: member.toOnes.compactMap { r in
                     position[r.column].map {

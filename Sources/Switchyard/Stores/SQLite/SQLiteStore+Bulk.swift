@@ -15,7 +15,7 @@ extension SQLiteStore: BulkCopyStore {
             + "ORDER BY t0.\"Z_PK\" LIMIT ?"
         return try read { db in
             let statement = try db.cachedStatement(sql: sql)
-            var decoder = SQLiteRowDecoder(projection: projection, entityNames: schema.entityNamesByNumber)
+            var decoder = SQLiteRowDecoder(projection: projection, entityNames: schema.entityNamesByNumber, externalData: externalData)
             return try decoder.rows(
                 of: statement, arguments: [layout.number.databaseValue, (primaryKey ?? Int64.min).databaseValue, limit.databaseValue])
         }

@@ -83,7 +83,7 @@ extension SQLiteStore {
     private func decodeRows(
         _ statement: Statement, arguments: [DatabaseValue], projection: SQLiteProjection
     ) throws -> [StoreRow] {
-        var decoder = SQLiteRowDecoder(projection: projection, entityNames: schema.entityNamesByNumber)
+        var decoder = SQLiteRowDecoder(projection: projection, entityNames: schema.entityNamesByNumber, externalData: externalData)
         return try decoder.rows(of: statement, arguments: arguments)
     }
 }

@@ -54,17 +54,33 @@ extension SQLiteStore {
     private func saveChanges(_ changes: StoreChangeSet) throws {
         try checkWritable("save")
         if changes.isEmpty { return }
+        // External data files written for this save: removed again if it does not commit.
+        var newFiles: [String] = []
+        do {
+            let released = try saveChanges(changes, newFiles: &newFiles)
+            // Files whose values this save replaced or deleted, once nothing refers to them any more.
+            externalData.remove(released)
+        } catch {
+            externalData.remove(newFiles)
+            throw error
+        }
+    }
+
+    /// The save proper; returns the external data files it released.
+    private func saveChanges(_ changes: StoreChangeSet, newFiles: inout [String]) throws -> [String] {
         var inserts: [EncodedInsert] = []
         inserts.reserveCapacity(changes.inserts.count)
         for row in changes.inserts {
             let layout = try servedLayout(row.entityName)
-            inserts.append(EncodedInsert(layoutName: layout.name, arguments: try encodeInsert(row, layout: layout), row: row))
+            inserts.append(EncodedInsert(layoutName: layout.name, arguments: try encodeInsert(row, layout: layout, newFiles: &newFiles), row: row))
         }
-        let updates = try changes.updates.map { update in (update, try encodeUpdate(update)) }
+        let updates = try changes.updates.map { update in (update, try encodeUpdate(update, newFiles: &newFiles)) }
         let deletes = try changes.deletes.map { ($0, try servedLayout($0.entityName)) }
 
-        try write("save") { db in
+        return try write("save") { db in
+            var released: [String] = []
             for (deletion, layout) in deletes {
+                released += try externalFiles(db, layout: layout, primaryKey: deletion.primaryKey, attributes: nil)
                 let table = SQLiteNames.quote(schema.table(of: layout).name)
                 let statement = try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \"Z_PK\" = ? AND \"Z_OPT\" = ?")
                 try statement.execute(arguments: [deletion.primaryKey, deletion.expectedVersion])
@@ -73,6 +89,9 @@ extension SQLiteStore {
                 }
             }
             for (update, encoded) in updates {
+                if encoded.layout.attributes.contains(where: \.isExternal) {
+                    released += try externalFiles(db, layout: encoded.layout, primaryKey: update.primaryKey, attributes: Set(update.values.keys))
+                }
                 let statement = try db.cachedStatement(sql: encoded.sql)
                 try bind(encoded.arguments, to: statement)
                 try execute(
@@ -96,6 +115,20 @@ extension SQLiteStore {
                     toOne: insert.row.toOne)
             }
             try applyRelationshipChanges(changes, deleted: changes.deletes, db: db)
+            return released
+        }
+    }
+
+    /// The external data files the row's current values of `layout`'s external attributes (those named in
+    /// `attributes`, or all) refer to.
+    private func externalFiles(_ db: Database, layout: SQLiteEntityLayout, primaryKey: Int64, attributes: Set<String>?) throws -> [String] {
+        let columns = layout.attributes.filter { $0.isExternal && (attributes?.contains($0.name) ?? true) }.map(\.column)
+        guard !columns.isEmpty else { return [] }
+        let sql = "SELECT \(columns.map(SQLiteNames.quote).joined(separator: ", ")) FROM \(SQLiteNames.quote(schema.table(of: layout).name)) WHERE \"Z_PK\" = ?"
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [primaryKey]) else { return [] }
+        return columns.indices.compactMap { i in
+            guard case .blob(let bytes) = (row[i] as DatabaseValue).storage else { return nil }
+            return SQLiteExternalData.fileName(bytes)
         }
     }
 
@@ -158,7 +191,7 @@ extension SQLiteStore {
     // MARK: - Encoding
 
     /// `Z_PK, Z_ENT, Z_OPT`, then every attribute and to-one in the layout's insert order.
-    private func encodeInsert(_ row: StoreRow, layout: SQLiteEntityLayout) throws -> [DatabaseValue] {
+    private func encodeInsert(_ row: StoreRow, layout: SQLiteEntityLayout, newFiles: inout [String]) throws -> [DatabaseValue] {
         var arguments: [DatabaseValue] = []
         arguments.reserveCapacity(3 + layout.attributes.count + 2 * layout.toOnes.count)
         arguments.append(row.primaryKey.databaseValue)
@@ -171,7 +204,7 @@ extension SQLiteStore {
                 continue
             }
             found += 1
-            arguments.append(try encode(value, attribute, layout: layout))
+            arguments.append(try encode(value, attribute, layout: layout, newFiles: &newFiles))
         }
         if found != row.values.count { try rejectUnknownKeys(row.values.keys, layout: layout) }
         for relationship in layout.toOnes {
@@ -188,7 +221,7 @@ extension SQLiteStore {
 
     /// `UPDATE T SET <changed columns>, Z_OPT = Z_OPT + 1 WHERE Z_PK = ? AND Z_OPT = ?` with its arguments;
     /// columns in sorted order so the same shape of update reuses one cached statement.
-    private func encodeUpdate(_ update: RowUpdate) throws -> (sql: String, arguments: [DatabaseValue], layout: SQLiteEntityLayout) {
+    private func encodeUpdate(_ update: RowUpdate, newFiles: inout [String]) throws -> (sql: String, arguments: [DatabaseValue], layout: SQLiteEntityLayout) {
         let layout = try servedLayout(update.entityName)
         var assignments: [(String, DatabaseValue)] = []
         for (name, value) in update.values {
@@ -197,7 +230,7 @@ extension SQLiteStore {
                 throw unknownProperty(name, layout: layout)
             }
             let attribute = layout.attributes[index]
-            assignments.append((attribute.column, try encode(value, attribute, layout: layout)))
+            assignments.append((attribute.column, try encode(value, attribute, layout: layout, newFiles: &newFiles)))
         }
         for (name, reference) in update.toOne {
             guard let index = layout.toOneIndex[name] else { throw unknownProperty(name, layout: layout) }
@@ -214,8 +247,14 @@ extension SQLiteStore {
     }
 
     private func encode(
-        _ value: AttributeValue, _ attribute: SQLiteAttributeMapping, layout: SQLiteEntityLayout
+        _ value: AttributeValue, _ attribute: SQLiteAttributeMapping, layout: SQLiteEntityLayout, newFiles: inout [String]
     ) throws -> DatabaseValue {
+        if attribute.isExternal, case .binary(let data) = value {
+            // Core Data's external storage: a marker, then the value or (large values) a new file's name.
+            let (column, file) = try externalData.encode(data)
+            if let file { newFiles.append(file) }
+            return column.databaseValue
+        }
         guard let encoded = SQLiteValueCoding.encode(value, as: attribute.type) else {
             var expected = attribute.type.rawValue
             if let range = attribute.type.integerRange { expected += " in \(range.lowerBound)...\(range.upperBound)" }

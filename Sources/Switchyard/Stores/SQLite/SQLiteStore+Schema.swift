@@ -94,9 +94,13 @@ extension SQLiteStore {
                 reason: "Z_PRIMARYKEY has no row for entity \(entity.name)"
                     + (entity.renamingIdentifier.map { " (nor for its renaming identifier \($0))" } ?? ""))
         }
+        // Core Data writes NSPersistenceFrameworkVersion; Switchyard marks the stores it creates. A store with
+        // neither was written by Switchyard before it kept Core Data's external storage format: bare bytes.
+        let additional = inspection.metadata.additional
+        let externalReferences = additional[StoreMetadata.frameworkVersionKey] != nil || additional[StoreMetadata.externalDataFormatKey] != nil
         let schema = try SQLiteSchema.build(
             model: model, storeEntities: entities, numbers: numbers, actualColumns: inspection.columns, path: path,
-            configuration: configuration)
+            configuration: configuration, externalReferences: externalReferences)
         return OpenedDatabase(pool: pool, schema: schema, identifier: inspection.metadata.uuid)
     }
 
@@ -138,9 +142,10 @@ extension SQLiteStore {
         let schema = try SQLiteSchema.build(
             model: model, storeEntities: entities, numbers: numbers, actualColumns: nil, path: path,
             configuration: configuration, joinTablesNamedBy: joinTablesNamedBy)
-        let metadata = StoreMetadata(
+        var metadata = StoreMetadata(
             storeType: StoreType.sqlite.rawValue, uuid: UUID(), versionHashes: model.versionHashes,
             versionIdentifiers: model.versionIdentifiers)
+        metadata.additional[StoreMetadata.externalDataFormatKey] = .string("CoreData")
         let plist = try metadata.binaryPropertyList()
         // Built complete under a temporary name and linked into place: a process killed while creating leaves
         // no store or a whole one, never an empty or tableless file at `path` (that could not be opened again).

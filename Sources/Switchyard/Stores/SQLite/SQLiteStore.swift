@@ -38,6 +38,8 @@ public final class SQLiteStore: PersistentStore {
     let migrationReport: CompatibilityReport?
     /// Trace output (`StoreOptions.traceLevel`).
     let tracer: StoreTracer
+    /// The support folder's external binary data files.
+    let externalData: SQLiteExternalData
 
     /// Opens the store at `url`, creating it (and its tables for `configuration`) when the file does not exist.
     ///
@@ -68,6 +70,7 @@ public final class SQLiteStore: PersistentStore {
             url: url, model: model, configuration: configuration, entities: entities, options: options,
             progress: migrationProgress, joinTablesNamedBy: joinTablesNamedBy, tracer: tracer)
         self.tracer = tracer
+        self.externalData = SQLiteExternalData(store: url, configuration: configuration)
         self.location = url
         self.configurationName = configuration
         self.model = model
@@ -154,7 +157,12 @@ public final class SQLiteStore: PersistentStore {
 
     // MARK: - Destroy
 
-    /// Closes the database and deletes it with its `-wal`, `-shm` and `-journal` files.
+    /// The support folder Core Data keeps beside an SQLite store at `url` (`.<name>_SUPPORT`, holding
+    /// `_EXTERNAL_DATA`): part of the store, moved, copied and deleted with it.
+    static func supportFolder(of url: URL) -> URL { SQLiteExternalData.supportFolder(of: url) }
+
+    /// Closes the database and deletes it with its `-wal`, `-shm` and `-journal` files and its support folder
+    /// (external binary data).
     public func destroy() throws {
         try checkWritable("destroy the store")
         state.close()
@@ -171,6 +179,15 @@ public final class SQLiteStore: PersistentStore {
             } catch {
                 throw StoreError.openFailed(
                     path: displayPath, configuration: configurationName, reason: "cannot delete \(file): \(error)")
+            }
+        }
+        let support = SQLiteExternalData.supportFolder(of: location)
+        if FileManager.default.fileExists(atPath: support.path) {
+            do {
+                try FileManager.default.removeItem(at: support)
+            } catch {
+                throw StoreError.openFailed(
+                    path: displayPath, configuration: configurationName, reason: "cannot delete \(support.path): \(error)")
             }
         }
     }

@@ -47,6 +47,9 @@ struct SQLiteAttributeMapping: Sendable, Hashable {
     var name: String
     var type: AttributeType
     var column: String
+    /// Binary data with Core Data's external storage: the column holds a marker and the value or a file name
+    /// (`SQLiteExternalData`).
+    var isExternal = false
 }
 
 /// Where the members of a to-many without inverse keep their owner: Core Data's hidden foreign key
@@ -352,7 +355,9 @@ struct SQLiteLayoutBuilder {
                     continue
                 }
                 guard let col = try resolve(expected, attribute.name, declaring) else { continue }
-                attributes.append(SQLiteAttributeMapping(name: attribute.name, type: attribute.type, column: col))
+                attributes.append(SQLiteAttributeMapping(
+                    name: attribute.name, type: attribute.type, column: col,
+                    isExternal: attribute.allowsExternalBinaryDataStorage && attribute.type == .binary))
             }
             for relationship in declaring.relationships where !relationship.isTransient && !relationship.isToMany {
                 guard let expected = own[relationship.name],
