@@ -101,6 +101,7 @@ struct ExternalBinaryDataTests {
             let context = ObjectContext(coordinator: coordinator)
             #expect(try Self.media(context) == ["inline": small, "external": large])
         }
+        #expect(try StoreInspection.inspect(url, model: model).externalDataFiles == 1)
 
         let output = SplitDestination(configuration: "Default", url: temp.file("Out.\(outputType == .lmdb ? "lmdb" : "sqlite")"), type: outputType)
         let splitter = try StoreSplitter(source: url, targetModel: model, destinations: [output])
@@ -154,6 +155,58 @@ struct ExternalBinaryDataTests {
         try context.save()
         #expect(Self.files(url) == [])
         #expect(try SQLite3.query(url.path, "SELECT length(ZDATA) FROM ZIDMMEDIAFILE WHERE ZUNIQUEIDENTIFIER = 'new'") == "\(SQLiteExternalData.threshold + 1)")
+    }
+
+    /// A custom migration step writes the new store beside the old one: its external data files join the
+    /// store's folder, the old values' files go, and nothing is left under the temporary name.
+    @Test func aCustomMigrationKeepsTheFiles() throws {
+        func model(_ caption: Bool) throws -> ObjectModel {
+            var attributes = [
+                AttributeDescription(name: "name", type: .string),
+                AttributeDescription(name: "data", type: .binary, allowsExternalBinaryDataStorage: true),
+            ]
+            if caption { attributes.append(AttributeDescription(name: "caption", type: .string)) }
+            return try ObjectModel(
+                entities: [EntityDescription(name: "Photo", attributes: attributes)],
+                configurations: [ConfigurationDescription(name: "Main", entityNames: ["Photo"])])
+        }
+        let temp = TemporaryDirectory()
+        let url = temp.file("Photos.sqlite")
+        let values = ["a": Self.bytes(SQLiteExternalData.threshold + 10, seed: 7), "b": Self.bytes(20, seed: 8),
+                      "c": Self.bytes(SQLiteExternalData.threshold * 3, seed: 9)]
+        do {
+            let coordinator = StoreCoordinator(model: try model(false))
+            try coordinator.addStore(.sqlite, configuration: "Main", at: url)
+            let context = ObjectContext(coordinator: coordinator)
+            for (name, data) in values {
+                let photo = try context.insert("Photo")
+                try photo.set("name", name)
+                try photo.set("data", data)
+            }
+            try context.save()
+        }
+        let before = Self.files(url)
+        #expect(before.count == 2)
+        var chain = try MigrationChain(versions: [ModelVersion(name: "V1", model: try model(false)), ModelVersion(name: "V2", model: try model(true))])
+        var step = CustomMigration(batchSize: 1)
+        step.transform("Photo") { old, new in
+            try new.set("caption", "photo " + (try old.value("name", as: String.self) ?? "?"))
+        }
+        try chain.setCustomStep(to: "V2", step)
+        let coordinator = StoreCoordinator(model: try model(true))
+        try coordinator.setMigrationChain(chain)
+        try coordinator.addStore(.sqlite, configuration: "Main", at: url)
+        let context = ObjectContext(coordinator: coordinator)
+        var read: [String: Data] = [:]
+        for photo in try context.fetch(FetchRequest(entityName: "Photo")) {
+            #expect(try photo.get("caption", as: String.self) == "photo " + (try photo.get("name", as: String.self) ?? ""))
+            read[try photo.get("name", as: String.self) ?? "?"] = try photo.get("data", as: Data.self)
+        }
+        #expect(read == values)
+        let after = Self.files(url)
+        #expect(after.count == 2 && Set(after).isDisjoint(with: before), "the new store's files replace the old store's")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: temp.url.path).filter { $0.contains("migrating") }
+        #expect(leftovers == [])
     }
 
     /// A hostile reference never reads outside the store's folder.

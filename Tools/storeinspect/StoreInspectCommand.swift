@@ -119,6 +119,9 @@ struct InspectCommand: ParsableCommand {
             if e.rowsIncludingSubentities != e.rows || e.isAbstract { notes.append("\(e.rowsIncludingSubentities) with subentities") }
             out += (notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")") + "\n"
         }
+        if inspection.externalDataFiles > 0 {
+            out += "external data: \(inspection.externalDataFiles) files in the support folder (_EXTERNAL_DATA)\n"
+        }
         if !inspection.skipped.isEmpty {
             out += "outside the model:\n"
             for s in inspection.skipped { out += "  \(s.kind) \(s.name)" + (s.rows.map { " (\($0) rows)" } ?? "") + "\n" }

@@ -41,6 +41,8 @@ public struct StoreInspection: Sendable, Codable {
     public var entities: [EntityCount]
     /// Tables, triggers and history entities outside the model.
     public var skipped: [SplitPlan.Skipped]
+    /// Files in an SQLite store's `.<name>_SUPPORT/_EXTERNAL_DATA` folder (external binary data); 0 otherwise.
+    public var externalDataFiles: Int = 0
 
     /// Opens the store at `url` read-only (with `model`, else its model cache) and counts each entity's rows.
     public static func inspect(_ url: URL, model: ObjectModel? = nil) throws -> StoreInspection {
@@ -63,7 +65,8 @@ public struct StoreInspection: Sendable, Codable {
             versionIdentifiers: metadata.versionIdentifiers,
             versionHashes: metadata.versionHashes.mapValues { $0.map { String(format: "%02x", $0) }.joined() },
             additionalMetadata: metadata.additional.mapValues(Self.text), model: origin, entities: entities,
-            skipped: skipped)
+            skipped: skipped,
+            externalDataFiles: store.type == .sqlite ? SQLiteExternalData(store: url, configuration: store.configurationName).fileCount() : 0)
     }
 
     /// The model recorded in the store's model cache; nil when it has none.
