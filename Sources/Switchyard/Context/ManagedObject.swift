@@ -29,6 +29,9 @@ public final class ManagedObject {
     /// The whole current member list of to-many relationships changed since the last save, for those whose
     /// members the object itself records: many-to-many (links) and ordered (positions).
     var changedToMany: [String: [ManagedObject]] = [:]
+    /// To-many relationships whose members changed through the members' to-one inverse (membership lives in
+    /// the members' rows): they count as changed keys, as in Core Data, and the save bumps this row's `Z_OPT`.
+    var touchedToMany: Set<String> = []
     /// Members as the store last returned them (many-to-many and ordered to-many), read in batches on demand
     /// and dropped when the object is refreshed or saved.
     var committedToMany: [String: [ObjectID]] = [:]
@@ -45,12 +48,12 @@ public final class ManagedObject {
 
     /// True when the object has unsaved changes (or is an unsaved insert or delete).
     public var hasChanges: Bool {
-        isInserted || isDeleted || !changedValues.isEmpty || !changedToOne.isEmpty || !changedToMany.isEmpty
+        isInserted || isDeleted || !changedValues.isEmpty || !changedToOne.isEmpty || !changedToMany.isEmpty || !touchedToMany.isEmpty
     }
 
     /// The names of attributes and relationships changed since the last save.
     public var changedKeys: Set<String> {
-        Set(changedValues.keys).union(changedToOne.keys).union(changedToMany.keys)
+        Set(changedValues.keys).union(changedToOne.keys).union(changedToMany.keys).union(touchedToMany)
     }
 
     /// The store the object lives in, once known.
@@ -149,6 +152,21 @@ public final class ManagedObject {
         defer {
             for (owner, members, inverse) in reordered where (try? context?.willChange(owner)) != nil {
                 owner.changedToMany[inverse] = members
+            }
+        }
+        // Core Data marks the owners on the to-many side changed too: the old one lost this object, the new one
+        // gained it (an ordered to-many records its new list above).
+        if let inverse = relationship.inverseName, let context,
+            let inverseRelationship = context.coordinator.model.entity(named: relationship.destinationEntityName)?
+                .relationship(named: inverse), inverseRelationship.isToMany, !inverseRelationship.isOrdered, !inverseRelationship.isTransient,
+            !context.coordinator.model.isManyToMany(inverseRelationship)
+        {
+            let old = try relatedObject(forKey: key)
+            if old !== object {
+                for owner in [old, object].compactMap({ $0 }) where !owner.isDeleted {
+                    try context.willChange(owner)
+                    owner.touchedToMany.insert(inverse)
+                }
             }
         }
         // One-to-one: both rows hold a key, so the old partners on either side must let go.

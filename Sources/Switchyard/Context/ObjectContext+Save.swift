@@ -202,6 +202,7 @@ extension ObjectContext {
             object.changedValues = [:]
             object.changedToOne = [:]
             object.changedToMany = [:]
+            object.touchedToMany = []
             object.committedToMany = [:]
             object.isInserted = false
         }
@@ -221,6 +222,7 @@ extension ObjectContext {
             object.changedValues = [:]
             object.changedToOne = [:]
             object.changedToMany = [:]
+            object.touchedToMany = []
             object.committedToMany = [:]
         }
         // A committed foreign key or link changes the members other objects read before: forget them all

@@ -176,6 +176,7 @@ public final class ObjectContext {
             object.changedValues = [:]
             object.changedToOne = [:]
             object.changedToMany = [:]
+            object.touchedToMany = []
             object.isDeleted = false
             changedObjects[ObjectIdentifier(object)] = nil
         }
@@ -209,6 +210,7 @@ public final class ObjectContext {
             object.changedValues = [:]
             object.changedToOne = [:]
             object.changedToMany = [:]
+            object.touchedToMany = []
             object.isDeleted = false
         }
         changedObjects = [:]
