@@ -209,6 +209,42 @@ struct ExternalBinaryDataTests {
         #expect(leftovers == [])
     }
 
+    /// Copy, move and destroy take the support folder along: a copy reads the same values from its own folder
+    /// (files linked, not shared by name), a move leaves nothing behind, a destroy removes the folder.
+    @Test func storeOperationsCarryTheFiles() throws {
+        let temp = TemporaryDirectory()
+        let model = try ModelLoader.load(at: Fixtures.url(Self.model))
+        let url = temp.file("Media.sqlite")
+        let coordinator = StoreCoordinator(model: model)
+        let store = try coordinator.addStore(.sqlite, configuration: "Default", at: url)
+        let context = ObjectContext(coordinator: coordinator)
+        let large = Self.bytes(SQLiteExternalData.threshold * 2, seed: 11)
+        let file = try context.insert("IDMMediaFile")
+        try file.set("uniqueIdentifier", "big")
+        try file.set("data", large)
+        try context.save()
+
+        let copy = temp.file("Copy.sqlite")
+        try coordinator.copyStore(store, to: copy, compact: true)
+        #expect(Self.files(copy) == Self.files(url))
+        // The original's value changes (its file goes); the copy keeps its own.
+        try file.set("data", Self.bytes(10, seed: 12))
+        try context.save()
+        #expect(Self.files(url) == [] && Self.files(copy).count == 1)
+        let reader = StoreCoordinator(model: model)
+        try reader.addStore(.sqlite, configuration: "Default", at: copy, options: StoreOptions(readOnly: true))
+        #expect(try Self.media(ObjectContext(coordinator: reader)) == ["big": large])
+
+        try file.set("data", large)
+        try context.save()
+        let moved = try coordinator.moveStore(store, to: temp.file("Moved.sqlite"))
+        #expect(Self.files(temp.file("Moved.sqlite")).count == 1)
+        #expect(!FileManager.default.fileExists(atPath: SQLiteStore.supportFolder(of: url).path))
+        #expect(try Self.media(ObjectContext(coordinator: coordinator)) == ["big": large])
+        try coordinator.destroyStore(moved)
+        #expect(!FileManager.default.fileExists(atPath: SQLiteStore.supportFolder(of: temp.file("Moved.sqlite")).path))
+    }
+
     /// A hostile reference never reads outside the store's folder.
     @Test func referencesOutsideTheFolderAreRefused() throws {
         let external = SQLiteExternalData(store: URL(fileURLWithPath: "/tmp/x.sqlite"), configuration: "Default")

@@ -18,8 +18,19 @@ public final class ManagedObject {
     /// The context that owns the object (weak: the context owns its objects, not the reverse).
     public internal(set) weak var context: ObjectContext?
 
-    /// The store the object lives in (or was assigned to before its first save).
-    var store: (any PersistentStore)?
+    /// The store the object lives in (or was assigned to before its first save), as last resolved.
+    var storage: (any PersistentStore)?
+    /// The store the object lives in: `storage`, followed to the store that took its place when the
+    /// coordinator moved or replaced it (`StoreCoordinator.moveStore`).
+    var store: (any PersistentStore)? {
+        get {
+            guard let current = storage else { return nil }
+            guard let coordinator = context?.coordinator, let successor = coordinator.successor(of: current) else { return current }
+            storage = successor
+            return successor
+        }
+        set { storage = newValue }
+    }
     /// The last state read from or written to the store; nil for an unsaved insert.
     var snapshot: StoreRow?
     /// Attribute values set since the last save.

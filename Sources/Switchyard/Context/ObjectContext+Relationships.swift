@@ -116,7 +116,7 @@ extension ObjectContext {
             let end = coordinator.model.end(of: name, from: object.entity.name)
         else { return [] }
         var batch = [object]
-        for peer in registered.values where batch.count < 500 && peer !== object && peer.store === store
+        for peer in registered.values where batch.count < 500 && peer !== object && peer.storage === store
             && !peer.isInserted && peer.committedToMany[name] == nil && peer.objectID.primaryKey != nil
             && coordinator.model.end(of: name, from: peer.entity.name)?.key == end.key
         {

@@ -118,13 +118,7 @@ extension StoreCoordinator {
     /// The files of a store: a SQLite file with its sidecars and its support folder (external binary data),
     /// or an LMDB directory.
     static func storeFiles(_ url: URL, type: StoreType) -> [URL] {
-        switch type {
-        case .sqlite:
-            return (["", "-wal", "-shm", "-journal"].map { URL(fileURLWithPath: url.path + $0) } + [SQLiteStore.supportFolder(of: url)])
-                .filter { FileManager.default.fileExists(atPath: $0.path) }
-        case .lmdb, .memory:
-            return FileManager.default.fileExists(atPath: url.path) ? [url] : []
-        }
+        StoreFileSet.files(of: url, type: type)
     }
 
     private static func removeStoreFiles(_ url: URL, type: StoreType, configuration: String) throws {
@@ -154,9 +148,8 @@ extension StoreCoordinator {
             target = directory.appendingPathComponent("\(stem).quarantined-\(formatter.string(from: Date()))-\(n)\(ext)")
         }
         for file in storeFiles(url, type: type) {
-            let suffix = String(file.path.dropFirst(url.path.count))
             // The support folder takes the quarantined store's name; sidecars keep their suffixes.
-            let destination = file == SQLiteStore.supportFolder(of: url) ? SQLiteStore.supportFolder(of: target).path : target.path + suffix
+            let destination = StoreFileSet.counterpart(of: file, store: url, at: target, type: type).path
             do {
                 try FileManager.default.moveItem(atPath: file.path, toPath: destination)
             } catch {

@@ -28,6 +28,11 @@ public final class StoreCoordinator: Sendable {
     let registeredEntityTypes = Locked<Set<ObjectIdentifier>>([])
     /// Work done on a store's files before it opens (a migration chain's steps, set by `setMigrationChain`).
     let storePreparation = Locked<StorePreparation?>(nil)
+    /// Stores taken out by a move or replace, and the store now in their place (objects fetched before follow).
+    /// The old store is kept too, so its `ObjectIdentifier` is never reused by another object.
+    let successors = Locked<[ObjectIdentifier: (old: any PersistentStore, new: any PersistentStore)]>([:])
+    /// Whether `successors` has ever held an entry: lets `successor(of:)` skip its lock in the common case.
+    let hasSuccessors = Locked<Bool>(false)
 
     /// Creates a coordinator with no stores. It logs through `logger` (swift-log): stores added, migration
     /// decisions (identical, compatible, migratable or incompatible, and on what basis) and each migration step
@@ -95,6 +100,35 @@ public final class StoreCoordinator: Sendable {
     public func addStore(_ store: any PersistentStore) throws {
         try checkCanAdd(StoreDescription(store.type, configuration: store.configurationName, url: store.url))
         try register(store)
+    }
+
+    /// The store that took `store`'s place (after a move or replace), following chains; nil when `store` is
+    /// still current.
+    func successor(of store: any PersistentStore) -> (any PersistentStore)? {
+        guard hasSuccessors.withLock({ $0 }) else { return nil }
+        return successors.withLock { map in
+            var current: (any PersistentStore)? = nil
+            var key = ObjectIdentifier(store)
+            while let next = map[key]?.new {
+                current = next
+                key = ObjectIdentifier(next)
+            }
+            return current
+        }
+    }
+
+    /// Puts `new` in `old`'s place in the store list (same position); with `followed`, objects fetched from
+    /// `old` follow it to `new` (a move: same rows, same identifier).
+    func substitute(_ old: any PersistentStore, with new: any PersistentStore, followed: Bool) throws {
+        try registry.withLock { stores in
+            guard let i = stores.firstIndex(where: { $0 === old }) else {
+                throw CoordinatorError.storeNotInCoordinator(path: old.displayPath)
+            }
+            stores[i] = new
+        }
+        guard followed else { return }
+        successors.withLock { $0[ObjectIdentifier(old)] = (old, new) }
+        hasSuccessors.withLock { $0 = true }
     }
 
     /// Removes a store from the coordinator (its files stay).

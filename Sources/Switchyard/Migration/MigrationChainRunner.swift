@@ -132,12 +132,7 @@ struct MigrationChainRunner {
     }
 
     static func remove(_ url: URL, type: StoreType) {
-        if type == .lmdb {
-            try? FileManager.default.removeItem(at: url)
-        } else {
-            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
-            try? FileManager.default.removeItem(at: SQLiteStore.supportFolder(of: url))
-        }
+        StoreFileSet.remove(at: url, type: type)
     }
 
     /// Puts the closed new store in the old one's place with one `rename(2)`: the SQLite file (the old file's

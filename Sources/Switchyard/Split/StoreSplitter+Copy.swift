@@ -237,12 +237,7 @@ extension StoreSplitter {
 
     /// Removes a store's file with its sidecars, or its directory.
     static func remove(_ url: URL, type: StoreType) {
-        if type == .lmdb {
-            try? FileManager.default.removeItem(at: url)
-        } else {
-            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
-            try? FileManager.default.removeItem(at: SQLiteStore.supportFolder(of: url))
-        }
+        StoreFileSet.remove(at: url, type: type)
     }
 
     /// Renames the verified temporary output to its final name. An SQLite file replaces its predecessor with
@@ -250,22 +245,22 @@ extension StoreSplitter {
     static func moveIntoPlace(_ destination: SplitDestination) throws {
         let temporary = destination.temporaryURL.path, final = destination.url.path
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporary + suffix) }
+        var adopted: Set<String>?
         if destination.type == .lmdb {
             if exists(destination.url) { try? FileManager.default.removeItem(at: destination.url) }
         } else {
             for suffix in ["-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: final + suffix) }
+            // The external data files join the final name's folder first (an older output's files stay until
+            // the rename), so whichever store a kill leaves under the final name finds its files.
+            do {
+                adopted = try SQLiteExternalData.adoptFiles(from: destination.temporaryURL, into: destination.url)
+            } catch {
+                throw SplitError.copy(reason: "cannot move the external data files of \(temporary): \(error)")
+            }
         }
         guard rename(temporary, final) == 0 else {
             throw SplitError.copy(reason: "cannot rename \(temporary) to \(final): \(String(cString: strerror(errno)))")
         }
-        if destination.type == .sqlite {
-            // The external data files follow the store: its support folder takes the final name too. A process
-            // killed before this rename leaves them under the partial name, which a rerun removes and rewrites.
-            let from = SQLiteStore.supportFolder(of: destination.temporaryURL), to = SQLiteStore.supportFolder(of: destination.url)
-            try? FileManager.default.removeItem(at: to)
-            if exists(from), rename(from.path, to.path) != 0 {
-                throw SplitError.copy(reason: "cannot rename \(from.path) to \(to.path): \(String(cString: strerror(errno)))")
-            }
-        }
+        if let adopted { SQLiteExternalData.removeFiles(of: destination.url, except: adopted) }
     }
 }

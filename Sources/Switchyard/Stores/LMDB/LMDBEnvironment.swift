@@ -173,6 +173,19 @@ final class LMDBEnvironment: @unchecked Sendable {
         }
     }
 
+    // MARK: - Copying
+
+    /// Writes a consistent copy of the environment (the newest committed snapshot, read under a read
+    /// transaction, so writers keep going) into the existing empty directory `directory`: `mdb_env_copy2`,
+    /// compacted (free pages left out, pages renumbered) with `compact`.
+    func copy(to directory: String, compact: Bool) throws {
+        guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
+        defer { gate.leave() }
+        try LMDB.check(
+            mdb_env_copy2(env, directory, compact ? UInt32(MDB_CP_COMPACT) : 0), operation: "mdb_env_copy2(\(directory))", path: path,
+            configuration: configuration)
+    }
+
     // MARK: - Transactions
 
     /// Runs `body` in a read-only snapshot. Keep it short: an open reader pins old pages and holds off map growth.

@@ -24,6 +24,28 @@ struct SQLiteExternalData: Sendable {
     let store: URL
     /// The store's configuration, for errors.
     let configuration: String
+    /// While a backup copies the store (`pin`), files released by saves are kept until it is done, so the
+    /// snapshot it copies never names a file that is gone.
+    private let pins = Locked<(count: Int, pending: [String])>((0, []))
+
+    init(store: URL, configuration: String) {
+        self.store = store
+        self.configuration = configuration
+    }
+
+    /// Defers file removals until the matching `unpin`.
+    func pin() { pins.withLock { $0.count += 1 } }
+
+    /// Ends a `pin`; the last one removes the files released meanwhile.
+    func unpin() {
+        let released = pins.withLock { state -> [String] in
+            state.count -= 1
+            guard state.count == 0 else { return [] }
+            defer { state.pending = [] }
+            return state.pending
+        }
+        for name in released { try? FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
+    }
 
     /// `.<name>_SUPPORT` beside the store: the support folder Core Data keeps with an SQLite store.
     static func supportFolder(of store: URL) -> URL {
@@ -84,7 +106,28 @@ struct SQLiteExternalData: Sendable {
 
     /// Removes the files named (after the transaction that let go of them committed, or after one that failed).
     func remove(_ names: [String]) {
+        guard !names.isEmpty else { return }
+        let deferred = pins.withLock { state -> Bool in
+            guard state.count > 0 else { return false }
+            state.pending += names
+            return true
+        }
+        if deferred { return }
         for name in names { try? FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
+    }
+
+    /// Links (or, across file systems, copies) the files `names` into the `_EXTERNAL_DATA` folder of the store
+    /// at `destination`.
+    func share(_ names: [String], with destination: URL) throws {
+        guard !names.isEmpty else { return }
+        let target = Self.supportFolder(of: destination).appendingPathComponent("_EXTERNAL_DATA")
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        for name in Set(names).sorted() {
+            let from = folder.appendingPathComponent(name), to = target.appendingPathComponent(name)
+            if link(from.path, to.path) == 0 { continue }
+            if errno == EEXIST { continue }
+            try FileManager.default.copyItem(at: from, to: to)
+        }
     }
 
     /// Moves the external data files of the store at `temporary` (a store written to replace `store`) into
