@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Switchyard", targets: ["Switchyard"]),
         .executable(name: "storesplit", targets: ["storesplit"]),
         .executable(name: "storeinspect", targets: ["storeinspect"]),
+        .executable(name: "storefile", targets: ["storefile"]),
         .executable(name: "bench", targets: ["bench"]),
         .executable(name: "demo", targets: ["demo"]),
         .plugin(name: "SwitchyardCodegen", targets: ["SwitchyardCodegen"]),
@@ -30,10 +31,17 @@ let package = Package(
             ],
             path: "Sources/Switchyard"
         ),
+        // What the command-line tools share (the terminal progress bar).
+        .target(name: "ToolSupport", dependencies: ["Switchyard"], path: "Tools/ToolSupport"),
         .executableTarget(
             name: "storesplit",
-            dependencies: ["Switchyard", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Switchyard", "ToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/storesplit"
+        ),
+        .executableTarget(
+            name: "storefile",
+            dependencies: ["Switchyard", "ToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/storefile"
         ),
         .executableTarget(
             name: "storeinspect",

@@ -22,11 +22,11 @@ import Switchyard
         return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
 
-    static let built = ["storesplit", "storeinspect"].allSatisfy {
+    static let built = ["storesplit", "storeinspect", "storefile"].allSatisfy {
         FileManager.default.isExecutableFile(atPath: binDirectory.appendingPathComponent($0).path)
     }
 
-    @Test(.enabled(if: built, "storesplit/storeinspect not built in .build/debug (run swift build first)"), arguments: ["storesplit", "storeinspect"])
+    @Test(.enabled(if: built, "storesplit/storeinspect not built in .build/debug (run swift build first)"), arguments: ["storesplit", "storeinspect", "storefile"])
     func versionHelpAndErrorFormat(tool: String) throws {
         let version = try Self.run(tool, ["--version"])
         #expect(version.status == 0)

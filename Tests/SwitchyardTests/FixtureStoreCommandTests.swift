@@ -110,6 +110,9 @@ struct FixtureStoreCommandTests {
             let split = try CLITests.run("storesplit", [url.path, "--model", model, "--store", "Default=\(output.path)", "--verify"])
             #expect(split.status == 0, "storesplit to \(ext): \(split.stderr)")
             #expect(split.stdout.contains("verified"), "storesplit to \(ext)")
+            // Every output is a store the tools read in turn (an LMDB output with many indexes once was not).
+            let again = try CLITests.run("storeinspect", ["inspect", output.path, "--json"])
+            #expect(again.status == 0, "storeinspect inspect of the \(ext) output: \(again.stderr)")
         }
     }
 

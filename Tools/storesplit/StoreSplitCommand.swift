@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Switchyard
+import ToolSupport
 
 /// `storesplit`: breaks a monolithic store into one store per configuration.
 @main

@@ -66,10 +66,10 @@ public final class StoreSplitter {
             // open walks all of it only up to LMDBPageCheck.fullCheckLimit).
             if type == .lmdb { try LMDBStore.checkFile(at: url) }
             if let model { return (try openAnyConfiguration(type, url, model), "--model") }
-            // A store opened with an empty model reads nothing but its metadata and model cache.
-            let probe = try open(type, url, try ObjectModel(entities: []))
-            // Not closed explicitly: an LMDB environment is shared with other stores of the process.
-            let cached = try probe.storedModel()
+            // A store opened with an empty model reads nothing but its metadata and model cache. It is released
+            // before the store opens with the cached model: an LMDB environment is shared in the process, and one
+            // opened for an empty model has too few database slots for the real one's indexes.
+            let cached = try { () throws -> ObjectModel? in try open(type, url, try ObjectModel(entities: [])).storedModel() }()
             if let cached { return (try openAnyConfiguration(type, url, cached), "model cache") }
             if let fallback { return (try openAnyConfiguration(type, url, fallback), "target model") }
             throw SplitError.source(path: url.path, reason: "the store has no model cache; pass the model it was written with")

@@ -10,14 +10,14 @@ import Darwin
 
 /// A one-line progress bar on stderr (entity, percentage, rows/s, ETA), redrawn at most ten times a second.
 /// Only shown when stderr is a terminal, so logs and pipes stay clean.
-final class ProgressBar {
+public final class ProgressBar {
     private let started = Date()
     private var lastDraw = Date.distantPast
 
     /// A bar when stderr is a terminal, else nil.
-    static func onTerminal() -> ProgressBar? { isatty(STDERR_FILENO) == 1 ? ProgressBar() : nil }
+    public static func onTerminal() -> ProgressBar? { isatty(STDERR_FILENO) == 1 ? ProgressBar() : nil }
 
-    func update(_ progress: SplitProgress) {
+    public func update(_ progress: SplitProgress) {
         let now = Date()
         guard now.timeIntervalSince(lastDraw) >= 0.1 || progress.rowsCopied == progress.rowCount else { return }
         lastDraw = now
@@ -34,7 +34,7 @@ final class ProgressBar {
         FileHandle.standardError.write(Data(line.utf8))
     }
 
-    func finish() { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    public func finish() { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
 
     private static func duration(_ seconds: Double) -> String {
         let s = Int(seconds.rounded())
