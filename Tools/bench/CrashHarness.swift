@@ -17,7 +17,7 @@ struct CrashHarness {
         let description: String
     }
 
-    static let cases = ["save", "create", "migrate", "chain", "split"]
+    static let cases = ["save", "create", "migrate", "chain", "split", "copy", "convert", "move", "replace"]
 
     /// Runs every case; returns the number of failed checks (each is logged).
     func run() throws -> Int {
@@ -55,6 +55,7 @@ struct CrashHarness {
         if mode == "migrate" { try Self.makeVersion1(store, backend: backend) }
         if mode == "chain" { try Self.makeChainVersion1(store, backend: backend) }
         if mode == "split" { try Self.makeSplitSource(store, backend: backend) }
+        if Self.fileCases.contains(mode) { try Self.prepareFileOperation(mode, store, backend: backend) }
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         child.arguments = ["--crash-child", "\(mode):\(backend):\(store.path)"]
@@ -91,6 +92,7 @@ struct CrashHarness {
         case "create": try Self.checkCreate(store, backend: backend)
         case "chain": try Self.checkChain(store, backend: backend)
         case "split": try Self.checkSplit(store, backend: backend)
+        case _ where Self.fileCases.contains(mode): try Self.checkFileOperation(mode, store, backend: backend)
         default: try Self.checkMigrate(store, backend: backend)
         }
         return child.terminationReason == .uncaughtSignal
@@ -103,6 +105,7 @@ struct CrashHarness {
         if mode == "migrate" { try Self.makeVersion1(store, backend: backend) }
         if mode == "chain" { try Self.makeChainVersion1(store, backend: backend) }
         if mode == "split" { try Self.makeSplitSource(store, backend: backend) }
+        if Self.fileCases.contains(mode) { try Self.prepareFileOperation(mode, store, backend: backend) }
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         child.arguments = ["--crash-child", "\(mode):\(backend):\(store.path)"]
@@ -264,6 +267,7 @@ struct CrashHarness {
         let entities = [
             EntityDescription(name: "Alpha", attributes: [
                 AttributeDescription(name: "name", type: .string), AttributeDescription(name: "n", type: .integer64, isIndexed: true),
+                AttributeDescription(name: "blob", type: .binary, allowsExternalBinaryDataStorage: true),
             ]),
             EntityDescription(name: "Beta", attributes: [
                 AttributeDescription(name: "title", type: .string), AttributeDescription(name: "m", type: .double),
@@ -282,7 +286,7 @@ struct CrashHarness {
         let alphas = try store.allocatePrimaryKeys(for: "Alpha", count: splitRows)
         let betas = try store.allocatePrimaryKeys(for: "Beta", count: splitRows)
         try store.save(StoreChangeSet(
-            inserts: alphas.map { StoreRow(entityName: "Alpha", primaryKey: $0, values: ["name": .string("alpha \($0)"), "n": .integer($0)]) }
+            inserts: alphas.map { StoreRow(entityName: "Alpha", primaryKey: $0, values: alphaValues($0, prefix: "alpha")) }
                 + betas.map { StoreRow(entityName: "Beta", primaryKey: $0, values: ["title": .string("beta \($0)"), "m": .double(Double($0) / 3)]) }))
     }
 
@@ -345,6 +349,8 @@ struct CrashHarness {
         case "split":
             let splitter = try splitter(url, backend: backend)
             _ = try splitter.run(try splitter.plan(), options: SplitOptions(batchSize: 1_000))
+        case _ where fileCases.contains(mode):
+            try fileOperationChild(mode, url, backend: backend)
         case "chain":
             let coordinator = StoreCoordinator(model: try ChainMigrationBench.model(version: 4))
             try coordinator.setMigrationChain(try ChainMigrationBench.chain())

@@ -39,19 +39,37 @@ enum StoreFileSet {
         return URL(fileURLWithPath: destination.path + String(file.path.dropFirst(url.path.count)))
     }
 
-    /// Puts a complete store written at `temporary` (closed) in place at `url` where no store exists: the
-    /// support folder first, then the store file or directory with one `rename(2)`, the step that makes it
-    /// appear. Leftovers at `url` from an interrupted earlier attempt (sidecars, a support folder without a
-    /// store) are removed first.
+    /// Puts a complete store written at `temporary` (closed) in place at `url` where no store exists, with one
+    /// `rename(2)` of the store file or directory: the step that makes it appear. An SQLite store's support
+    /// folder is linked (or copied) under the new name first and the old folder removed after the rename, so a
+    /// kill at any point leaves the store whole at one of the two places, its external data files beside it.
+    /// Leftovers at `url` from an interrupted earlier attempt (sidecars, a support folder without a store) are
+    /// removed first.
     static func moveIntoPlace(_ temporary: URL, at url: URL, type: StoreType) throws {
         if type == .sqlite {
             for suffix in sqliteSidecars { try? FileManager.default.removeItem(atPath: url.path + suffix) }
             let from = SQLiteExternalData.supportFolder(of: temporary), to = SQLiteExternalData.supportFolder(of: url)
             try? FileManager.default.removeItem(at: to)
-            if FileManager.default.fileExists(atPath: from.path) { try rename(from, to) }
+            if FileManager.default.fileExists(atPath: from.path) { try linkTree(from, to) }
             for suffix in sqliteSidecars { try? FileManager.default.removeItem(atPath: temporary.path + suffix) }
         }
         try rename(temporary, url)
+        if type == .sqlite { try? FileManager.default.removeItem(at: SQLiteExternalData.supportFolder(of: temporary)) }
+    }
+
+    /// Recreates the folder `from` at `to` with every file hard-linked (copied across file systems).
+    static func linkTree(_ from: URL, _ to: URL) throws {
+        try FileManager.default.createDirectory(at: to, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: from.path) {
+            let source = from.appendingPathComponent(name), target = to.appendingPathComponent(name)
+            var isDirectory: ObjCBool = false
+            FileManager.default.fileExists(atPath: source.path, isDirectory: &isDirectory)
+            if isDirectory.boolValue {
+                try linkTree(source, target)
+            } else if link(source.path, target.path) != 0 {
+                try FileManager.default.copyItem(at: source, to: target)
+            }
+        }
     }
 
     /// `rename(2)`, or an error naming both paths and the reason.

@@ -64,17 +64,17 @@ struct SQLiteExternalData: Sendable {
             return bytes.dropFirst()
         case 2:
             guard let name = Self.fileName(bytes) else {
-                throw invalid(entity, attribute, primaryKey, "an external data reference without a valid file name", expected: "0x02, a file name, 0x00")
+                throw invalid(entity, attribute, primaryKey, "\"0x02 without a file name\"", expected: "external data reference (0x02, a file name, 0x00)")
             }
             let file = folder.appendingPathComponent(name)
             do {
                 return try Data(contentsOf: file)
             } catch {
-                throw invalid(entity, attribute, primaryKey, "a reference to the missing or unreadable file \(file.path)",
-                              expected: "the file of an external data reference (\(error.localizedDescription))")
+                throw invalid(entity, attribute, primaryKey, "\"external data file \(name)\"",
+                              expected: "external data reference: \(file.path) is missing or unreadable (\(error.localizedDescription))")
             }
         default:
-            throw invalid(entity, attribute, primaryKey, "external storage marker byte \(marker)", expected: "0x01 (inline) or 0x02 (file)")
+            throw invalid(entity, attribute, primaryKey, "\"marker byte \(marker)\"", expected: "external storage value (marker 0x01 inline or 0x02 file)")
         }
     }
 
