@@ -38,6 +38,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Rows migrated through a four-version chain with one custom step, with peak memory; runs only this measurement (0 skips it).")
     var chainRows = 0
 
+    @Option(help: "Rows for every kind of migration (add, add indexed, remove, rename, widen, rename entity, custom step), each timed with its peak memory; runs only these (0 skips them).")
+    var migrationKindsRows = 0
+
     @Option(name: .customLong("split-rows"), help: "Messages in the legacy store storesplit splits, against sqlite3 ATTACH + INSERT ... SELECT (0 skips it).")
     var splitRows = 0
 
@@ -65,7 +68,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "First seed of the differential sequences.")
     var differentialSeed: UInt64 = 1
 
-    @Option(help: "Kill -9 harness: N kills per case (save, create, migrate, chain, split) and backend, each followed by a read-only and a read-write check; exits 1 on any failure.")
+    @Option(help: "Kill -9 harness: N kills per case (save, create, migrate, chain, split, copy, convert, move, replace) and backend, each followed by a read-only and a read-write check; exits 1 on any failure.")
     var crash = 0
 
     @Option(help: .hidden)
@@ -78,6 +81,7 @@ struct BenchCommand: ParsableCommand {
         guard repeats > 0 else { throw ValidationError("--repeats must be positive") }
         guard crash >= 0 else { throw ValidationError("--crash must be 0 or positive") }
         guard chainRows >= 0 else { throw ValidationError("--chain-rows must be 0 or positive") }
+        guard migrationKindsRows >= 0 else { throw ValidationError("--migration-kinds-rows must be 0 or positive") }
         guard migrationRows >= 0 else { throw ValidationError("--migration-rows must be 0 or positive") }
         guard fetchedSources == 0 || fetchedSources >= 2 else { throw ValidationError("--fetched-sources must be 0 or at least 2") }
         guard prefetchSources == 0 || prefetchSources >= 2 else { throw ValidationError("--prefetch-sources must be 0 or at least 2") }
@@ -127,6 +131,12 @@ struct BenchCommand: ParsableCommand {
         }
         let data = BenchData(count: objects, lookups: lookups)
         var results: [BenchResult] = []
+        if migrationKindsRows > 0 {
+            for backend in try selectedBackends() {
+                results += try MigrationKindsBench(rows: migrationKindsRows, backend: backend, dir: dir).run(log: log)
+            }
+            return try report(results)
+        }
         if chainRows > 0 {
             for backend in try selectedBackends() {
                 results += try ChainMigrationBench(rows: chainRows, backend: backend, dir: dir).run(log: log)
