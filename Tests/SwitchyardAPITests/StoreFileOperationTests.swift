@@ -86,8 +86,8 @@ import Testing
         #expect(throws: StoreFileOperationError.self) { try coordinator.moveStore(moved, to: nowhere) }
     }
 
-    /// A copy taken while another thread keeps saving is one consistent snapshot: each save inserts a pair of
-    /// orders in one transaction, so every copy holds whole pairs only, and opens as a normal store.
+    /// A copy or conversion taken while another thread keeps saving is one consistent snapshot: each save inserts
+    /// a pair of orders in one transaction, so every copy holds whole pairs only, and opens as a normal store.
     @Test(arguments: fileBackends)
     func copyOfALiveStoreIsConsistent(_ backend: Backend) throws {
         let dir = try TempDir()
@@ -112,12 +112,18 @@ import Testing
         writer.start()
         defer { stop.set(); stop.waitFinished() }
         var counts: [Int] = []
-        for i in 0..<5 {
+        for i in 0..<6 {
             Thread.sleep(forTimeInterval: 0.05)
-            let copy = Self.url(backend, "Copy\(i)", in: dir)
-            try coordinator.copyStore(store, to: copy, compact: i % 2 == 1)
+            // Copies, compacted or not, and (last) a conversion to the other backend: all from one snapshot.
+            let kind: Backend = i == 5 ? (backend == .sqlite ? .lmdb : .sqlite) : backend
+            let copy = Self.url(kind, "Copy\(i)", in: dir)
+            if i == 5 {
+                try coordinator.convertStore(store, to: copy, type: kind.storeType)
+            } else {
+                try coordinator.copyStore(store, to: copy, compact: i % 2 == 1)
+            }
             let reader = StoreCoordinator(model: try Shop.model())
-            try reader.addStore(backend.storeType, configuration: "Main", at: copy, options: StoreOptions(readOnly: true))
+            try reader.addStore(kind.storeType, configuration: "Main", at: copy, options: StoreOptions(readOnly: true))
             let orders = try ObjectContext(coordinator: reader).fetch(FetchRequest(entityName: "Order"))
             let codes = Set(try orders.map { try $0.get("code", as: String.self) ?? "" })
             #expect(codes.allSatisfy { code in codes.contains(code.hasSuffix("-a") ? String(code.dropLast()) + "b" : String(code.dropLast()) + "a") },

@@ -55,23 +55,26 @@ struct ChainMigrationBench {
         log("\(backend): migrating \(rows) rows V1 -> V2 -> V3 (custom) -> V4")
         let coordinator = StoreCoordinator(model: try Self.model(version: 4))
         try coordinator.setMigrationChain(try Self.chain())
-        // VmHWM counts the pages of LMDB's memory map that were read (file-backed, reclaimable) as well as
-        // the heap; a sampler keeps the largest anonymous (heap) figure apart.
-        let sampler = AnonymousMemorySampler()
-        sampler.start()
-        let (seconds, _) = try WalkBench.peak {
+        let (seconds, mb, anonymousMB) = try Self.measureMemory {
             try coordinator.addStore(type, configuration: "Default", at: url, options: options)
         }
-        let anonymous = sampler.stop()
-        let peak = WalkBench.status("VmHWM") ?? 0
         let count = try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Record"))
         guard count == rows else { throw ValidationFailure(description: "chain migration left \(count) of \(rows) rows") }
-        let mb = Double(peak) / 1_048_576
-        let anonymousMB = Double(anonymous) / 1_048_576
         log(String(format: "%@: chain migration of %d rows: %.2f s, peak RSS %.1f MB (anonymous %.1f MB)", backend, rows, seconds, mb, anonymousMB))
         return [BenchResult(
             backend: backend, operation: "migration chain V1→V4, one custom step (\(rows) rows)", baselines: ["writing the V1 rows": writing],
             switchyard: seconds, info: ["peak RSS": String(format: "%.1f MB", mb), "peak anonymous RSS (sampled)": String(format: "%.1f MB", anonymousMB)])]
+    }
+
+    /// Runs `body` and returns its time, the process's peak RSS (`VmHWM`, reset just before) and the largest
+    /// anonymous RSS sampled meanwhile, in MB: `VmHWM` counts the pages of LMDB's memory map that were read
+    /// (file-backed, reclaimable) as well as the heap, so the heap figure is kept apart.
+    static func measureMemory(_ body: () throws -> Void) throws -> (seconds: Double, peakMB: Double, anonymousMB: Double) {
+        let sampler = AnonymousMemorySampler()
+        sampler.start()
+        let (seconds, _) = try WalkBench.peak(body)
+        let anonymous = sampler.stop()
+        return (seconds, Double(WalkBench.status("VmHWM") ?? 0) / 1_048_576, Double(anonymous) / 1_048_576)
     }
 
     struct ValidationFailure: Error, CustomStringConvertible {

@@ -84,16 +84,11 @@ struct MigrationKindsBench {
             let (model, chain) = try Self.target(kind)
             let coordinator = StoreCoordinator(model: model)
             if let chain { try coordinator.setMigrationChain(chain) }
-            let sampler = AnonymousMemorySampler()
-            sampler.start()
-            let (seconds, _) = try WalkBench.peak {
+            let (seconds, mb, anonymousMB) = try ChainMigrationBench.measureMemory {
                 try coordinator.addStore(type, configuration: "Default", at: work, options: options)
             }
-            let anonymous = sampler.stop()
-            let peak = WalkBench.status("VmHWM") ?? 0
             let count = try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: model.entities[0].name))
             guard count == rows else { throw ChainMigrationBench.ValidationFailure(description: "\(kind.rawValue) left \(count) of \(rows) rows") }
-            let mb = Double(peak) / 1_048_576, anonymousMB = Double(anonymous) / 1_048_576
             log(String(format: "%@: %@ (%d rows): %.3f s, peak RSS %.1f MB (anonymous %.1f MB)", backend, kind.rawValue, rows, seconds, mb, anonymousMB))
             results.append(BenchResult(
                 backend: backend, operation: "migration: \(kind.rawValue) (\(rows) rows)", baselines: ["writing the rows": writing],

@@ -91,7 +91,7 @@ extension LMDBStore {
             }
         }
         for link in changes.linkDeletes {
-            if let end = try endWithoutInverse(of: link) {
+            if let end = try link.endWithoutInverse(in: model, path: path, configuration: configurationName) {
                 try links.unlink(end.key, owner: link.source.primaryKey, member: link.destination.primaryKey)
                 continue
             }
@@ -100,7 +100,7 @@ extension LMDBStore {
             try links.remove(theirs.key, source: link.destination.primaryKey, member: link.source.primaryKey)
         }
         for link in changes.linkInserts {
-            if let end = try endWithoutInverse(of: link) {
+            if let end = try link.endWithoutInverse(in: model, path: path, configuration: configurationName) {
                 try links.link(end.key, owner: link.source.primaryKey, member: link.destination.primaryKey)
                 continue
             }
@@ -127,19 +127,6 @@ extension LMDBStore {
                 }
             }
         }
-    }
-
-    /// The declaring end of a link's relationship when it is a to-many without inverse (checking the member is
-    /// of its destination); `nil` for any other relationship.
-    private func endWithoutInverse(of link: RelationshipLink) throws -> RelationshipEnd? {
-        guard let end = model.end(of: link.relationship, from: link.source.entityName), model.isToManyWithoutInverse(end.relationship)
-        else { return nil }
-        guard model.entity(link.destination.entityName, isKindOf: end.relationship.destinationEntityName) else {
-            throw StoreError.unknownProperty(
-                path: path, configuration: configurationName, entity: link.destination.entityName,
-                property: "\(end.key) (its destination is \(end.relationship.destinationEntityName))")
-        }
-        return end
     }
 
     /// Both ends of a link's many-to-many relationship, the source's first; `StoreError.unknownProperty` otherwise.

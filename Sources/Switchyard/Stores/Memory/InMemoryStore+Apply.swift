@@ -54,7 +54,7 @@ extension InMemoryStore {
             removeLinks(of: row, in: &contents)
         }
         for link in changes.linkDeletes {
-            if let key = try ownerKey(link) {
+            if let key = try link.endWithoutInverse(in: model, path: displayPath, configuration: configurationName)?.key {
                 if contents.owners[key]?[link.destination.primaryKey] == link.source.primaryKey {
                     contents.owners[key]?[link.destination.primaryKey] = nil
                 }
@@ -64,7 +64,7 @@ extension InMemoryStore {
             for pair in pairs { contents.links[key]?.remove(pair) }
         }
         for link in changes.linkInserts {
-            if let key = try ownerKey(link) {
+            if let key = try link.endWithoutInverse(in: model, path: displayPath, configuration: configurationName)?.key {
                 // One owner per member: the new link replaces any other owner's.
                 contents.owners[key, default: [:]][link.destination.primaryKey] = link.source.primaryKey
                 continue
@@ -100,19 +100,6 @@ extension InMemoryStore {
         if first.key == second.key { return (first.key, [forward, backward]) }
         let mine = model.end(of: link.relationship, from: link.source.entityName)
         return (first.key, [mine?.key == first.key ? forward : backward])
-    }
-
-    /// The end key of a link's relationship when it is a to-many without inverse of the source entity (checking
-    /// the member is of its destination), `nil` for any other relationship.
-    private func ownerKey(_ link: RelationshipLink) throws -> String? {
-        guard let end = model.end(of: link.relationship, from: link.source.entityName), model.isToManyWithoutInverse(end.relationship)
-        else { return nil }
-        guard model.entity(link.destination.entityName, isKindOf: end.relationship.destinationEntityName) else {
-            throw StoreError.unknownProperty(
-                path: displayPath, configuration: configurationName, entity: link.destination.entityName,
-                property: "\(end.key) (its destination is \(end.relationship.destinationEntityName))")
-        }
-        return end.key
     }
 
     /// Drops every link of a deleted row, on whichever end its entity is.

@@ -232,38 +232,35 @@ struct SQLPredicateCompiler {
             }
             return (sub, SQLFragment(correlation))
         }
+        // A to-many without inverse correlates through the members' hidden key, one with a to-one inverse
+        // through that foreign key.
+        let foreignKey: String, destination: SQLiteEntityLayout
         if let end = model.end(of: relationship.name, from: entity.name), let hidden = schema.hiddenKeys[end.key] {
-            // A to-many without inverse: the destination rows whose hidden foreign key names the source row.
-            guard let destination = schema.entities[relationship.destinationEntityName] else {
+            guard let layout = schema.entities[relationship.destinationEntityName] else {
                 throw StoreError.unsupportedPredicate(
                     path: path, configuration: configurationName, reason: "relationship \(name) leads to \(relationship.destinationEntityName), which is not in this store")
             }
-            let sub = Scope(alias: state.alias(), entity: destination)
-            var correlation = "\(sub.alias).\(SQLiteNames.quote(hidden.column)) = \(base).\"Z_PK\""
-            if let filter = entityFilter(destination, alias: sub.alias, includesSubentities: true) {
-                correlation += " AND " + filter
+            (foreignKey, destination) = (hidden.column, layout)
+        } else {
+            guard let inverseName = relationship.inverseName,
+                let destinationModel = model.entity(named: relationship.destinationEntityName),
+                let inverse = destinationModel.relationship(named: inverseName)
+            else {
+                throw StoreError.unsupportedPredicate(
+                    path: path, configuration: configurationName, reason: "to-many relationship \(name) has no inverse to-one; such key paths are not supported yet")
             }
-            return (sub, SQLFragment(correlation))
-        }
-        guard let inverseName = relationship.inverseName,
-            let destinationModel = model.entity(named: relationship.destinationEntityName),
-            let inverse = destinationModel.relationship(named: inverseName)
-        else {
-            throw StoreError.unsupportedPredicate(
-                path: path, configuration: configurationName, reason: "to-many relationship \(name) has no inverse to-one; such key paths are not supported yet")
-        }
-        guard !inverse.isToMany else {
-            throw StoreError.unsupportedPredicate(
-                path: path, configuration: configurationName, reason: "to-many relationship \(name) is many-to-many; such key paths are not supported yet")
-        }
-        guard let destination = schema.entities[destinationModel.name],
-            let fkIndex = destination.toOneIndex[inverseName]
-        else {
-            throw StoreError.unsupportedPredicate(
-                path: path, configuration: configurationName, reason: "relationship \(name) leads to \(destinationModel.name), which is not in this store")
+            guard !inverse.isToMany else {
+                throw StoreError.unsupportedPredicate(
+                    path: path, configuration: configurationName, reason: "to-many relationship \(name) is many-to-many; such key paths are not supported yet")
+            }
+            guard let layout = schema.entities[destinationModel.name], let fkIndex = layout.toOneIndex[inverseName] else {
+                throw StoreError.unsupportedPredicate(
+                    path: path, configuration: configurationName, reason: "relationship \(name) leads to \(destinationModel.name), which is not in this store")
+            }
+            (foreignKey, destination) = (layout.toOnes[fkIndex].column, layout)
         }
         let sub = Scope(alias: state.alias(), entity: destination)
-        var correlation = "\(sub.alias).\(SQLiteNames.quote(destination.toOnes[fkIndex].column)) = \(base).\"Z_PK\""
+        var correlation = "\(sub.alias).\(SQLiteNames.quote(foreignKey)) = \(base).\"Z_PK\""
         if let filter = entityFilter(destination, alias: sub.alias, includesSubentities: true) {
             correlation += " AND " + filter
         }

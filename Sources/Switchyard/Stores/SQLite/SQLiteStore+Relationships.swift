@@ -171,14 +171,11 @@ extension SQLiteStore {
     /// The hidden foreign key of a link's relationship when it is a to-many without inverse (checking the member
     /// is of its destination); `nil` for any other relationship.
     private func hiddenKey(of link: RelationshipLink) throws -> SQLiteHiddenKey? {
-        guard let end = model.end(of: link.relationship, from: link.source.entityName), model.isToManyWithoutInverse(end.relationship)
-        else { return nil }
-        guard let hidden = schema.hiddenKeys[end.key],
-            model.entity(link.destination.entityName, isKindOf: end.relationship.destinationEntityName)
-        else {
+        guard let end = try link.endWithoutInverse(in: model, path: displayPath, configuration: configurationName) else { return nil }
+        guard let hidden = schema.hiddenKeys[end.key] else {
             throw StoreError.unknownProperty(
-                path: displayPath, configuration: configurationName, entity: link.destination.entityName,
-                property: "\(end.key) (its destination is \(end.relationship.destinationEntityName))")
+                path: displayPath, configuration: configurationName, entity: link.source.entityName,
+                property: "\(end.key) (its members' table is not in this store)")
         }
         return hidden
     }
