@@ -169,19 +169,23 @@ import Testing
         #expect(try Self.names(Self.object(reader, "Cart", "C"), "steps") == ["s1", "s2"])
     }
 
+    /// A store at the first model: cart A with items x, y (a GiftItem) and steps s2, s1; item z owned by nobody.
+    static func writeVersion1(_ backend: Backend, in dir: TempDir) throws {
+        let coordinator = StoreCoordinator(model: try Self.model())
+        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let context = ObjectContext(coordinator: coordinator)
+        let a = try Self.insert(context, "Cart", "A")
+        try a.setRelatedObjects([Self.insert(context, "Item", "x"), Self.insert(context, "GiftItem", "y")], forKey: "items")
+        try a.setRelatedObjects([Self.insert(context, "Step", "s2"), Self.insert(context, "Step", "s1")], forKey: "steps")
+        _ = try Self.insert(context, "Item", "z")
+        try context.save()
+    }
+
     /// A lightweight migration (an added attribute) keeps every owner's members and their order.
     @Test(arguments: [Backend.sqlite, .lmdb])
     func migrationKeepsMembers(_ backend: Backend) throws {
         let dir = try TempDir()
-        do {
-            let coordinator = StoreCoordinator(model: try Self.model())
-            try backend.add(to: coordinator, configuration: "Main", in: dir.url)
-            let context = ObjectContext(coordinator: coordinator)
-            let a = try Self.insert(context, "Cart", "A")
-            try a.setRelatedObjects([Self.insert(context, "Item", "x"), Self.insert(context, "GiftItem", "y")], forKey: "items")
-            try a.setRelatedObjects([Self.insert(context, "Step", "s2"), Self.insert(context, "Step", "s1")], forKey: "steps")
-            try context.save()
-        }
+        try Self.writeVersion1(backend, in: dir)
         let coordinator = StoreCoordinator(model: try Self.model(extraAttribute: true))
         try backend.add(to: coordinator, configuration: "Main", in: dir.url)
         let context = ObjectContext(coordinator: coordinator)
@@ -196,16 +200,7 @@ import Testing
     @Test(arguments: [Backend.sqlite, .lmdb])
     func renamedAndAddedRelationshipsMigrate(_ backend: Backend) throws {
         let dir = try TempDir()
-        do {
-            let coordinator = StoreCoordinator(model: try Self.model())
-            try backend.add(to: coordinator, configuration: "Main", in: dir.url)
-            let context = ObjectContext(coordinator: coordinator)
-            let a = try Self.insert(context, "Cart", "A")
-            try a.setRelatedObjects([Self.insert(context, "Item", "x"), Self.insert(context, "GiftItem", "y")], forKey: "items")
-            try a.setRelatedObjects([Self.insert(context, "Step", "s2"), Self.insert(context, "Step", "s1")], forKey: "steps")
-            _ = try Self.insert(context, "Item", "z")
-            try context.save()
-        }
+        try Self.writeVersion1(backend, in: dir)
         let coordinator = StoreCoordinator(model: try Self.model(version2: true))
         try backend.add(to: coordinator, configuration: "Main", in: dir.url)
         let context = ObjectContext(coordinator: coordinator)

@@ -78,6 +78,20 @@ struct StoreOptionsGroup: ParsableArguments {
         }
     }
 
+    /// Opens the store, runs `body` (the operation, returning its text and JSON fields) and prints the result;
+    /// an error prints `storefile: <step> failed: <reason>` and exits 2.
+    func perform(
+        _ step: String, readOnly: Bool, _ body: (StoreCoordinator, any PersistentStore) throws -> (text: String, fields: [String: String])
+    ) throws {
+        let (coordinator, store) = try open(readOnly: readOnly)
+        do {
+            let (text, fields) = try body(coordinator, store)
+            report(text, fields.merging(["operation": step]) { a, _ in a })
+        } catch {
+            throw StoreFileCommand.fail(step, error)
+        }
+    }
+
     /// Prints `text`, or `fields` as one JSON object.
     func report(_ text: String, _ fields: [String: String]) {
         if json {
@@ -109,15 +123,11 @@ struct MoveCommand: ParsableCommand {
     func validate() throws { try validateFree(destination) }
 
     func run() throws {
-        let (coordinator, store) = try options.open(readOnly: false)
-        let started = Date()
-        do {
+        try options.perform("move", readOnly: false) { coordinator, store in
+            let started = Date()
             let moved = try coordinator.moveStore(store, to: URL(fileURLWithPath: destination))
-            options.report(
-                "moved \(options.store) to \(destination) in \(String(format: "%.2f", Date().timeIntervalSince(started))) s",
-                ["operation": "move", "from": options.store, "to": destination, "uuid": moved.identifier.uuidString])
-        } catch {
-            throw StoreFileCommand.fail("move", error)
+            return ("moved \(options.store) to \(destination) in \(String(format: "%.2f", Date().timeIntervalSince(started))) s",
+                    ["from": options.store, "to": destination, "uuid": moved.identifier.uuidString])
         }
     }
 }
@@ -137,15 +147,11 @@ struct CopyCommand: ParsableCommand {
     func validate() throws { try validateFree(destination) }
 
     func run() throws {
-        let (coordinator, store) = try options.open(readOnly: true)
-        let started = Date()
-        do {
+        try options.perform("copy", readOnly: true) { coordinator, store in
+            let started = Date()
             try coordinator.copyStore(store, to: URL(fileURLWithPath: destination), compact: compact)
-            options.report(
-                "copied \(options.store) to \(destination)\(compact ? " (compacted)" : "") in \(String(format: "%.2f", Date().timeIntervalSince(started))) s",
-                ["operation": "copy", "from": options.store, "to": destination, "compact": "\(compact)"])
-        } catch {
-            throw StoreFileCommand.fail("copy", error)
+            return ("copied \(options.store) to \(destination)\(compact ? " (compacted)" : "") in \(String(format: "%.2f", Date().timeIntervalSince(started))) s",
+                    ["from": options.store, "to": destination, "compact": "\(compact)"])
         }
     }
 }
@@ -178,20 +184,16 @@ struct ConvertCommand: ParsableCommand {
     }
 
     func run() throws {
-        let (coordinator, store) = try options.open(readOnly: true)
         let bar = ProgressBar.onTerminal()
-        do {
+        defer { bar?.finish() }
+        try options.perform("convert", readOnly: true) { coordinator, store in
             let report = try coordinator.convertStore(
                 store, to: URL(fileURLWithPath: destination), type: targetType!, verify: !noVerify, progress: { bar?.update($0) })
             bar?.finish()
-            options.report(
-                "converted \(options.store) (\(store.type.rawValue)) to \(destination) (\(targetType!.rawValue)): \(report.rowsCopied) rows in "
-                    + String(format: "%.2f", report.seconds) + " s" + (report.contentVerified ? "; verified: row counts, content and link checksums match" : ""),
-                ["operation": "convert", "from": options.store, "to": destination, "type": targetType!.rawValue,
-                 "rows": "\(report.rowsCopied)", "verified": "\(report.contentVerified)", "uuid": store.identifier.uuidString])
-        } catch {
-            bar?.finish()
-            throw StoreFileCommand.fail("convert", error)
+            return ("converted \(options.store) (\(store.type.rawValue)) to \(destination) (\(targetType!.rawValue)): \(report.rowsCopied) rows in "
+                        + String(format: "%.2f", report.seconds) + " s" + (report.contentVerified ? "; verified: row counts, content and link checksums match" : ""),
+                    ["from": options.store, "to": destination, "type": targetType!.rawValue,
+                     "rows": "\(report.rowsCopied)", "verified": "\(report.contentVerified)", "uuid": store.identifier.uuidString])
         }
     }
 }
@@ -211,14 +213,10 @@ struct ReplaceCommand: ParsableCommand {
     }
 
     func run() throws {
-        let (coordinator, store) = try options.open(readOnly: false)
-        do {
+        try options.perform("replace", readOnly: false) { coordinator, store in
             let replaced = try coordinator.replaceStore(store, withContentsOf: URL(fileURLWithPath: with))
-            options.report(
-                "replaced the contents of \(options.store) with \(with)",
-                ["operation": "replace", "store": options.store, "with": with, "uuid": replaced.identifier.uuidString])
-        } catch {
-            throw StoreFileCommand.fail("replace", error)
+            return ("replaced the contents of \(options.store) with \(with)",
+                    ["store": options.store, "with": with, "uuid": replaced.identifier.uuidString])
         }
     }
 }
@@ -238,12 +236,9 @@ struct DestroyCommand: ParsableCommand {
     }
 
     func run() throws {
-        let (coordinator, store) = try options.open(readOnly: false)
-        do {
+        try options.perform("destroy", readOnly: false) { coordinator, store in
             try coordinator.destroyStore(store)
-            options.report("destroyed \(options.store)", ["operation": "destroy", "store": options.store])
-        } catch {
-            throw StoreFileCommand.fail("destroy", error)
+            return ("destroyed \(options.store)", ["store": options.store])
         }
     }
 }
