@@ -45,6 +45,7 @@ import Testing
         try Shop.order(context, "A-1", qty: 5)
         try context.save()
         _ = try context.fetch(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "qty > 31337")))
+        _ = try context.fetch(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "code == 'A-1'")))
         return lines.all
     }
 
@@ -66,6 +67,21 @@ import Testing
         let arguments = try Self.run(.sqlite, level: .arguments, in: try TempDir())
         #expect(arguments.contains { $0.contains("SQL ") && $0.contains("31337") }, "\(arguments)")
         #expect(arguments.contains { $0.contains("fetch Order where qty > 31337") })
+    }
+
+    /// LMDB's level 2: each write transaction's `mdb_put`/`mdb_del` calls with work and commit time, and each
+    /// fetch's plan (the index it used, or a scan) with the rows it read; values only at level 3.
+    @Test func transactionsAndPlansOnLMDB() throws {
+        let lines = try Self.run(.lmdb, level: .statements, in: try TempDir())
+        #expect(lines.contains { $0.contains("LMDB write transaction: ") && $0.contains("mdb_put") && $0.contains("commit") }, "\(lines)")
+        // Order.qty is indexed: `qty > 31337` is no equality, so a scan; the save wrote the row, its index entries
+        // and the key counter.
+        #expect(lines.contains { $0.contains("LMDB fetch plan for Order: scan of Order; 1 rows read") }, "\(lines)")
+        #expect(lines.contains { $0.contains("LMDB fetch plan for Order: index ") && $0.contains("for (1 value), covering the predicate; 1 rows read") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("31337") || $0.contains("A-1") })
+        let context = try TempDir()
+        let more = try Self.run(.lmdb, level: .arguments, in: context)
+        #expect(more.contains { $0.contains("fetch Order where qty > 31337") }, "\(more)")
     }
 
     @Test(arguments: [Backend.sqlite, .lmdb])

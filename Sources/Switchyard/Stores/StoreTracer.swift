@@ -12,7 +12,8 @@ public enum StoreTraceLevel: Int, Sendable, Hashable, Comparable, CaseIterable {
     case off = 0
     /// Every fetch, count and save: entity, rows and duration.
     case operations = 1
-    /// Also every SQL statement SQLite runs, with its duration; arguments and predicate constants hidden.
+    /// Also every SQL statement SQLite runs, with its duration; on LMDB each fetch's and count's plan (index or
+    /// scan, rows read) and each write transaction's calls and commit time. Arguments and constants hidden.
     case statements = 2
     /// Also statement arguments and predicate constants (they may be private data).
     case arguments = 3

@@ -27,7 +27,21 @@ extension LMDBStore {
             return (Array(rows[start..<end]), reader.rowsVisited)
         }
         state.withLock { $0.lastFetchRowsVisited = visited }
+        tracePlan("fetch", request, layout: layout, visited: visited)
         return rows
+    }
+
+    /// Level 2: how a fetch or count found its candidates (an index or a scan) and how many rows it read.
+    private func tracePlan(_ operation: String, _ request: StoreFetchRequest, layout: LMDBEntityLayout, visited: Int) {
+        guard tracer.level >= .statements else { return }
+        let plan: String
+        if let lookup = LMDBQueryPlanner.lookup(for: request.predicate, table: layout, available: databases.indexes(root: layout.rootNumber)) {
+            let values = tracer.level >= .arguments ? " \(lookup.values)" : " (\(lookup.values.count) value\(lookup.values.count == 1 ? "" : "s"))"
+            plan = "index \(lookup.index) of \(layout.rootName) for\(values)\(lookup.covers ? ", covering the predicate" : ", predicate checked per row")"
+        } else {
+            plan = "scan of \(layout.rootName)"
+        }
+        tracer.emit("LMDB \(operation) plan for \(request.entityName): \(plan); \(visited) rows read")
     }
 
     /// The number of rows `fetch` would return without limit and offset.
@@ -66,6 +80,7 @@ extension LMDBStore {
             return (rows.count, reader.rowsVisited)
         }
         state.withLock { $0.lastFetchRowsVisited = visited }
+        tracePlan("count", request, layout: layout, visited: visited)
         return count
     }
 

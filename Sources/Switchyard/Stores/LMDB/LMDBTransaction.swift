@@ -41,6 +41,9 @@ final class LMDBTransaction {
     /// A read-only transaction's idle cursors, one per database, kept across `reset()`/`renew()` and renewed
     /// on next use (`mdb_cursor_renew`): a lookup then costs no `mdb_cursor_open`.
     @exclusivity(unchecked) private var idleCursors: [LMDBCursor] = []
+    /// `mdb_put` and `mdb_del` calls made so far (for the level-2 trace of a write transaction).
+    @exclusivity(unchecked) private(set) var puts = 0
+    @exclusivity(unchecked) private(set) var deletes = 0
 
     /// The store directory, for errors (copied: reading it through the unowned environment costs a retain).
     let path: String
@@ -139,6 +142,7 @@ final class LMDBTransaction {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = mdb_put(handle, database.handle, &k, &v, flags.rawValue)
+        puts &+= 1
         if rc == MDB_KEYEXIST, flags.contains(.noOverwrite) { return false }
         try LMDB.check(rc, operation: database.putCall, path: path, configuration: configuration)
         return true
@@ -156,6 +160,7 @@ final class LMDBTransaction {
         try requireActive("mdb_del")
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         let rc = mdb_del(handle, database.handle, &k, nil)
+        deletes &+= 1
         if rc == MDB_NOTFOUND { return false }
         try LMDB.check(rc, operation: database.deleteCall, path: path, configuration: configuration)
         return true
