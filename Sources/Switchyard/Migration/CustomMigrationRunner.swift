@@ -109,6 +109,11 @@ struct CustomMigrationRunner {
             for row in inserts { try checkRequired(row) }
             try new.save(StoreChangeSet(inserts: inserts))
             done += batch.count
+            if done / 50_000 != (done - batch.count) / 50_000 {
+                // Bounded resident memory on LMDB: the pages both maps have read so far go back to the page cache.
+                old.releaseCachedPages()
+                new.releaseCachedPages()
+            }
             try progress?(MigrationProgress(path: new.displayPath, entity: entity.name, done: done, total: total))
         }
     }

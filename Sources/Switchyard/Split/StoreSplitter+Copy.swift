@@ -116,6 +116,11 @@ extension StoreSplitter {
                 after = last.primaryKey
                 entityCopied += batch.count
                 report(entityCopied)
+                if entityCopied / 50_000 != (entityCopied - batch.count) / 50_000 {
+                    // Bounded resident memory when either side is LMDB: mapped pages read so far are let go.
+                    (source as? BulkCopyStore)?.releaseCachedPages()
+                    output.releaseCachedPages()
+                }
                 if batch.count < batchSize { break }
             }
             results[index] = CopyResult(rows: entityCopied, checksum: checksum)

@@ -18,6 +18,13 @@ protocol BulkCopyStore: PersistentStore {
     func extraneousItems() throws -> [StoreExtraneousItem]
     /// Flushes and closes the files (an SQLite WAL is checkpointed away); the store is unusable afterwards.
     func closeFiles() throws
+    /// Lets go of file pages the process holds mapped (LMDB's memory map), so a walk over a whole store keeps
+    /// its resident memory bounded; nothing for a store that maps nothing.
+    func releaseCachedPages()
+}
+
+extension BulkCopyStore {
+    func releaseCachedPages() {}
 }
 
 /// A table, trigger or `Z_PRIMARYKEY` entry a store holds outside the model.

@@ -173,6 +173,20 @@ final class LMDBEnvironment: @unchecked Sendable {
         }
     }
 
+    // MARK: - Memory
+
+    /// Drops the store file's pages from this process's resident memory (`madvise(MADV_DONTNEED)` over the
+    /// map). Safe because the map is read-only (no `MDB_WRITEMAP`): its pages are clean copies of the file,
+    /// read again from the page cache on the next access. A long walk over a large store (a migration, a split)
+    /// calls it between batches so its resident size stays that of a batch, not of the file.
+    func releaseMappedPages() {
+        guard let env = gate.enter({ handle }) else { return }
+        defer { gate.leave() }
+        var info = MDB_envinfo()
+        guard mdb_env_info(env, &info) == 0, let address = info.me_mapaddr else { return }
+        _ = madvise(address, info.me_mapsize, MADV_DONTNEED)
+    }
+
     // MARK: - Copying
 
     /// Writes a consistent copy of the environment (the newest committed snapshot, read under a read

@@ -78,4 +78,8 @@ extension LMDBStore: BulkCopyStore {
         state.withLock { $0.isClosed = true }
         environment.close()
     }
+
+    func releaseCachedPages() {
+        environment.releaseMappedPages()
+    }
 }
