@@ -176,15 +176,24 @@ final class LMDBEnvironment: @unchecked Sendable {
     // MARK: - Memory
 
     /// Drops the store file's pages from this process's resident memory (`madvise(MADV_DONTNEED)` over the
-    /// map). Safe because the map is read-only (no `MDB_WRITEMAP`): its pages are clean copies of the file,
+    /// mapping of `data.mdb`, found in `/proc/self/maps`; LMDB does not expose its map address unless the map
+    /// is fixed). Safe because the map is read-only (no `MDB_WRITEMAP`): its pages are clean copies of the file,
     /// read again from the page cache on the next access. A long walk over a large store (a migration, a split)
-    /// calls it between batches so its resident size stays that of a batch, not of the file.
+    /// calls it between batches so its resident size stays that of a batch, not of the file. Nothing happens
+    /// where `/proc` is missing.
     func releaseMappedPages() {
-        guard let env = gate.enter({ handle }) else { return }
+        guard gate.enter({ handle }) != nil else { return }
         defer { gate.leave() }
-        var info = MDB_envinfo()
-        guard mdb_env_info(env, &info) == 0, let address = info.me_mapaddr else { return }
-        _ = madvise(address, info.me_mapsize, MADV_DONTNEED)
+        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return }
+        let file = canonicalPath + "/data.mdb"
+        for line in maps.split(separator: "\n") where line.hasSuffix(file) {
+            // "start-end perms offset dev inode path"
+            guard let range = line.split(separator: " ").first, let dash = range.firstIndex(of: "-"),
+                let start = UInt(range[..<dash], radix: 16), let end = UInt(range[range.index(after: dash)...], radix: 16), end > start,
+                let address = UnsafeMutableRawPointer(bitPattern: start)
+            else { continue }
+            _ = madvise(address, Int(end - start), MADV_DONTNEED)
+        }
     }
 
     // MARK: - Copying
