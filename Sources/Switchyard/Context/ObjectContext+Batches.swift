@@ -42,6 +42,7 @@ extension ObjectContext {
         }
         for store in try coordinator.targetStores(for: request) {
             var last: Int64 = 0
+            var walked = 0
             while true {
                 var page = unsorted
                 page.affectedStoreIdentifiers = [store.identifier]
@@ -55,6 +56,10 @@ extension ObjectContext {
                 }
                 guard count == batchSize, let lastSeen else { break }
                 last = lastSeen
+                walked += count
+                // An LMDB store's map holds every page read so far: let them go now and then, so the walk's
+                // resident memory stays that of its batches.
+                if walked % 50_000 < count { (store as? BulkCopyStore)?.releaseCachedPages() }
             }
         }
     }
