@@ -82,9 +82,7 @@ struct CustomMigrationRunner {
 
     private func copyRows(of entity: EntityDescription, dropped: inout Set<RowReference>) throws {
         guard let sourceName = sources[entity.name], let source = oldEntities[sourceName] else { return }
-        let total = try old.count(StoreFetchRequest(entityName: sourceName, includesSubentities: false))
-        // Counting walked the whole table: its pages need not stay resident.
-        old.releaseCachedPages()
+        let total = try old.walkingCount(entityName: sourceName)
         let served = Set(newEntities.map(\.name))
         var keyPool: [String: ClosedRange<Int64>] = [:]
         var after: Int64?

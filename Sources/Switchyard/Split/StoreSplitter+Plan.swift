@@ -162,6 +162,7 @@ extension StoreSplitter {
 
     private func countRows(_ entity: String) throws -> Int {
         do {
+            if let bulk = source as? BulkCopyStore { return try bulk.walkingCount(entityName: entity) }
             return try source.count(StoreFetchRequest(entityName: entity, includesSubentities: false))
         } catch {
             throw SplitError.source(path: sourceURL.path, reason: "cannot count \(entity): \(error)")

@@ -20,7 +20,8 @@ extension StoreSplitter {
             defer { try? (store as? BulkCopyStore)?.closeFiles() }
             for (copyIndex, copy) in plan.entities.enumerated() where copy.destination == index {
                 let copied = results[copyIndex].rows
-                let count = try store.count(StoreFetchRequest(entityName: copy.targetEntity, includesSubentities: false))
+                let count = try (store as? BulkCopyStore)?.walkingCount(entityName: copy.targetEntity)
+                    ?? store.count(StoreFetchRequest(entityName: copy.targetEntity, includesSubentities: false))
                 if count != copy.rowCount || copied != copy.rowCount {
                     mismatches.append(
                         "\(copy.targetEntity) in \(destination.configuration): source has \(copy.rowCount) rows, "

@@ -21,10 +21,17 @@ protocol BulkCopyStore: PersistentStore {
     /// Lets go of file pages the process holds mapped (LMDB's memory map), so a walk over a whole store keeps
     /// its resident memory bounded; nothing for a store that maps nothing.
     func releaseCachedPages()
+    /// The rows of exactly `entityName`, counted the way a whole-store walk wants: an LMDB store lets go of the
+    /// pages it maps as it goes, so counting a large table does not leave it resident.
+    func walkingCount(entityName: String) throws -> Int
 }
 
 extension BulkCopyStore {
     func releaseCachedPages() {}
+
+    func walkingCount(entityName: String) throws -> Int {
+        try count(StoreFetchRequest(entityName: entityName, includesSubentities: false))
+    }
 }
 
 /// A table, trigger or `Z_PRIMARYKEY` entry a store holds outside the model.

@@ -103,9 +103,14 @@ final class LMDBReader {
     }
 
     /// Counts the rows of table `root` whose entity is in `family`, reading only each row's entity number.
-    func count(root: Int, family: [Bool], where matches: ((Int64, UnsafeRawBufferPointer) throws -> Bool)? = nil) throws -> Int {
+    func count(
+        root: Int, family: [Bool], releasingPages: Bool = false, where matches: ((Int64, UnsafeRawBufferPointer) throws -> Bool)? = nil
+    ) throws -> Int {
         var total = 0
+        var walked = 0
         try scan(root: root) { key, bytes in
+            walked += 1
+            if releasingPages, walked % 100_000 == 0 { store.environment.releaseMappedPages() }
             guard try isInFamily(bytes, family, key) else { return true }
             if let matches {
                 rowsVisited += 1

@@ -82,4 +82,15 @@ extension LMDBStore: BulkCopyStore {
     func releaseCachedPages() {
         environment.releaseMappedPages()
     }
+
+    func walkingCount(entityName: String) throws -> Int {
+        try checkOpen()
+        let layout = try servedLayout(entityName)
+        let count = try environment.read { txn in
+            let reader = LMDBReader(store: self, transaction: txn)
+            return try reader.count(root: layout.rootNumber, family: reader.family(of: layout, includesSubentities: false), releasingPages: true)
+        }
+        environment.releaseMappedPages()
+        return count
+    }
 }
