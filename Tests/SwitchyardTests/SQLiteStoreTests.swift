@@ -59,6 +59,34 @@ struct SQLiteStoreTests {
         #expect(try SQLite3.query(path, "SELECT Z_VERSION, Z_UUID FROM Z_METADATA") == "1|\(store.identifier.uuidString)")
     }
 
+    /// A store Switchyard wrote before it kept to-manys without inverse has no hidden key: a read-only open
+    /// reads the relationship empty, a writable open adds the column and its index, and the relationship works.
+    @Test func storesWithoutTheHiddenKeyGainIt() throws {
+        let path: String
+        do {
+            let store = try open("old")
+            path = try #require(store.url?.path)
+        }
+        try SQLite3.execute(path, "DROP INDEX ZNOTE_Z3NOTES_INDEX; ALTER TABLE ZNOTE DROP COLUMN Z3NOTES;")
+        do {
+            let reader = try open("old", options: .readOnly)
+            let owners = try reader.fetch(StoreFetchRequest(entityName: "Owner"))
+            #expect(try reader.relatedReferences(of: owners.map(\.reference), relationship: "notes").values.allSatisfy(\.isEmpty))
+            #expect(try SQLite3.query(path, "SELECT count(*) FROM pragma_table_info('ZNOTE') WHERE name = 'Z3NOTES'") == "0")
+        }
+        let store = try open("old")
+        #expect(try SQLite3.query(path, "SELECT count(*) FROM pragma_table_info('ZNOTE') WHERE name = 'Z3NOTES'") == "1")
+        #expect(try SQLite3.query(path, "SELECT count(*) FROM sqlite_master WHERE name = 'ZNOTE_Z3NOTES_INDEX'") == "1")
+        let ownerKey = try store.allocatePrimaryKeys(for: "Owner", count: 1).lowerBound
+        let noteKey = try store.allocatePrimaryKeys(for: "Note", count: 1).lowerBound
+        let owner = RowReference(entityName: "Owner", primaryKey: ownerKey), note = RowReference(entityName: "Note", primaryKey: noteKey)
+        try store.save(StoreChangeSet(
+            inserts: [StoreRow(entityName: "Owner", primaryKey: ownerKey, values: ["name": .string("o")]),
+                      StoreRow(entityName: "Note", primaryKey: noteKey, values: ["text": .string("n")])],
+            linkInserts: [RelationshipLink(source: owner, relationship: "notes", destination: note)]))
+        #expect(try store.relatedReferences(of: [owner], relationship: "notes")[owner] == [note])
+    }
+
     // MARK: - Values
 
     @Test func everyAttributeTypeRoundTripsAcrossReopen() throws {

@@ -93,7 +93,7 @@ struct SQLiteSchema: Sendable {
     static func build(
         model: ObjectModel, storeEntities: [EntityDescription], numbers: [String: Int64],
         actualColumns: [String: [String]]?, path: String, configuration: String, joinTablesNamedBy: Set<String> = [],
-        externalReferences: Bool = true
+        externalReferences: Bool = true, hiddenKeysMayBeMissing: Bool = false
     ) throws -> SQLiteSchema {
         let builder = SQLiteLayoutBuilder(model: model, numbers: numbers)
         var hiddenKeys: [String: SQLiteHiddenKey] = [:]
@@ -118,16 +118,22 @@ struct SQLiteSchema: Sendable {
             for name in table.entityNames where numbers[name] != nil {
                 for end in builder.hiddenEnds(destination: name) {
                     guard let expected = columnsByEntity[name]?[SQLiteHiddenKey.property(end.key)] else { continue }
-                    let column = try resolveHiddenColumn(
-                        expected: expected, relationship: end.relationship.name, actual: actual, ordered: false, table: tableName,
-                        endKey: end.key, path: path, configuration: configuration)
+                    let column: String?
+                    do {
+                        column = try resolveHiddenColumn(
+                            expected: expected, relationship: end.relationship.name, actual: actual, ordered: false, table: tableName,
+                            endKey: end.key, path: path, configuration: configuration)
+                    } catch where hiddenKeysMayBeMissing {
+                        continue   // read-only, written before Switchyard kept the key: the relationship reads empty
+                    }
+                    guard let column else { continue }
                     var orderColumn: String?
                     if let expectedOrder = columnsByEntity[name]?[SQLiteHiddenKey.orderProperty(end.key)] {
                         orderColumn = try resolveHiddenColumn(
                             expected: expectedOrder, relationship: end.relationship.name, actual: actual, ordered: true, table: tableName,
                             endKey: end.key, path: path, configuration: configuration)
                     }
-                    hiddenKeys[end.key] = SQLiteHiddenKey(destination: name, table: tableName, column: column!, orderColumn: orderColumn)
+                    hiddenKeys[end.key] = SQLiteHiddenKey(destination: name, table: tableName, column: column, orderColumn: orderColumn)
                 }
             }
             for name in table.entityNames {
@@ -185,6 +191,34 @@ struct SQLiteSchema: Sendable {
             schema.exactProjections[layout.name] = schema.projection(for: layout, includesSubentities: false)
         }
         return schema
+    }
+
+    /// The hidden-key columns (with their index) an existing store lacks: to-manys without inverse whose
+    /// members' table is in the store, written by Switchyard before it kept them. Order columns are optional and
+    /// not listed.
+    static func missingHiddenColumns(
+        model: ObjectModel, storeEntities: [EntityDescription], numbers: [String: Int64], actualColumns: [String: [String]]
+    ) -> [(table: String, column: String, index: SQLiteIndexSpec?)] {
+        let builder = SQLiteLayoutBuilder(model: model, numbers: numbers)
+        var missing: [(table: String, column: String, index: SQLiteIndexSpec?)] = []
+        for root in roots(of: storeEntities, in: model) {
+            let (table, columnsByEntity) = builder.table(root: root)
+            guard let actual = actualColumns[table.name.uppercased()].map({ Set($0.map { $0.uppercased() }) }) else { continue }
+            for name in table.entityNames where numbers[name] != nil {
+                for end in builder.hiddenEnds(destination: name) {
+                    guard let column = columnsByEntity[name]?[SQLiteHiddenKey.property(end.key)] else { continue }
+                    let relationship = end.relationship.name.uppercased()
+                    let present = actual.contains(column.uppercased()) || actual.contains { key in
+                        key.hasPrefix("Z") && key.hasSuffix(relationship) && key.count > relationship.count + 1
+                            && key.dropFirst().dropLast(relationship.count).allSatisfy(\.isNumber)
+                    }
+                    if !present {
+                        missing.append((table.name, column, table.indexes.first { $0.terms.map(\.column) == [column] }))
+                    }
+                }
+            }
+        }
+        return missing
     }
 
     /// The real hidden foreign-key (or, `ordered`, position) column of to-many without inverse `endKey`: the

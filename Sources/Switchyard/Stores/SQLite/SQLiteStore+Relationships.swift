@@ -10,6 +10,10 @@ extension SQLiteStore {
     public func relatedReferences(of sources: [RowReference], relationship: String) throws -> [RowReference: [RowReference]] {
         guard let first = sources.first else { return [:] }
         let end = try toManyEnd(relationship, of: first.entityName)
+        if model.isToManyWithoutInverse(end.relationship), schema.hiddenKeys[end.key] == nil, isReadOnly {
+            // A read-only store written before Switchyard kept this relationship: nothing was ever stored.
+            return Dictionary(sources.map { ($0, []) }, uniquingKeysWith: { a, _ in a })
+        }
         guard let destination = schema.entities[end.relationship.destinationEntityName] else {
             throw StoreError.entityNotInStore(
                 path: displayPath, configuration: configurationName, entity: end.relationship.destinationEntityName)

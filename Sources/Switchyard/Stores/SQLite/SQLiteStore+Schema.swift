@@ -66,7 +66,8 @@ extension SQLiteStore {
                     throw error
                 }
             }
-            var opened = try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities)
+            var opened = try openExisting(
+                pool: pool, path: path, model: model, configuration: configuration, entities: entities, readOnly: options.readOnly)
             opened.migrationReport = migrator?.report
             return opened
         } catch {
@@ -75,9 +76,9 @@ extension SQLiteStore {
     }
 
     private static func openExisting(
-        pool: DatabasePool, path: String, model: ObjectModel, configuration: String, entities: [EntityDescription]
+        pool: DatabasePool, path: String, model: ObjectModel, configuration: String, entities: [EntityDescription], readOnly: Bool
     ) throws -> OpenedDatabase {
-        let inspection = try pool.read { db in try inspect(db, path: path) }
+        var inspection = try pool.read { db in try inspect(db, path: path) }
         var numbers: [String: Int64] = [:]
         for root in SQLiteSchema.roots(of: entities, in: model) {
             for name in root.selfAndDescendantNames {
@@ -98,9 +99,24 @@ extension SQLiteStore {
         // neither was written by Switchyard before it kept Core Data's external storage format: bare bytes.
         let additional = inspection.metadata.additional
         let externalReferences = additional[StoreMetadata.frameworkVersionKey] != nil || additional[StoreMetadata.externalDataFormatKey] != nil
+        // A store Switchyard wrote before it kept to-manys without inverse lacks their hidden keys (Core Data's
+        // stores have them): a writable open adds the columns and indexes, a read-only one reads them empty.
+        let missing = SQLiteSchema.missingHiddenColumns(
+            model: model, storeEntities: entities, numbers: numbers, actualColumns: inspection.columns)
+        if !missing.isEmpty, !readOnly {
+            try pool.write { db in
+                for spec in missing {
+                    try db.execute(sql: "ALTER TABLE \(SQLiteNames.quote(spec.table)) ADD COLUMN \(SQLiteNames.ddl(spec.column)) INTEGER")
+                    if let index = spec.index {
+                        try db.execute(sql: index.createSQL.replacingOccurrences(of: "INDEX ", with: "INDEX IF NOT EXISTS ", options: .anchored, range: index.createSQL.range(of: "INDEX ")))
+                    }
+                }
+            }
+            inspection = try pool.read { db in try inspect(db, path: path) }
+        }
         let schema = try SQLiteSchema.build(
             model: model, storeEntities: entities, numbers: numbers, actualColumns: inspection.columns, path: path,
-            configuration: configuration, externalReferences: externalReferences)
+            configuration: configuration, externalReferences: externalReferences, hiddenKeysMayBeMissing: readOnly)
         return OpenedDatabase(pool: pool, schema: schema, identifier: inspection.metadata.uuid)
     }
 
@@ -191,7 +207,7 @@ extension SQLiteStore {
             let pool = try DatabasePool(
                 path: path, configuration: databaseConfiguration(readOnly: false, busyTimeout: busyTimeout, tracer: tracer))
             if linked { return OpenedDatabase(pool: pool, schema: schema, identifier: metadata.uuid) }
-            return try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities)
+            return try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities, readOnly: false)
         } catch {
             throw classify(error, path: path, configuration: configuration)
         }
