@@ -196,6 +196,60 @@ import Testing
         #expect(try Self.names(in: dir).isEmpty)
     }
 
+    /// Found by a user-side review: replacing an LMDB store's contents with a store written by another model
+    /// emptied it and reported success. Both backends now refuse, and the store keeps its rows.
+    @Test(arguments: fileBackends)
+    func replacingWithAnotherModelsStoreIsRefused(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let foreignURL = Self.url(backend, "Foreign", in: dir)
+        do {
+            let other = try ObjectModel(entities: [EntityDescription(name: "Doc", attributes: [AttributeDescription(name: "title", type: .string)])])
+            let foreign = StoreCoordinator(model: other)
+            try foreign.addStore(backend.storeType, configuration: "Default", at: foreignURL)
+            let context = ObjectContext(coordinator: foreign)
+            try context.insert("Doc").set("title", "d")
+            try context.save()
+        }
+        let coordinator = StoreCoordinator(model: try Shop.model())
+        let store = try coordinator.addStore(backend.storeType, configuration: "Main", at: Self.url(backend, "Main", in: dir))
+        try Self.populate(coordinator)
+        let before = try Self.snapshot(coordinator)
+        do {
+            try coordinator.replaceStore(store, withContentsOf: foreignURL)
+            Issue.record("a store of another model replaced the contents")
+        } catch let error as StoreFileOperationError {
+            guard case .failed(_, let path, let configuration, _) = error else { Issue.record("\(error)"); return }
+            #expect(path == foreignURL.path && configuration == "Main", "\(error)")
+        }
+        #expect(try Self.snapshot(coordinator) == before)
+    }
+
+    /// A copy keeps its store's UUID, so it cannot join the coordinator of the original (object IDs would be
+    /// ambiguous); a name claiming the other backend, or a conversion to the same backend, is refused.
+    @Test(arguments: fileBackends)
+    func copiesAndNamesThatWouldMisleadAreRefused(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = StoreCoordinator(model: try Shop.model())
+        let store = try coordinator.addStore(backend.storeType, configuration: "Main", at: Self.url(backend, "Main", in: dir))
+        try Self.populate(coordinator)
+        let copy = Self.url(backend, "Copy", in: dir)
+        try coordinator.copyStore(store, to: copy)
+        do {
+            try coordinator.addStore(backend.storeType, configuration: "Main", at: copy)
+            Issue.record("a copy with the same UUID was added beside its original")
+        } catch let error as CoordinatorError {
+            guard case .duplicateStoreIdentifier = error else { Issue.record("\(error)"); return }
+        }
+        #expect(coordinator.stores.count == 1)
+        let misnamed = dir.url.appendingPathComponent(backend == .sqlite ? "Odd.lmdb" : "Odd.sqlite")
+        #expect(throws: StoreFileOperationError.self) { try coordinator.moveStore(store, to: misnamed) }
+        #expect(throws: StoreFileOperationError.self) { try coordinator.copyStore(store, to: misnamed) }
+        #expect(throws: StoreFileOperationError.self) {
+            try coordinator.convertStore(store, to: Self.url(backend, "Same", in: dir), type: backend.storeType)
+        }
+        #expect(!FileManager.default.fileExists(atPath: misnamed.path))
+    }
+
     @Test func memoryStoresHaveNoFiles() throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try Shop.model())

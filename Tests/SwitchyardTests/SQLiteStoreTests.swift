@@ -59,6 +59,25 @@ struct SQLiteStoreTests {
         #expect(try SQLite3.query(path, "SELECT Z_VERSION, Z_UUID FROM Z_METADATA") == "1|\(store.identifier.uuidString)")
     }
 
+    /// Found by a user-side review: a store created in this process lost its POSIX locks when the creation's
+    /// claim on the temporary name (the same inode after the link) was closed, so a `sqlite3` reading the store
+    /// took it for unused, deleted its WAL, and the next fetch here failed with an I/O error.
+    @Test func anotherProcessReadingANewStoreLeavesItWorking() throws {
+        let store = try open("shared")
+        let path = try #require(store.url?.path)
+        func insert(_ name: String) throws {
+            let key = try store.allocatePrimaryKeys(for: "Owner", count: 1).lowerBound
+            try store.save(StoreChangeSet(inserts: [StoreRow(entityName: "Owner", primaryKey: key, values: ["name": .string(name)])]))
+        }
+        try insert("a")
+        #expect(try SQLite3.query(path, "SELECT count(*) FROM ZOWNER") == "1")
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"), "the other process must not delete the WAL of an open store")
+        try insert("b")
+        #expect(try store.count(StoreFetchRequest(entityName: "Owner")) == 2)
+        #expect(try SQLite3.query(path, "SELECT count(*) FROM ZOWNER") == "2")
+        #expect(try store.fetch(StoreFetchRequest(entityName: "Owner")).count == 2)
+    }
+
     /// A store Switchyard wrote before it kept to-manys without inverse has no hidden key: a read-only open
     /// reads the relationship empty, a writable open adds the column and its index, and the relationship works.
     @Test func storesWithoutTheHiddenKeyGainIt() throws {

@@ -23,6 +23,9 @@ public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertibl
     case unsupportedStoreType(StoreType, reason: String)
     /// An entity that moved to another configuration could not have its rows moved to that store.
     case cannotMoveEntity(entity: String, from: String, to: String, reason: String)
+    /// A store with the same `NSStoreUUID` is already added (a copy of it, for example): object IDs could not
+    /// tell the two apart.
+    case duplicateStoreIdentifier(path: String, identifier: UUID, existing: String)
 
     public var description: String {
         switch self {
@@ -38,7 +41,8 @@ public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertibl
         case let .ambiguousStore(entity, object, stores):
             return "\(object): entity \(entity) is served by several stores (\(stores.joined(separator: ", "))); call assign(_:to:) to choose one before saving"
         case let .storeNotInCoordinator(path):
-            return "\(path) is not a store of this coordinator"
+            return "\(path) is not a store of this coordinator (it was removed, or its contents were replaced or destroyed: "
+                + "fetch the objects again through the coordinator's current stores)"
         case let .entityNotInStore(entity, path, configuration):
             return "\(path) (configuration \(configuration)) does not hold entity \(entity)"
         case let .missingURL(type, configuration):
@@ -49,6 +53,9 @@ public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertibl
             return "\(type.rawValue) stores are not available: \(reason)"
         case let .cannotMoveEntity(entity, from, to, reason):
             return "cannot move the rows of \(entity) from \(from) to \(to): \(reason)"
+        case let .duplicateStoreIdentifier(path, identifier, existing):
+            return "\(path) has the store UUID \(identifier.uuidString) of \(existing), which is already added (a copy of the same store?): "
+                + "object IDs could not tell them apart; add it to another coordinator"
         }
     }
 }

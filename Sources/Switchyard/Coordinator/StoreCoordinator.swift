@@ -278,6 +278,10 @@ public final class StoreCoordinator: Sendable {
             if let url = store.url, stores.contains(where: { $0.url.map(Self.canonicalPath) == Self.canonicalPath(url) }) {
                 throw CoordinatorError.storeAlreadyAdded(path: url.path, configuration: store.configurationName)
             }
+            if let existing = stores.first(where: { $0.identifier == store.identifier }) {
+                throw CoordinatorError.duplicateStoreIdentifier(
+                    path: store.displayPath, identifier: store.identifier, existing: existing.displayPath)
+            }
             stores.append(store)
         }
         if hasCallerLogger {

@@ -84,6 +84,11 @@ extension StoreCoordinator {
         let operation = "convert store to \(type.rawValue)"
         _ = try fileBacked(store, operation: operation)
         guard type != .memory else { throw StoreFileOperationError.memoryStore(operation: operation, configuration: store.configurationName) }
+        guard type != store.type else {
+            throw StoreFileOperationError.failed(
+                operation: operation, path: url.path, configuration: store.configurationName,
+                reason: "the store is already \(type.rawValue); use copyStore for a copy")
+        }
         try checkDestination(url, type: type, operation: operation)
         let snapshot = Self.partialURL(for: url, tag: "snapshot")
         let partial = Self.partialURL(for: url)
@@ -117,6 +122,25 @@ extension StoreCoordinator {
         try checkInCoordinator(store)
         guard let sourceType = StoreSplitter.storeType(at: source) else {
             throw StoreFileOperationError.failed(operation: operation, path: source.path, configuration: store.configurationName, reason: "no such store")
+        }
+        // Only contents this store can hold: a store written with another model (or for another configuration)
+        // would read as empty, or lose everything.
+        let compatibility: StoreCompatibility
+        do {
+            compatibility = try StoreCompatibility.check(sourceType, at: source, model: model, configuration: store.configurationName)
+        } catch {
+            throw StoreFileOperationError.failed(
+                operation: operation, path: source.path, configuration: store.configurationName,
+                reason: "it cannot be read as a store of configuration \(store.configurationName) of this model: \(error)")
+        }
+        // An older version of the same model is fine (it migrates when the store reopens); a store sharing no
+        // entity with the configuration is another model's, whatever an inferred migration could do with it.
+        let shared = compatibility.report.entities.contains { $0.kind != .added && $0.kind != .removed }
+        guard compatibility.report.verdict != .incompatible, shared else {
+            throw StoreFileOperationError.failed(
+                operation: operation, path: source.path, configuration: store.configurationName,
+                reason: "it was written with a model this coordinator's cannot take (configuration \(store.configurationName)): "
+                    + compatibility.report.summary)
         }
         let partial = Self.partialURL(for: target)
         StoreFileSet.remove(at: partial, type: store.type)
@@ -174,6 +198,13 @@ extension StoreCoordinator {
     /// Refuses an existing destination and a directory that is missing or read-only.
     private func checkDestination(_ url: URL, type: StoreType, operation: String) throws {
         try Self.checkStillFree(url, type: type, operation: operation)
+        // The tools tell a store's backend by its extension: a name claiming the other backend would mislead them.
+        let claimed: StoreType? = ["sqlite": .sqlite, "lmdb": .lmdb][url.pathExtension.lowercased()]
+        if let claimed, claimed != type {
+            throw StoreFileOperationError.failed(
+                operation: operation, path: url.path, configuration: "-",
+                reason: "the name ends in .\(url.pathExtension) but the store would be \(type.rawValue)")
+        }
         let directory = url.deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {

@@ -107,5 +107,7 @@ extension SQLiteStore: BulkCopyStore {
         } catch {
             throw mapError(error)
         }
+        // Every later call is `StoreError.closed`, not the driver's "connection is closed".
+        state.close()
     }
 }

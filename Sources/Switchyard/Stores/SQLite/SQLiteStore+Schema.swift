@@ -170,7 +170,15 @@ extension SQLiteStore {
         // Held (flock) until the temporary file is gone, so another creation never mistakes it for abandoned.
         let claim = Self.openDescriptor(temporary, flags: O_RDWR | O_CREAT | O_CLOEXEC)
         if claim >= 0 { _ = flock(claim, LOCK_EX) }
-        defer { if claim >= 0 { close(claim) } }
+        // Closed before the store opens at `path`: after the link it is the same inode, and closing any
+        // descriptor of an inode drops every POSIX lock the process holds on it — SQLite's too, which let
+        // another process take the database as unused and delete its WAL under this one.
+        var claimOpen = claim >= 0
+        func releaseClaim() {
+            if claimOpen { close(claim) }
+            claimOpen = false
+        }
+        defer { releaseClaim() }
         do {
             let building = try DatabasePool(path: temporary, configuration: databaseConfiguration(readOnly: false))
             do {
@@ -197,6 +205,7 @@ extension SQLiteStore {
         let linked = link(temporary, path) == 0
         let linkError = errno
         removeFiles(temporary)
+        releaseClaim()
         if !linked, linkError != EEXIST {
             throw StoreError.openFailed(
                 path: path, configuration: configuration,

@@ -33,7 +33,7 @@ public final class SQLiteStore: PersistentStore {
     let pool: DatabasePool
     let schema: SQLiteSchema
     let servedEntityNames: Set<String>
-    private let state: SQLiteStoreState
+    let state: SQLiteStoreState
     /// The report of the migration run when this store was opened; nil when nothing was migrated.
     let migrationReport: CompatibilityReport?
     /// Trace output (`StoreOptions.traceLevel`).
@@ -282,7 +282,7 @@ public final class SQLiteStore: PersistentStore {
 // MARK: - SQLiteStoreState
 
 /// The little that changes after open (the UUID after `setMetadata`, closed after `destroy`), behind a lock.
-private final class SQLiteStoreState: @unchecked Sendable {
+final class SQLiteStoreState: @unchecked Sendable {
     private let lock = NSLock()
     private var _identifier: UUID
     private var _closed = false
