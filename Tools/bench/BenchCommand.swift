@@ -59,6 +59,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Objects walked with ObjectContext.forEach in batches against one fetch, with the peak memory each adds; 0 skips it.")
     var walkObjects = 0
 
+    @Flag(help: "Run only the object-layer headline (see --object-layer), on the backends of --backends.")
+    var objectLayerOnly = false
+
     @Option(help: "Run N seeded differential sequences (SQLite, LMDB, memory and a reference) instead of measuring; prints what they found.")
     var differential: Int?
 
@@ -85,6 +88,7 @@ struct BenchCommand: ParsableCommand {
         guard migrationRows >= 0 else { throw ValidationError("--migration-rows must be 0 or positive") }
         guard fetchedSources == 0 || fetchedSources >= 2 else { throw ValidationError("--fetched-sources must be 0 or at least 2") }
         guard prefetchSources == 0 || prefetchSources >= 2 else { throw ValidationError("--prefetch-sources must be 0 or at least 2") }
+        guard !objectLayerOnly || objectLayer > 0 else { throw ValidationError("--object-layer-only needs --object-layer above 0") }
         guard !prefetchOnly || prefetchSources > 0 else { throw ValidationError("--prefetch-only needs --prefetch-sources above 0") }
         _ = try selectedBackends()
         if let differential, differential <= 0 { throw ValidationError("--differential must be positive") }
@@ -151,7 +155,10 @@ struct BenchCommand: ParsableCommand {
             results += try WalkBench(count: walkObjects, dir: dir).run(log: log)
         }
         if objectLayer > 0 {
-            results += try ObjectLayerBench(count: objectLayer, lookups: min(lookups, objectLayer), dir: dir, repeats: repeats).run(log: log)
+            results += try ObjectLayerBench(
+                count: objectLayer, lookups: min(lookups, objectLayer), dir: dir, repeats: repeats, backends: try selectedBackends()
+            ).run(log: log)
+            if objectLayerOnly { return try report(results) }
         }
         for backend in try selectedBackends() {
             switch backend {

@@ -14,6 +14,8 @@ struct ObjectLayerBench {
     let lookups: Int
     let dir: URL
     let repeats: Int
+    /// `sqlite` and/or `lmdb`.
+    let backends: [String]
 
     struct Row {
         var name: String, count: Int64, score: Double, createdAt: Date, flag: Bool, note: String?
@@ -47,7 +49,7 @@ struct ObjectLayerBench {
         let threshold = Int64(count / 2)
         let model = try Self.model()
         var results: [BenchResult] = []
-        for backend in ["SQLite", "LMDB"] {
+        for backend in ["SQLite", "LMDB"] where backends.contains(backend.lowercased()) {
             log("object layer (\(backend)): \(count) objects")
             let kind: StoreType = backend == "SQLite" ? .sqlite : .lmdb
             func open(_ name: String) throws -> StoreCoordinator {
@@ -159,7 +161,7 @@ struct ObjectLayerBench {
             try pool.write { db in
                 try db.execute(sql: create)
                 for r in data {
-                    var record = ItemRecord(id: nil, name: r.name, count: r.count, score: r.score, createdAt: r.createdAt, flag: r.flag, note: r.note)
+                    let record = ItemRecord(id: nil, name: r.name, count: r.count, score: r.score, createdAt: r.createdAt, flag: r.flag, note: r.note)
                     try record.insert(db)
                 }
             }

@@ -11,8 +11,13 @@ import Foundation
 /// let text = try message.get("text", as: String.self)
 /// ```
 public final class ManagedObject {
+    /// The object's entity, shared with every object of the entity (see `EntityHandle`).
+    let handle: EntityHandle
     /// The object's entity.
-    public let entity: EntityDescription
+    public var entity: EntityDescription {
+        // Borrowed, not copied: callers reading one property of it do not copy (and retain) the whole description.
+        _read { yield handle.description }
+    }
     /// Temporary until the first save, then `x-coredata://STORE/Entity/pN`.
     public internal(set) var objectID: ObjectID
     /// The context that owns the object (weak: the context owns its objects, not the reverse).
@@ -34,7 +39,7 @@ public final class ManagedObject {
     /// The last state read from or written to the store; nil for an unsaved insert.
     var snapshot: StoreRow?
     /// Attribute values set since the last save.
-    var changedValues: [String: AttributeValue] = [:]
+    var changedValues = ChangedValues()
     /// To-one relationships set since the last save (`.some(nil)` clears one).
     var changedToOne: [String: ManagedObject?] = [:]
     /// The whole current member list of to-many relationships changed since the last save, for those whose
@@ -51,8 +56,8 @@ public final class ManagedObject {
     public internal(set) var isInserted = false
     public internal(set) var isDeleted = false
 
-    init(entity: EntityDescription, objectID: ObjectID, context: ObjectContext) {
-        self.entity = entity
+    init(entity: EntityHandle, objectID: ObjectID, context: ObjectContext) {
+        self.handle = entity
         self.objectID = objectID
         self.context = context
     }
@@ -64,7 +69,7 @@ public final class ManagedObject {
 
     /// The names of attributes and relationships changed since the last save.
     public var changedKeys: Set<String> {
-        Set(changedValues.keys).union(changedToOne.keys).union(changedToMany.keys).union(touchedToMany)
+        Set(changedValues.names(handle.layout)).union(changedToOne.keys).union(changedToMany.keys).union(touchedToMany)
     }
 
     /// The store the object lives in, once known.
@@ -74,29 +79,41 @@ public final class ManagedObject {
 
     /// The current value of attribute `key` (`.null` when unset).
     public func value(forKey key: String) throws -> AttributeValue {
-        // Changed values and stored values are only ever the entity's attributes, so finding one answers for the
-        // key without a separate lookup in the entity (one string hash per read instead of three).
-        if !changedValues.isEmpty, let v = changedValues[key] { return v }
+        if !changedValues.isEmpty {
+            guard let position = handle.attributePositions[key] else {
+                throw ContextError.unknownKey(entity: handle.name, key: key)
+            }
+            return changedValues[position] ?? snapshot?.values[key] ?? .null
+        }
+        // Stored values are only ever the entity's attributes, so finding one answers for the key without a
+        // separate lookup in the entity.
         if let v = snapshot?.values[key] { return v }
-        guard entity.attribute(named: key) != nil else {
-            throw ContextError.unknownKey(entity: entity.name, key: key)
+        guard handle.attributePositions[key] != nil else {
+            throw ContextError.unknownKey(entity: handle.name, key: key)
         }
         return .null
     }
 
+    /// The current value of the attribute at `position` of the entity (`.null` when unset).
+    func value(at position: Int) -> AttributeValue {
+        if let v = changedValues[position] { return v }
+        return snapshot?.values[handle.layout.names[position]] ?? .null
+    }
+
     /// Sets attribute `key`; a value of the wrong kind is `ContextError.typeMismatch`.
     public func setValue(_ value: AttributeValue, forKey key: String) throws {
-        guard let attribute = entity.attribute(named: key) else {
-            throw ContextError.unknownKey(entity: entity.name, key: key)
+        guard let position = handle.attributePositions[key] else {
+            throw ContextError.unknownKey(entity: handle.name, key: key)
         }
-        guard let normalized = value.normalized(for: attribute.type) else {
-            let refusal = value.storageRefusal(for: attribute.type)
+        let type = handle.attributeTypes[position]
+        guard let normalized = value.normalized(for: type) else {
+            let refusal = value.storageRefusal(for: type)
             throw ContextError.typeMismatch(
-                entity: entity.name, key: key, expected: refusal.map { "\(attribute.type.rawValue) (\($0))" } ?? attribute.type.rawValue,
+                entity: handle.name, key: key, expected: refusal.map { "\(type.rawValue) (\($0))" } ?? type.rawValue,
                 actual: "\(value) (\(value.kindName))")
         }
         try liveContext().willChange(self)
-        changedValues[key] = normalized
+        changedValues.set(normalized, at: position, width: handle.attributeTypes.count)
     }
 
     /// The value of attribute `key` as `T`, `nil` when unset; another stored kind is `ContextError.typeMismatch`.

@@ -82,14 +82,14 @@ extension ObjectContext {
             }
             for object in b.inserts {
                 let id = newIDs[ObjectIdentifier(object)]!
-                var row = StoreRow(entityName: object.entity.name, primaryKey: id.primaryKey!, values: object.changedValues.filter { !$0.value.isNull })
+                var row = StoreRow(entityName: object.entity.name, primaryKey: id.primaryKey!, values: object.changedValues.rowValues(object.handle.layout))
                 for (name, target) in object.changedToOne { if let r = reference(target) { row.toOne[name] = r } }
                 changes.inserts.append(row)
             }
             for object in b.updates {
                 var update = RowUpdate(
                     entityName: object.entity.name, primaryKey: object.objectID.primaryKey!,
-                    expectedVersion: object.snapshot?.version ?? 0, values: object.changedValues)
+                    expectedVersion: object.snapshot?.version ?? 0, values: object.changedValues.dictionary(object.handle.layout))
                 for (name, target) in object.changedToOne { update.toOne[name] = .some(reference(target)) }
                 changes.updates.append(update)
             }
@@ -132,10 +132,9 @@ extension ObjectContext {
                     max: relationship.maxCount, object: object.objectID.description)
             }
         }
-        for attribute in object.entity.persistentAttributes where !attribute.isOptional {
-            if try object.value(forKey: attribute.name).isNull {
-                throw ContextError.missingRequiredValue(entity: object.entity.name, key: attribute.name, object: object.objectID.description)
-            }
+        for position in object.handle.requiredPositions where object.value(at: position).isNull {
+            throw ContextError.missingRequiredValue(
+                entity: object.entity.name, key: object.handle.layout.names[position], object: object.objectID.description)
         }
         for (name, members) in object.changedToMany {
             guard let home = object.store else { continue }
@@ -194,12 +193,12 @@ extension ObjectContext {
         }
         for object in inserts {
             var row = StoreRow(entityName: object.entity.name, primaryKey: object.objectID.primaryKey!, version: 1)
-            row.values = RowValues(object.changedValues)
+            row.values = object.changedValues.rowValues(object.handle.layout)
             for (name, target) in object.changedToOne {
                 if let target, let pk = target.objectID.primaryKey { row.toOne[name] = RowReference(entityName: target.entity.name, primaryKey: pk) }
             }
             object.snapshot = row
-            object.changedValues = [:]
+            object.changedValues.removeAll()
             object.changedToOne = [:]
             object.changedToMany = [:]
             object.touchedToMany = []
@@ -213,13 +212,13 @@ extension ObjectContext {
                 continue
             }
             var row = object.snapshot!
-            for (k, v) in object.changedValues { row.values[k] = v.isNull ? nil : v }
+            for (position, v) in object.changedValues.changes { row.values[object.handle.layout.names[position]] = v.isNull ? nil : v }
             for (name, target) in object.changedToOne {
                 row.toOne[name] = target.flatMap { t in t.objectID.primaryKey.map { RowReference(entityName: t.entity.name, primaryKey: $0) } }
             }
             row.version += 1
             object.snapshot = row
-            object.changedValues = [:]
+            object.changedValues.removeAll()
             object.changedToOne = [:]
             object.changedToMany = [:]
             object.touchedToMany = []

@@ -40,11 +40,12 @@ public final class ObjectContext {
 
     /// Inserts a new object of `entityName`, with the model's default values.
     public func insert(_ entityName: String) throws -> ManagedObject {
-        guard let entity = coordinator.model.entity(named: entityName) else { throw ContextError.unknownEntity(entityName) }
+        guard let handle = coordinator.entityHandles[entityName] else { throw ContextError.unknownEntity(entityName) }
+        let entity = handle.description
         guard !entity.isAbstract else { throw ContextError.abstractEntity(entityName) }
-        let object = ManagedObject(entity: entity, objectID: .temporary(entityName: entityName), context: self)
-        for attribute in entity.allAttributes {
-            if let d = attribute.defaultValue, !d.isNull { object.changedValues[attribute.name] = d.normalized(for: attribute.type) ?? d }
+        let object = ManagedObject(entity: handle, objectID: .temporary(entityName: entityName), context: self)
+        for (position, value) in handle.defaults {
+            object.changedValues.set(value, at: position, width: handle.attributeTypes.count)
         }
         object.isInserted = true
         registered[object.objectID] = object
@@ -127,21 +128,21 @@ public final class ObjectContext {
     /// once per fetch rather than once per row.
     func register(_ fetched: [FetchedRow]) -> [ManagedObject] {
         var identifiers: [ObjectIdentifier: UUID] = [:]
-        var lastEntity: EntityDescription?
+        var lastEntity: EntityHandle?
         var objects: [ManagedObject] = []
         objects.reserveCapacity(fetched.count)
         for f in fetched {
             let key = ObjectIdentifier(f.store)
             let identifier = identifiers[key] ?? f.store.identifier
             identifiers[key] = identifier
-            if lastEntity?.name != f.row.entityName { lastEntity = coordinator.model.entity(named: f.row.entityName) }
+            if lastEntity?.description.name != f.row.entityName { lastEntity = coordinator.entityHandles[f.row.entityName] }
             objects.append(register(f.row, from: f.store, storeIdentifier: identifier, entity: lastEntity))
         }
         return objects
     }
 
     private func register(
-        _ row: StoreRow, from store: any PersistentStore, storeIdentifier: UUID, entity known: EntityDescription?
+        _ row: StoreRow, from store: any PersistentStore, storeIdentifier: UUID, entity known: EntityHandle?
     ) -> ManagedObject {
         let id = ObjectID(store: storeIdentifier, entityName: row.entityName, primaryKey: row.primaryKey)
         if let existing = registered[id] {
@@ -152,7 +153,7 @@ public final class ObjectContext {
             }
             return existing
         }
-        let entity = known ?? coordinator.model.entity(named: row.entityName)!
+        let entity = known ?? coordinator.entityHandles[row.entityName]!
         let object = ManagedObject(entity: entity, objectID: id, context: self)
         object.store = store
         object.snapshot = row
@@ -173,7 +174,7 @@ public final class ObjectContext {
         }
         object.snapshot = row.row
         if !mergeChanges {
-            object.changedValues = [:]
+            object.changedValues.removeAll()
             object.changedToOne = [:]
             object.changedToMany = [:]
             object.touchedToMany = []
@@ -207,7 +208,7 @@ public final class ObjectContext {
         }
         insertedObjects = []
         for object in changedObjects.values {
-            object.changedValues = [:]
+            object.changedValues.removeAll()
             object.changedToOne = [:]
             object.changedToMany = [:]
             object.touchedToMany = []

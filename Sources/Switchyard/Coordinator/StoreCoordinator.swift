@@ -14,6 +14,8 @@ import Logging
 public final class StoreCoordinator: Sendable {
     /// The merged model every store is opened with.
     public let model: ObjectModel
+    /// Each entity of `model` once, shared by the objects of every context (see `EntityHandle`).
+    let entityHandles: [String: EntityHandle]
     let registry = Locked<[any PersistentStore]>([])
     /// Store fetches issued so far (one per store per `fetchRows`); tests use it to prove batching.
     let storeFetchCount = Locked<Int>(0)
@@ -47,6 +49,7 @@ public final class StoreCoordinator: Sendable {
     /// ```
     public init(model: ObjectModel, logger: Logger? = nil) {
         self.model = model
+        self.entityHandles = EntityHandle.handles(for: model)
         self.logger = logger ?? Logger(label: "switchyard.coordinator") { _ in SwiftLogNoOpLogHandler() }
         self.hasCallerLogger = logger != nil
     }
