@@ -11,22 +11,27 @@ public protocol AttributeConvertible {
 }
 
 extension String: AttributeConvertible {
+    @inlinable
     public init?(attributeValue: AttributeValue) {
         guard case .string(let s) = attributeValue else { return nil }
         self = s
     }
+    @inlinable
     public var attributeValue: AttributeValue { .string(self) }
 }
 
 extension Bool: AttributeConvertible {
+    @inlinable
     public init?(attributeValue: AttributeValue) {
         guard case .bool(let b) = attributeValue else { return nil }
         self = b
     }
+    @inlinable
     public var attributeValue: AttributeValue { .bool(self) }
 }
 
 extension Double: AttributeConvertible {
+    @inlinable
     public init?(attributeValue: AttributeValue) {
         switch attributeValue {
         case .double(let d): self = d
@@ -34,50 +39,62 @@ extension Double: AttributeConvertible {
         default: return nil
         }
     }
+    @inlinable
     public var attributeValue: AttributeValue { .double(self) }
 }
 
 extension Float: AttributeConvertible {
+    @inlinable
     public init?(attributeValue: AttributeValue) {
         guard let d = Double(attributeValue: attributeValue) else { return nil }
         self = Float(d)
     }
+    @inlinable
     public var attributeValue: AttributeValue { .double(Double(self)) }
 }
 
 extension Date: AttributeConvertible {
+    @inlinable
     public init?(attributeValue: AttributeValue) {
         guard case .date(let d) = attributeValue else { return nil }
         self = d
     }
+    @inlinable
     public var attributeValue: AttributeValue { .date(self) }
 }
 
 extension Data: AttributeConvertible {
+    @inlinable
     public init?(attributeValue: AttributeValue) {
         guard case .binary(let d) = attributeValue else { return nil }
         self = d
     }
+    @inlinable
     public var attributeValue: AttributeValue { .binary(self) }
 }
 
 extension UUID: AttributeConvertible {
+    @inlinable
     public init?(attributeValue: AttributeValue) {
         guard case .uuid(let u) = attributeValue else { return nil }
         self = u
     }
+    @inlinable
     public var attributeValue: AttributeValue { .uuid(self) }
 }
 
 extension URL: AttributeConvertible {
+    @inlinable
     public init?(attributeValue: AttributeValue) {
         guard case .uri(let u) = attributeValue else { return nil }
         self = u
     }
+    @inlinable
     public var attributeValue: AttributeValue { .uri(self) }
 }
 
 extension Decimal: AttributeConvertible {
+    @inlinable
     public init?(attributeValue: AttributeValue) {
         switch attributeValue {
         case .decimal(let d): self = d
@@ -85,6 +102,7 @@ extension Decimal: AttributeConvertible {
         default: return nil
         }
     }
+    @inlinable
     public var attributeValue: AttributeValue { .decimal(self) }
 }
 
@@ -92,10 +110,12 @@ extension Decimal: AttributeConvertible {
 public protocol IntegerAttributeConvertible: AttributeConvertible, FixedWidthInteger {}
 
 extension IntegerAttributeConvertible {
+    @inlinable
     public init?(attributeValue: AttributeValue) {
         guard case .integer(let i) = attributeValue, let v = Self(exactly: i) else { return nil }
         self = v
     }
+    @inlinable
     public var attributeValue: AttributeValue { .integer(Int64(self)) }
 }
 

@@ -116,15 +116,17 @@ extension ObjectContext {
             let end = coordinator.model.end(of: name, from: object.entity.name)
         else { return [] }
         var batch = [object]
-        for peer in registered.values where batch.count < 500 && peer !== object && peer.storage === store
-            && !peer.isInserted && peer.committedToMany[name] == nil && peer.objectID.primaryKey != nil
-            && coordinator.model.end(of: name, from: peer.entity.name)?.key == end.key
-        {
+        for peer in registered.values {
+            if batch.count >= 500 { break }
+            guard peer !== object, peer.storage === store, !peer.isInserted, peer.committedToMany[name] == nil,
+                peer.objectID.primaryKey != nil, coordinator.model.end(of: name, from: peer.entity.name)?.key == end.key
+            else { continue }
             batch.append(peer)
         }
         let references = batch.map { RowReference(entityName: $0.entity.name, primaryKey: $0.objectID.primaryKey!) }
         memberReads += 1
         let members = try store.relatedReferences(of: references, relationship: name)
+        cachesMembers = true
         for (peer, reference) in zip(batch, references) {
             peer.committedToMany[name] = (members[reference] ?? []).map {
                 ObjectID(store: store.identifier, entityName: $0.entityName, primaryKey: $0.primaryKey)

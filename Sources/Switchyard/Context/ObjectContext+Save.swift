@@ -51,7 +51,9 @@ extension ObjectContext {
             guard let store = object.store else { continue }
             batch(store) { object.isDeleted ? $0.deletes.append(object) : $0.updates.append(object) }
         }
-        try checkVersions(changed)
+        // With one store, its own check inside the write transaction is enough (and reports the same conflict);
+        // with several, a conflict in any must stop the save before the first store commits.
+        if order.count > 1 { try checkVersions(changed) }
 
         // Permanent keys first, so relationships between new objects can be written.
         var newIDs: [ObjectIdentifier: ObjectID] = [:]
@@ -226,7 +228,13 @@ extension ObjectContext {
         }
         // A committed foreign key or link changes the members other objects read before: forget them all
         // (except where unsaved list changes still need them), they are read again in batches on demand.
-        for object in registered.values where object.changedToMany.isEmpty { object.committedToMany = [:] }
+        if cachesMembers {
+            var kept = false
+            for object in registered.values where !object.committedToMany.isEmpty {
+                if object.changedToMany.isEmpty { object.committedToMany = [:] } else { kept = true }
+            }
+            cachesMembers = kept
+        }
         let done = Set((inserts + changed).map(ObjectIdentifier.init))
         insertedObjects.removeAll { done.contains(ObjectIdentifier($0)) }
         for key in done { changedObjects[key] = nil }

@@ -22,6 +22,9 @@ public final class ObjectContext {
     var changedObjects: [ObjectIdentifier: ManagedObject] = [:]
     /// Calls to `PersistentStore.relatedReferences`: how tests see that member reads are batched.
     var memberReads = 0
+    /// Whether some registered object may hold members read from its store (`committedToMany`): a save
+    /// forgets them, and skips the walk over every registered object when none can.
+    var cachesMembers = false
 
     /// Creates an empty context over `coordinator`.
     public init(coordinator: StoreCoordinator) {
@@ -131,6 +134,8 @@ public final class ObjectContext {
         var lastEntity: EntityHandle?
         var objects: [ManagedObject] = []
         objects.reserveCapacity(fetched.count)
+        // Growing the registry by doubling would rehash every object registered so far, several times over.
+        registered.reserveCapacity(registered.count + fetched.count)
         for f in fetched {
             let key = ObjectIdentifier(f.store)
             let identifier = identifiers[key] ?? f.store.identifier

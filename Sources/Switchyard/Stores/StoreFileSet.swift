@@ -63,7 +63,7 @@ enum StoreFileSet {
         for name in try FileManager.default.contentsOfDirectory(atPath: from.path) {
             let source = from.appendingPathComponent(name), target = to.appendingPathComponent(name)
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: source.path, isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(atPath: source.path, isDirectory: &isDirectory)
             if isDirectory.boolValue {
                 try linkTree(source, target)
             } else if link(source.path, target.path) != 0 {

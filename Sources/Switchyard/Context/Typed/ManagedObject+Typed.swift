@@ -7,6 +7,7 @@ extension ManagedObject {
     /// value yet, or one of another type, stops the program with the entity, key and value named; so does a
     /// write the object cannot take (a deleted or detached object): use `EntityObject.set(_:_:)` to get those
     /// as errors.
+    @inlinable
     public subscript<Value: AttributeConvertible>(attribute key: String) -> Value {
         get {
             let value = readTyped(key)
@@ -22,6 +23,7 @@ extension ManagedObject {
     }
 
     /// An optional attribute as `Value?` (nil when unset), for the properties of `EntityObject` types.
+    @inlinable
     public subscript<Value: AttributeConvertible>(attribute key: String) -> Value? {
         get {
             let value = readTyped(key)
@@ -71,13 +73,17 @@ extension ManagedObject {
         try fetchedProperty(name).map(Destination.init(managedObject:))
     }
 
-    private func readTyped(_ key: String) -> AttributeValue {
+    /// `value(forKey:)`, stopping the program on an error (the typed properties' contract).
+    @usableFromInline
+    func readTyped(_ key: String) -> AttributeValue {
         do { return try value(forKey: key) } catch {
             preconditionFailure("\(self): \(error)")
         }
     }
 
-    private func writeTyped(_ key: String, _ value: AttributeValue) {
+    /// `setValue(_:forKey:)`, stopping the program on an error (the typed properties' contract).
+    @usableFromInline
+    func writeTyped(_ key: String, _ value: AttributeValue) {
         do { try setValue(value, forKey: key) } catch {
             preconditionFailure("\(self): cannot set \(entity.name).\(key): \(error)")
         }

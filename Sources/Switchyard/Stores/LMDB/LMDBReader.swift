@@ -103,24 +103,30 @@ final class LMDBReader {
     }
 
     /// Counts the rows of table `root` whose entity is in `family`, reading only each row's entity number.
-    func count(
-        root: Int, family: [Bool], releasingPages: Bool = false, where matches: ((Int64, UnsafeRawBufferPointer) throws -> Bool)? = nil
-    ) throws -> Int {
+    func count(root: Int, family: [Bool], releasingPages: Bool = false) throws -> Int {
         var total = 0
         var walked = 0
         try scan(root: root) { key, bytes in
             walked += 1
             if releasingPages, walked % 100_000 == 0 { store.environment.releaseMappedPages() }
+            if try isInFamily(bytes, family, key) { total += 1 }
+            return true
+        }
+        return total
+    }
+
+    /// Counts the rows of table `root` whose entity is in `family` and that `matches` selects. The closure does
+    /// not escape, so the state it captures is reached without a dynamic exclusivity check per row.
+    func count(root: Int, family: [Bool], where matches: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws -> Int {
+        var total = 0
+        try scan(root: root) { key, bytes in
             guard try isInFamily(bytes, family, key) else { return true }
-            if let matches {
-                rowsVisited += 1
-                do {
-                    guard try matches(key, bytes) else { return true }
-                } catch let error as LMDBRowCoding.DecodingError {
-                    throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
-                }
+            rowsVisited += 1
+            do {
+                if try matches(key, bytes) { total += 1 }
+            } catch let error as LMDBRowCoding.DecodingError {
+                throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
             }
-            total += 1
             return true
         }
         return total

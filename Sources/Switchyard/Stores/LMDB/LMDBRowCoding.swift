@@ -134,6 +134,16 @@ enum LMDBRowCoding {
         return Int(truncatingIfNeeded: try r.unsigned())
     }
 
+    /// Reads a row's header without resolving its layout: the entity number (the caller looks it up, or
+    /// recognises the one it saw last); Z_OPT is read past.
+    @inline(__always)
+    static func readEntityNumber(_ r: inout LMDBByteReader) throws -> Int {
+        try checkVersion(&r)
+        let number = Int(truncatingIfNeeded: try r.unsigned())
+        _ = try r.signed()
+        return number
+    }
+
     /// Decodes a whole row straight into a `StoreRow` (what fetches return). `primaryKey` comes from the key.
     static func decode(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema) throws -> StoreRow {
         var values: [AttributeValue] = []

@@ -65,11 +65,14 @@ extension LMDBStore {
                 LMDBEncodedRowSubject.canEvaluate(predicate, entity: entity),
                 LMDBQueryPlanner.lookup(for: predicate, table: layout, available: databases.indexes(root: layout.rootNumber)) == nil
             {
-                // A scan whose predicate reads only the entity's attributes: decode just those, build no rows.
+                // A scan whose predicate reads only the entity's attributes: decode just those, build no rows. Simple
+                // comparisons are compiled against the encoded bytes; a row they cannot read goes the general way.
                 let prepared = PredicateEvaluator.Prepared(predicate)
                 let positions = LMDBEncodedRowSubject.Positions()
+                var scan = LMDBBytePredicate(predicate, entity: entity).map { LMDBBytePredicate.Scan($0, schema: self.schema) }
                 let count = try reader.count(root: layout.rootNumber, family: family) { key, bytes in
-                    try PredicateEvaluator.evaluate(
+                    if scan != nil, let matches = try scan!.matches(bytes, primaryKey: key) { return matches }
+                    return try PredicateEvaluator.evaluate(
                         prepared, on: LMDBEncodedRowSubject(bytes: bytes, primaryKey: key, schema: self.schema, positions: positions))
                 }
                 return (count, reader.rowsVisited)
