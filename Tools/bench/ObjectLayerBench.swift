@@ -131,7 +131,9 @@ struct ObjectLayerBench {
                 }
                 if checksum == 42 { log("") }
             }
-            let baselines = backend == "SQLite" ? try sqliteBaselines(data, names, threshold) : try lmdbBaselines(data, names, threshold)
+            let baselines = backend == "SQLite"
+                ? try sqliteBaselines(data, names, threshold, coreDataStore: dir.appendingPathComponent("ctx-typed.\(ext)").path)
+                : try lmdbBaselines(data, names, threshold)
             for (operation, sides) in timings.sorted(by: { $0.key < $1.key }) {
                 results.append(BenchResult(
                     backend: "\(backend) objects", operation: operation, baselines: baselines[operation] ?? [:],
@@ -150,7 +152,10 @@ struct ObjectLayerBench {
         mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
     }
 
-    func sqliteBaselines(_ data: [Row], _ names: [String], _ threshold: Int64) throws -> [String: [String: Double]] {
+    /// `coreDataStore` is the typed context's store: the count is also run with raw SQL on its table, in Core
+    /// Data's layout (`Z_ENT`, `Z_OPT` and the attributes in Core Data's column order), to separate what the
+    /// file format costs from what Switchyard adds.
+    func sqliteBaselines(_ data: [Row], _ names: [String], _ threshold: Int64, coreDataStore: String) throws -> [String: [String: Double]] {
         var out: [String: [String: Double]] = [:]
         let grdbPath = dir.appendingPathComponent("grdb-records.sqlite").path
         let rawPath = dir.appendingPathComponent("raw-objects.sqlite").path
@@ -260,6 +265,16 @@ struct ObjectLayerBench {
             }
             sqlite3_finalize(stmt)
             try db.exec("COMMIT")
+        }
+        let coreData = try RawSQLite(path: coreDataStore)
+        out["count with a predicate x100", default: [:]]["raw SQLite, Core Data table"] = try measure(repeats: repeats) {
+            let stmt = try coreData.prepare("SELECT COUNT(*) FROM ZITEM WHERE ZSCORE >= ?")
+            for k in 0..<100 {
+                sqlite3_bind_double(stmt, 1, Double(threshold + Int64(k)))
+                while sqlite3_step(stmt) == SQLITE_ROW { checksum &+= Int(sqlite3_column_int64(stmt, 0)) }
+                sqlite3_reset(stmt)
+            }
+            sqlite3_finalize(stmt)
         }
         out["count with a predicate x100", default: [:]]["raw SQLite"] = try measure(repeats: repeats) {
             let stmt = try db.prepare("SELECT COUNT(*) FROM item WHERE score >= ?")

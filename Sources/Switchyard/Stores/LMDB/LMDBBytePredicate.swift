@@ -125,22 +125,25 @@ struct LMDBBytePredicate {
 
     // MARK: Evaluation
 
-    /// One walk's evaluation state: what each layout's rows need (found once per layout, the last one kept at
-    /// hand) and the buffer a row's values are read into. A value, used by one walk on one thread.
+    /// One walk's evaluation state: what each layout's rows need (found once per layout, the current one kept
+    /// in plain fields) and the buffer a row's values are read into. A value, used by one walk on one thread.
     struct Scan {
         let predicate: LMDBBytePredicate
         let schema: LMDBSchema
         /// Per layout: the slot each attribute position feeds (-1 for none), and each slot's value when the row
         /// does not hold it (the layout's implicit default, or null when the layout lacks the attribute).
-        struct LayoutSlots {
+        private struct LayoutSlots {
             let layout: LMDBEntityLayout
             let slotAtPosition: [Int]
             let defaults: [Scalar]
             let wanted: Int
         }
         private var layouts: [Int: LayoutSlots] = [:]
-        private var lastNumber = -1
-        private var last: LayoutSlots?
+        private var currentNumber = -1
+        private var currentLayout: LMDBEntityLayout?
+        private var slotAtPosition: [Int] = []
+        private var defaults: [Scalar] = []
+        private var wanted = 0
         private var values: [Scalar]
         private var isRead: [Bool]
         /// Bytes of string defaults, kept for as long as the walk.
@@ -157,49 +160,80 @@ struct LMDBBytePredicate {
         mutating func matches(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64) throws -> Bool? {
             var r = LMDBByteReader(bytes)
             let number = try LMDBRowCoding.readEntityNumber(&r)
-            if number != lastNumber {
-                guard let layout = schema.layout(number: number) else {
-                    throw LMDBRowCoding.DecodingError(description: "row p\(primaryKey) has unknown entity number \(number)")
+            if number != currentNumber { try enter(number, primaryKey: primaryKey) }
+            // The common case, one attribute (`score >= 5`, `a > 1 AND a < 9`): no buffer, one value.
+            if values.count == 1 {
+                var value = defaults[0]
+                if wanted == 1 {
+                    while let found = try LMDBRowCoding.nextAttribute(&r, layout: currentLayout!, primaryKey: primaryKey) {
+                        guard slotAtPosition[found] == 0 else {
+                            try LMDBRowCoding.skipValue(&r)
+                            continue
+                        }
+                        guard let read = try Self.read(&r) else { return nil }
+                        value = read
+                        break
+                    }
                 }
-                last = slots(for: layout)
-                lastNumber = number
+                if case .other = value { return nil }
+                return predicate.truth(predicate.root) { _ in value } == .true
             }
-            let slots = last!
             let count = values.count
             for i in 0..<count { isRead[i] = false }
-            var missing = slots.wanted
-            while missing > 0, let found = try LMDBRowCoding.nextAttribute(&r, layout: slots.layout, primaryKey: primaryKey) {
-                let target = slots.slotAtPosition[found]
+            var missing = wanted
+            while missing > 0, let found = try LMDBRowCoding.nextAttribute(&r, layout: currentLayout!, primaryKey: primaryKey) {
+                let target = slotAtPosition[found]
                 guard target >= 0 else {
                     try LMDBRowCoding.skipValue(&r)
                     continue
                 }
-                let raw = try r.byte()
-                guard let tag = LMDBRowCoding.Tag(rawValue: raw) else {
-                    throw LMDBRowCoding.DecodingError(description: "unknown value tag \(raw)")
-                }
-                switch tag {
-                case .integer: values[target] = .exact(try r.signed())
-                case .boolFalse: values[target] = .exact(0)
-                case .boolTrue: values[target] = .exact(1)
-                case .double, .date: values[target] = .number(try r.double())
-                case .string: values[target] = .text(try r.lengthPrefixed())
-                case .null: values[target] = .null
-                case .decimal, .binary, .uuid, .uri: return nil
-                }
+                guard let read = try Self.read(&r) else { return nil }
+                values[target] = read
                 if !isRead[target] { missing -= 1 }
                 isRead[target] = true
             }
             for i in 0..<count where !isRead[i] {
                 // Not in the row: the layout's implicit default (a value only a migration added), or null.
-                if case .other = slots.defaults[i] { return nil }
-                values[i] = slots.defaults[i]
+                if case .other = defaults[i] { return nil }
+                values[i] = defaults[i]
             }
-            return predicate.truth(predicate.root, values) == .true
+            let values = self.values
+            return predicate.truth(predicate.root) { values[$0] } == .true
         }
 
-        private mutating func slots(for layout: LMDBEntityLayout) -> LayoutSlots {
-            if let known = layouts[layout.number] { return known }
+        /// One tagged value; nil for a kind this path does not read.
+        @inline(__always)
+        private static func read(_ r: inout LMDBByteReader) throws -> Scalar? {
+            let raw = try r.byte()
+            guard let tag = LMDBRowCoding.Tag(rawValue: raw) else {
+                throw LMDBRowCoding.DecodingError(description: "unknown value tag \(raw)")
+            }
+            switch tag {
+            case .integer: return .exact(try r.signed())
+            case .boolFalse: return .exact(0)
+            case .boolTrue: return .exact(1)
+            case .double, .date: return .number(try r.double())
+            case .string: return .text(try r.lengthPrefixed())
+            case .null: return .null
+            case .decimal, .binary, .uuid, .uri: return nil
+            }
+        }
+
+        /// Makes the layout of entity `number` the current one.
+        private mutating func enter(_ number: Int, primaryKey: Int64) throws {
+            guard let layout = schema.layout(number: number) else {
+                throw LMDBRowCoding.DecodingError(description: "row p\(primaryKey) has unknown entity number \(number)")
+            }
+            let slots = layouts[number] ?? makeSlots(for: layout)
+            layouts[number] = slots
+            currentNumber = number
+            currentLayout = layout
+            slotAtPosition = slots.slotAtPosition
+            defaults = slots.defaults
+            wanted = slots.wanted
+        }
+
+        private func makeSlots(for layout: LMDBEntityLayout) -> LayoutSlots {
             var slotAtPosition = Array(repeating: -1, count: layout.attributeNames.count)
             var defaults: [Scalar] = []
             var wanted = 0
@@ -212,9 +246,7 @@ struct LMDBBytePredicate {
                 wanted += 1
                 defaults.append(owned.scalar(layout.implicitDefault(at: position)))
             }
-            let found = LayoutSlots(layout: layout, slotAtPosition: slotAtPosition, defaults: defaults, wanted: wanted)
-            layouts[layout.number] = found
-            return found
+            return LayoutSlots(layout: layout, slotAtPosition: slotAtPosition, defaults: defaults, wanted: wanted)
         }
     }
 
@@ -242,26 +274,27 @@ struct LMDBBytePredicate {
         }
     }
 
-    private func truth(_ node: Node, _ values: [Scalar]) -> Truth {
+    @inline(__always)
+    private func truth(_ node: Node, _ value: (Int) -> Scalar) -> Truth {
         switch node {
         case .constant(let value): return Truth(value)
         case .and(let parts):
             var result = Truth.true
             for part in parts {
-                result = result && truth(part, values)
+                result = result && truth(part, value)
                 if result == .false { return .false }
             }
             return result
         case .or(let parts):
             var result = Truth.false
             for part in parts {
-                result = result || truth(part, values)
+                result = result || truth(part, value)
                 if result == .true { return .true }
             }
             return result
-        case .not(let inner): return !truth(inner, values)
+        case .not(let inner): return !truth(inner, value)
         case .compare(let slot, let op, let constant, let nullTest):
-            let value = values[slot]
+            let value = value(slot)
             if nullTest, op == .equal || op == .notEqual {
                 let same = Self.isNull(value) ? Self.isNull(constant) : (!Self.isNull(constant) && Self.order(value, constant) == .orderedSame)
                 return Truth(op == .equal ? same : !same)
@@ -278,7 +311,7 @@ struct LMDBBytePredicate {
             }
         case .member(let slot, let list):
             if list.isEmpty { return .false }
-            let value = values[slot]
+            let value = value(slot)
             if Self.isNull(value) { return .unknown }
             var sawNull = false
             for element in list {
