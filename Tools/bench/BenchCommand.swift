@@ -152,7 +152,7 @@ struct BenchCommand: ParsableCommand {
             return try report(results)
         }
         if walkObjects > 0 {
-            results += try WalkBench(count: walkObjects, dir: dir).run(log: log)
+            results += try WalkBench(count: walkObjects, dir: dir, backends: try selectedBackends()).run(log: log)
         }
         if objectLayer > 0 {
             results += try ObjectLayerBench(

@@ -101,8 +101,10 @@ extension ObjectContext {
             }
             try b.store.save(changes)
             // Each store is final once committed: if a later store fails, these objects stay saved
-            // and a retry writes only what is left.
-            finishSave(inserts: b.inserts, changed: b.updates + b.deletes, newIDs: newIDs)
+            // and a retry writes only what is left. The inserted rows become the objects' snapshots as they are.
+            let inserted = changes.inserts
+            changes = StoreChangeSet()
+            finishSave(inserts: b.inserts, rows: inserted, changed: b.updates + b.deletes, newIDs: newIDs)
         }
     }
 
@@ -186,19 +188,15 @@ extension ObjectContext {
     }
 
     /// After every store committed: new objects get permanent IDs, snapshots take the saved state.
-    private func finishSave(inserts: [ManagedObject], changed: [ManagedObject], newIDs: [ObjectIdentifier: ObjectID]) {
+    private func finishSave(inserts: [ManagedObject], rows: [StoreRow], changed: [ManagedObject], newIDs: [ObjectIdentifier: ObjectID]) {
         for object in inserts {
             let id = newIDs[ObjectIdentifier(object)]!
             registered[object.objectID] = nil
             object.objectID = id
             registered[id] = object
         }
-        for object in inserts {
-            var row = StoreRow(entityName: object.entity.name, primaryKey: object.objectID.primaryKey!, version: 1)
-            row.values = object.changedValues.rowValues(object.handle.layout)
-            for (name, target) in object.changedToOne {
-                if let target, let pk = target.objectID.primaryKey { row.toOne[name] = RowReference(entityName: target.entity.name, primaryKey: pk) }
-            }
+        for (object, row) in zip(inserts, rows) {
+            // The row as written: values by the entity's layout, to-ones to the targets' permanent keys, Z_OPT 1.
             object.snapshot = row
             object.changedValues.removeAll()
             object.changedToOne = [:]

@@ -139,19 +139,31 @@ extension InMemoryStore {
     private func checkUniqueness(of changes: StoreChangeSet, in contents: Contents) throws {
         let touched = changes.inserts.map(\.reference)
             + changes.updates.map { RowReference(entityName: $0.entityName, primaryKey: $0.primaryKey) }
+        // Per table and constraint, the table's rows grouped by their values' hash keys, built once per save:
+        // each touched row is checked against the few rows sharing its key, not against the whole table.
+        var groups: [String: [[StoreEqualityKey]: [Int64]]] = [:]
+        func value(_ row: StoreRow, _ key: String) -> AttributeValue {
+            row.values[key] ?? row.toOne[key].map { .integer($0.primaryKey) } ?? .null
+        }
         for reference in touched {
             guard let entity = model.entity(named: reference.entityName),
-                let row = contents.tables[entity.rootName]?[reference.primaryKey]
+                let table = contents.tables[entity.rootName], let row = table[reference.primaryKey]
             else { continue }
             for constraint in entity.allUniquenessConstraints {
-                let values = constraint.map { row.values[$0] ?? row.toOne[$0].map { .integer($0.primaryKey) } ?? .null }
+                let values = constraint.map { value(row, $0) }
                 if values.contains(where: \.isNull) { continue }
-                let clash = contents.tables[entity.rootName]!.values.contains { other in
-                    other.primaryKey != row.primaryKey
-                        && constraint.enumerated().allSatisfy { i, key in
-                            let v = other.values[key] ?? other.toOne[key].map { .integer($0.primaryKey) } ?? .null
-                            return AttributeValue.storeEqual(v, values[i])
-                        }
+                let group = entity.rootName + "\u{0}" + constraint.joined(separator: "\u{0}")
+                if groups[group] == nil {
+                    var byKey: [[StoreEqualityKey]: [Int64]] = [:]
+                    for other in table.values {
+                        byKey[constraint.map { StoreEqualityKey(value(other, $0)) }, default: []].append(other.primaryKey)
+                    }
+                    groups[group] = byKey
+                }
+                let candidates = groups[group]![values.map(StoreEqualityKey.init)] ?? []
+                let clash = candidates.contains { key in
+                    guard key != row.primaryKey, let other = table[key] else { return false }
+                    return constraint.indices.allSatisfy { AttributeValue.storeEqual(value(other, constraint[$0]), values[$0]) }
                 }
                 if clash {
                     throw StoreError.uniquenessViolation(

@@ -38,6 +38,9 @@ extension SQLiteStore {
 // MARK: - Save
 
 extension SQLiteStore {
+    /// Saves with at most this many inserts encode them all before taking the write lock.
+    static let insertsEncodedFirst = 10_000
+
     /// An insert with its values already encoded, so the write lock is held only for SQLite work.
     private struct EncodedInsert {
         var layoutName: String
@@ -68,11 +71,19 @@ extension SQLiteStore {
 
     /// The save proper; returns the external data files it released.
     private func saveChanges(_ changes: StoreChangeSet, newFiles: inout [String]) throws -> [String] {
+        // Inserts are encoded before the write lock is taken, so it is held for SQLite work only — up to a point:
+        // a large save is encoded row by row inside the transaction instead, so its memory does not grow by an
+        // encoded copy of every row. Rows with external binary data are always encoded first (their files are
+        // written and synced then).
+        let encodesFirst = changes.inserts.count <= Self.insertsEncodedFirst
+            || changes.inserts.contains { (try? servedLayout($0.entityName))?.attributes.contains(where: \.isExternal) ?? true }
         var inserts: [EncodedInsert] = []
-        inserts.reserveCapacity(changes.inserts.count)
-        for row in changes.inserts {
-            let layout = try servedLayout(row.entityName)
-            inserts.append(EncodedInsert(layoutName: layout.name, arguments: try encodeInsert(row, layout: layout, newFiles: &newFiles), row: row))
+        if encodesFirst {
+            inserts.reserveCapacity(changes.inserts.count)
+            for row in changes.inserts {
+                let layout = try servedLayout(row.entityName)
+                inserts.append(EncodedInsert(layoutName: layout.name, arguments: try encodeInsert(row, layout: layout, newFiles: &newFiles), row: row))
+            }
         }
         let updates = try changes.updates.map { update in (update, try encodeUpdate(update, newFiles: &newFiles)) }
         let deletes = try changes.deletes.map { ($0, try servedLayout($0.entityName)) }
@@ -103,16 +114,22 @@ extension SQLiteStore {
             }
             // Inserts usually come grouped by entity: keep the statement of the current entity at hand.
             var current: (name: String, statement: Statement, layout: SQLiteEntityLayout)?
-            for insert in inserts {
-                if current?.name != insert.layoutName {
-                    guard let layout = schema.entities[insert.layoutName] else { continue }
-                    current = (insert.layoutName, try db.cachedStatement(sql: layout.insertSQL), layout)
+            func insert(_ row: StoreRow, layoutName: String, arguments: [DatabaseValue]) throws {
+                if current?.name != layoutName {
+                    guard let layout = schema.entities[layoutName] else { return }
+                    current = (layoutName, try db.cachedStatement(sql: layout.insertSQL), layout)
                 }
-                guard let (_, statement, layout) = current else { continue }
-                try bind(insert.arguments, to: statement)
-                try execute(
-                    statement, layout: layout, primaryKey: insert.row.primaryKey, values: insert.row.values,
-                    toOne: insert.row.toOne)
+                guard let (_, statement, layout) = current else { return }
+                try bind(arguments, to: statement)
+                try execute(statement, layout: layout, primaryKey: row.primaryKey, values: row.values, toOne: row.toOne)
+            }
+            if encodesFirst {
+                for encoded in inserts { try insert(encoded.row, layoutName: encoded.layoutName, arguments: encoded.arguments) }
+            } else {
+                for row in changes.inserts {
+                    let layout = try servedLayout(row.entityName)
+                    try insert(row, layoutName: layout.name, arguments: try encodeInsert(row, layout: layout, newFiles: &newFiles))
+                }
             }
             try applyRelationshipChanges(changes, deleted: changes.deletes, db: db)
             return released
