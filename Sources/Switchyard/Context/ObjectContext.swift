@@ -15,7 +15,7 @@ public final class ObjectContext {
     /// The coordinator whose stores this context reads and writes.
     public let coordinator: StoreCoordinator
     /// Objects by ID; one instance per object per context.
-    var registered: [ObjectID: ManagedObject] = [:]
+    var registered = ObjectRegistry()
     /// Unsaved inserts, in insertion order.
     var insertedObjects: [ManagedObject] = []
     /// Saved objects with unsaved changes or deletes.
