@@ -5,36 +5,61 @@ import Foundation
 /// An object's attribute values set since its last save, by the position of the attribute in its entity
 /// (`EntityHandle.layout`): no name is hashed to store or find one, and nothing is allocated until the first
 /// change. `.null` is a value here (an attribute cleared since the save), unlike in `RowValues`.
+///
+/// The values live in a `RowStorage` block that a save hands to the inserted row as it is (`rowValues`), so a
+/// new object's values are not copied for the store nor again for its snapshot; a change after that copies
+/// the block first if the row still shares it.
 struct ChangedValues {
-    /// One slot per attribute of the entity once anything changed; empty before.
-    private var slots: [AttributeValue?] = []
-    /// The number of slots holding a change.
+    /// One slot per attribute of the entity once anything changed (`.null` where nothing was set); nil before.
+    private var storage: RowStorage?
+    /// Which positions changed, for the first 64; `wideMask` for the rest.
+    private var mask: UInt64 = 0
+    private var wideMask: Set<Int> = []
+    /// The number of positions holding a change.
     private(set) var count = 0
 
     /// Whether nothing changed.
     var isEmpty: Bool { count == 0 }
 
+    private func isChanged(_ position: Int) -> Bool {
+        position < 64 ? mask & (1 << UInt64(position)) != 0 : wideMask.contains(position)
+    }
+
     /// The change at `position`, if any.
     subscript(position: Int) -> AttributeValue? {
-        slots.isEmpty ? nil : slots[position]
+        guard let storage, isChanged(position) else { return nil }
+        return storage[position]
     }
 
     /// Records `value` for the attribute at `position` of an entity with `width` attributes.
     mutating func set(_ value: AttributeValue, at position: Int, width: Int) {
-        if slots.isEmpty { slots = Array(repeating: nil, count: width) }
-        if slots[position] == nil { count += 1 }
-        slots[position] = value
+        if storage == nil {
+            let block = RowStorage(capacity: width)
+            _ = block.appendNulls(width)
+            storage = block
+        } else if !isKnownUniquelyReferenced(&storage!) {
+            let old = storage!
+            storage = RowStorage((0..<width).lazy.map { old[$0] })
+        }
+        storage![position] = value
+        if !isChanged(position) {
+            count += 1
+            if position < 64 { mask |= 1 << UInt64(position) } else { wideMask.insert(position) }
+        }
     }
 
     /// Forgets every change.
     mutating func removeAll() {
-        slots = []
+        storage = nil
+        mask = 0
+        wideMask = []
         count = 0
     }
 
     /// The changes as (position, value), in position order.
     var changes: [(position: Int, value: AttributeValue)] {
-        slots.indices.compactMap { i in slots[i].map { (i, $0) } }
+        guard let storage, count > 0 else { return [] }
+        return (0..<storage.count).compactMap { isChanged($0) ? ($0, storage[$0]) : nil }
     }
 
     /// The changes by attribute name (`layout` names the positions); `.null` entries kept unless `droppingNulls`.
@@ -45,9 +70,10 @@ struct ChangedValues {
         return result
     }
 
-    /// The non-null changes as row values positioned by `layout`, sharing it (no name is hashed).
+    /// The non-null changes as row values positioned by `layout`, sharing the block (nothing is copied).
     func rowValues(_ layout: RowLayout) -> RowValues {
-        RowValues(layout: layout, slots: slots.isEmpty ? Array(repeating: .null, count: layout.names.count) : slots.map { $0 ?? .null })
+        if let storage { return RowValues(layout: layout, storage: storage, base: 0) }
+        return RowValues(layout: layout, slots: Array(repeating: .null, count: layout.names.count))
     }
 
     /// The names of the changed attributes.

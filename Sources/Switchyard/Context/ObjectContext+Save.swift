@@ -56,21 +56,23 @@ extension ObjectContext {
         if order.count > 1 { try checkVersions(changed) }
 
         // Permanent keys first, so relationships between new objects can be written.
-        var newIDs: [ObjectIdentifier: ObjectID] = [:]
+        // Each new object's key (its store and entity are known from the object): 16 bytes an entry.
+        var newKeys: [ObjectIdentifier: Int64] = [:]
+        newKeys.reserveCapacity(inserts.count)
         for key in order {
             let b = batches[key]!
             let byRoot = Dictionary(grouping: b.inserts, by: { $0.entity.rootName })
             for (_, objects) in byRoot.sorted(by: { $0.key < $1.key }) {
                 let keys = try b.store.allocatePrimaryKeys(for: objects[0].entity.name, count: objects.count)
                 for (object, pk) in zip(objects, keys) {
-                    newIDs[ObjectIdentifier(object)] = ObjectID(store: b.store.identifier, entityName: object.entity.name, primaryKey: pk)
+                    newKeys[ObjectIdentifier(object)] = pk
                 }
             }
         }
         func reference(_ target: ManagedObject?) -> RowReference? {
             guard let target else { return nil }
-            let id = newIDs[ObjectIdentifier(target)] ?? target.objectID
-            return id.primaryKey.map { RowReference(entityName: id.entityName, primaryKey: $0) }
+            if let pk = newKeys[ObjectIdentifier(target)] { return RowReference(entityName: target.entity.name, primaryKey: pk) }
+            return target.objectID.primaryKey.map { RowReference(entityName: target.objectID.entityName, primaryKey: $0) }
         }
 
         // Computed before any store writes: reading members must not see a half-saved context.
@@ -83,8 +85,7 @@ extension ObjectContext {
                 (changes.linkInserts, changes.linkDeletes, changes.orders) = (lists.inserts, lists.deletes, lists.orders)
             }
             for object in b.inserts {
-                let id = newIDs[ObjectIdentifier(object)]!
-                var row = StoreRow(entityName: object.entity.name, primaryKey: id.primaryKey!, values: object.changedValues.rowValues(object.handle.layout))
+                var row = StoreRow(entityName: object.entity.name, primaryKey: newKeys[ObjectIdentifier(object)]!, values: object.changedValues.rowValues(object.handle.layout))
                 for (name, target) in object.changedToOne { if let r = reference(target) { row.toOne[name] = r } }
                 changes.inserts.append(row)
             }
@@ -104,7 +105,7 @@ extension ObjectContext {
             // and a retry writes only what is left. The inserted rows become the objects' snapshots as they are.
             let inserted = changes.inserts
             changes = StoreChangeSet()
-            finishSave(inserts: b.inserts, rows: inserted, changed: b.updates + b.deletes, newIDs: newIDs)
+            finishSave(inserts: b.inserts, rows: inserted, changed: b.updates + b.deletes, store: b.store.identifier, newKeys: newKeys)
         }
     }
 
@@ -188,9 +189,11 @@ extension ObjectContext {
     }
 
     /// After every store committed: new objects get permanent IDs, snapshots take the saved state.
-    private func finishSave(inserts: [ManagedObject], rows: [StoreRow], changed: [ManagedObject], newIDs: [ObjectIdentifier: ObjectID]) {
+    private func finishSave(
+        inserts: [ManagedObject], rows: [StoreRow], changed: [ManagedObject], store: UUID, newKeys: [ObjectIdentifier: Int64]
+    ) {
         for object in inserts {
-            let id = newIDs[ObjectIdentifier(object)]!
+            let id = ObjectID(store: store, entityName: object.entity.name, primaryKey: newKeys[ObjectIdentifier(object)]!)
             registered[object.objectID] = nil
             object.objectID = id
             registered[id] = object
