@@ -1,0 +1,92 @@
+import Foundation
+import Switchyard
+import Testing
+
+/// Foundation's `#Predicate` over the generated `Shop.xcdatamodeld` types, as a SwiftData user writes it.
+@Suite struct FoundationPredicateTests {
+    /// Each `#Predicate` becomes exactly the predicate its format string parses to (so the same SQL and
+    /// in-memory evaluation).
+    @Test func translationsEqualTheirFormatStrings() throws {
+        let low: Int64 = 2
+        let codes = ["p1", "p3"]
+        let pairs: [(Predicate<Purchase>, String)] = [
+            (#Predicate<Purchase> { $0.qty > 3 }, "qty > 3"),
+            (#Predicate<Purchase> { 3 < $0.qty }, "qty > 3"),
+            (#Predicate<Purchase> { $0.qty >= low && $0.code != "p2" }, "qty >= 2 AND code != 'p2'"),
+            (#Predicate<Purchase> { $0.amount == nil || $0.qty <= 1 }, "amount == nil OR qty <= 1"),
+            (#Predicate<Purchase> { $0.amount != nil }, "amount != nil"),
+            (#Predicate<Purchase> { $0.amount == 10.0 }, "amount == 10.0"),
+            (#Predicate<Purchase> { !($0.qty == 1) }, "NOT qty == 1"),
+            (#Predicate<Purchase> { $0.code.contains("1") }, "code CONTAINS '1'"),
+            (#Predicate<Purchase> { $0.code.starts(with: "p") }, "code BEGINSWITH 'p'"),
+            (#Predicate<Purchase> { codes.contains($0.code) }, "code IN {'p1', 'p3'}"),
+            (#Predicate<Purchase> { _ in false }, "FALSEPREDICATE"),
+        ]
+        for (predicate, format) in pairs {
+            #expect(try TypedPredicate(predicate).predicate == FetchPredicate(format: format), "\(format)")
+        }
+    }
+
+    /// On every backend a `#Predicate` fetch returns what Swift itself says the predicate matches, evaluated
+    /// on the same values — saved and unsaved objects alike.
+    @Test(arguments: Backend.allCases)
+    func fetchesMatchSwiftsOwnEvaluation(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try TypedEntityTests.coordinator(backend, dir)
+        let context = ObjectContext(coordinator: coordinator)
+        var g = CountPredicateParityTests.Generator(state: 0x5EED_0011)
+        struct Plain { var code: String; var qty: Int64; var amount: Double? }
+        var plain: [Plain] = []
+        for i in 0..<60 {
+            let p = try context.insert(Purchase.self)
+            p.code = ["p", "q", "pq"][g.int(3)] + String(i)
+            p.qty = Int64(g.int(12)) - 3
+            p.amount = g.chance(40) ? nil : Double(g.int(5)) * 2.5
+            plain.append(Plain(code: p.code, qty: p.qty, amount: p.amount))
+            if i == 39 { try context.save() }                                   // the last 20 stay unsaved
+        }
+        let wanted: [Int64] = [0, 2, 7]
+        // Each case: the #Predicate on the entity, and the same closure on plain values.
+        let cases: [(String, Predicate<Purchase>, (Plain) -> Bool)] = [
+            ("qty > 3", #Predicate { $0.qty > 3 }, { $0.qty > 3 }),
+            ("2 >= qty", #Predicate { 2 >= $0.qty }, { 2 >= $0.qty }),
+            ("amount nil or qty < 0", #Predicate { $0.amount == nil || $0.qty < 0 }, { $0.amount == nil || $0.qty < 0 }),
+            ("amount 5 and prefix q", #Predicate { $0.amount == 5.0 && $0.code.starts(with: "q") }, { $0.amount == 5.0 && $0.code.starts(with: "q") }),
+            ("contains q, not qty 1", #Predicate { $0.code.contains("q") && !($0.qty == 1) }, { $0.code.contains("q") && !($0.qty == 1) }),
+            ("qty in list", #Predicate { wanted.contains($0.qty) }, { wanted.contains($0.qty) }),
+            ("amount not nil", #Predicate { $0.amount != nil }, { $0.amount != nil }),
+        ]
+        for (label, predicate, swift) in cases {
+            let fetched = try context.fetch(Purchase.self, where: predicate).map(\.code).sorted()
+            let expected = plain.filter(swift).map(\.code).sorted()
+            #expect(fetched == expected, "\(backend) \(label)")
+            #expect(try context.count(Purchase.self, where: predicate) == expected.count, "\(backend) \(label)")
+        }
+        // After a save, a fresh context (reading only the store) agrees too.
+        try context.save()
+        let fresh = ObjectContext(coordinator: coordinator)
+        for (label, predicate, swift) in cases {
+            #expect(try fresh.fetch(Purchase.self, where: predicate).map(\.code).sorted() == plain.filter(swift).map(\.code).sorted(), "\(backend) \(label) fresh")
+        }
+    }
+
+    /// What cannot be run as a store predicate is refused with an error naming the entity and the expression,
+    /// never evaluated differently or dropped.
+    @Test func untranslatableExpressionsAreClearErrors() throws {
+        let untranslatable: [(Predicate<Purchase>, String)] = [
+            (#Predicate { $0.qty + 1 > 3 }, "Arithmetic"),
+            (#Predicate { $0.customer?.name == "Ann" }, "OptionalFlatMap"),
+            (#Predicate { $0.code == $0.code }, "two properties"),
+            (#Predicate { $0.code.count > 2 }, "key path"),
+        ]
+        for (predicate, fragment) in untranslatable {
+            do {
+                _ = try TypedPredicate(predicate)
+                Issue.record("translated although it contains \(fragment)")
+            } catch let error as QueryError {
+                #expect(error.localizedDescription.contains("#Predicate on Purchase"), "\(error.localizedDescription)")
+                #expect(error.localizedDescription.contains(fragment), "\(error.localizedDescription)")
+            }
+        }
+    }
+}
