@@ -11,20 +11,29 @@ import Foundation
 /// let text = try message.get("text", as: String.self)
 /// ```
 public final class ManagedObject {
+    // Stored properties are laid out in declaration order: the two flags fill the padding after the ObjectID.
     /// The object's entity, shared with every object of the entity (see `EntityHandle`).
     let handle: EntityHandle
+    /// Temporary until the first save, then `x-coredata://STORE/Entity/pN`.
+    public internal(set) var objectID: ObjectID
+    public internal(set) var isInserted = false
+    public internal(set) var isDeleted = false
+    /// The context that owns the object (weak: the context owns its objects, not the reverse).
+    public internal(set) weak var context: ObjectContext?
+    /// The store the object lives in (or was assigned to before its first save), as last resolved.
+    var storage: (any PersistentStore)?
+    /// The last state read from or written to the store; nil for an unsaved insert.
+    var snapshot: ObjectSnapshot?
+    /// Attribute values set since the last save.
+    var changedValues = ChangedValues()
+    /// Relationship changes and caches, created on first use (see `RelationshipState`).
+    private var relationships: RelationshipState?
+
     /// The object's entity.
     public var entity: EntityDescription {
         // Borrowed, not copied: callers reading one property of it do not copy (and retain) the whole description.
         _read { yield handle.description }
     }
-    /// Temporary until the first save, then `x-coredata://STORE/Entity/pN`.
-    public internal(set) var objectID: ObjectID
-    /// The context that owns the object (weak: the context owns its objects, not the reverse).
-    public internal(set) weak var context: ObjectContext?
-
-    /// The store the object lives in (or was assigned to before its first save), as last resolved.
-    var storage: (any PersistentStore)?
     /// The store the object lives in: `storage`, followed to the store that took its place when the
     /// coordinator moved or replaced it (`StoreCoordinator.moveStore`).
     var store: (any PersistentStore)? {
@@ -36,25 +45,63 @@ public final class ManagedObject {
         }
         set { storage = newValue }
     }
-    /// The last state read from or written to the store; nil for an unsaved insert.
-    var snapshot: StoreRow?
-    /// Attribute values set since the last save.
-    var changedValues = ChangedValues()
+
+    /// The relationship state, created for a change.
+    private var relationshipState: RelationshipState {
+        if let relationships { return relationships }
+        let created = RelationshipState()
+        relationships = created
+        return created
+    }
     /// To-one relationships set since the last save (`.some(nil)` clears one).
-    var changedToOne: [String: ManagedObject?] = [:]
+    var changedToOne: [String: ManagedObject?] {
+        get { relationships?.changedToOne ?? [:] }
+        set { if relationships != nil || !newValue.isEmpty { relationshipState.changedToOne = newValue } }
+        _modify { yield &relationshipState.changedToOne }
+    }
     /// The whole current member list of to-many relationships changed since the last save, for those whose
     /// members the object itself records: many-to-many (links) and ordered (positions).
-    var changedToMany: [String: [ManagedObject]] = [:]
+    var changedToMany: [String: [ManagedObject]] {
+        get { relationships?.changedToMany ?? [:] }
+        set { if relationships != nil || !newValue.isEmpty { relationshipState.changedToMany = newValue } }
+        _modify { yield &relationshipState.changedToMany }
+    }
     /// To-many relationships whose members changed through the members' to-one inverse (membership lives in
     /// the members' rows): they count as changed keys, as in Core Data, and the save bumps this row's `Z_OPT`.
-    var touchedToMany: Set<String> = []
+    var touchedToMany: Set<String> {
+        get { relationships?.touchedToMany ?? [] }
+        set { if relationships != nil || !newValue.isEmpty { relationshipState.touchedToMany = newValue } }
+        _modify { yield &relationshipState.touchedToMany }
+    }
     /// Members as the store last returned them (many-to-many and ordered to-many), read in batches on demand
     /// and dropped when the object is refreshed or saved.
-    var committedToMany: [String: [ObjectID]] = [:]
+    var committedToMany: [String: [ObjectID]] {
+        get { relationships?.committedToMany ?? [:] }
+        set { if relationships != nil || !newValue.isEmpty { relationshipState.committedToMany = newValue } }
+        _modify { yield &relationshipState.committedToMany }
+    }
     /// Fetched-property results, kept until the object is refreshed.
-    var fetchedCache: [String: [ManagedObject]] = [:]
-    public internal(set) var isInserted = false
-    public internal(set) var isDeleted = false
+    var fetchedCache: [String: [ManagedObject]] {
+        get { relationships?.fetchedCache ?? [:] }
+        set { if relationships != nil || !newValue.isEmpty { relationshipState.fetchedCache = newValue } }
+        _modify { yield &relationshipState.fetchedCache }
+    }
+
+    /// Forgets relationship changes and cached members after a save or rollback (fetched-property results stay).
+    func clearRelationshipChanges() {
+        guard let relationships else { return }
+        relationships.changedToOne = [:]
+        relationships.changedToMany = [:]
+        relationships.touchedToMany = []
+        relationships.committedToMany = [:]
+        if relationships.isEmpty { self.relationships = nil }
+    }
+
+    /// Whether any relationship change is pending.
+    var hasRelationshipChanges: Bool {
+        guard let relationships else { return false }
+        return !relationships.changedToOne.isEmpty || !relationships.changedToMany.isEmpty || !relationships.touchedToMany.isEmpty
+    }
 
     init(entity: EntityHandle, objectID: ObjectID, context: ObjectContext) {
         self.handle = entity
@@ -64,7 +111,7 @@ public final class ManagedObject {
 
     /// True when the object has unsaved changes (or is an unsaved insert or delete).
     public var hasChanges: Bool {
-        isInserted || isDeleted || !changedValues.isEmpty || !changedToOne.isEmpty || !changedToMany.isEmpty || !touchedToMany.isEmpty
+        isInserted || isDeleted || !changedValues.isEmpty || hasRelationshipChanges
     }
 
     /// The names of attributes and relationships changed since the last save.

@@ -200,12 +200,9 @@ extension ObjectContext {
         }
         for (object, row) in zip(inserts, rows) {
             // The row as written: values by the entity's layout, to-ones to the targets' permanent keys, Z_OPT 1.
-            object.snapshot = row
+            object.snapshot = ObjectSnapshot(row)
             object.changedValues.removeAll()
-            object.changedToOne = [:]
-            object.changedToMany = [:]
-            object.touchedToMany = []
-            object.committedToMany = [:]
+            object.clearRelationshipChanges()
             object.isInserted = false
         }
         for object in changed {
@@ -222,10 +219,7 @@ extension ObjectContext {
             row.version += 1
             object.snapshot = row
             object.changedValues.removeAll()
-            object.changedToOne = [:]
-            object.changedToMany = [:]
-            object.touchedToMany = []
-            object.committedToMany = [:]
+            object.clearRelationshipChanges()
         }
         // A committed foreign key or link changes the members other objects read before: forget them all
         // (except where unsaved list changes still need them), they are read again in batches on demand.

@@ -152,7 +152,7 @@ public final class ObjectContext {
         let id = ObjectID(store: storeIdentifier, entityName: row.entityName, primaryKey: row.primaryKey)
         if let existing = registered[id] {
             if !existing.hasChanges {
-                existing.snapshot = row
+                existing.snapshot = ObjectSnapshot(row)
                 // A fresh row: to-many members read before may be stale too.
                 existing.committedToMany = [:]
             }
@@ -161,7 +161,7 @@ public final class ObjectContext {
         let entity = known ?? coordinator.entityHandles[row.entityName]!
         let object = ManagedObject(entity: entity, objectID: id, context: self)
         object.store = store
-        object.snapshot = row
+        object.snapshot = ObjectSnapshot(row)
         registered[id] = object
         return object
     }
@@ -177,7 +177,7 @@ public final class ObjectContext {
         guard let row = try coordinator.rows(for: [object.objectID])[object.objectID] else {
             throw ContextError.objectNotFound(object.objectID.description)
         }
-        object.snapshot = row.row
+        object.snapshot = ObjectSnapshot(row.row)
         if !mergeChanges {
             object.changedValues.removeAll()
             object.changedToOne = [:]
