@@ -6,9 +6,9 @@ import Foundation
 ///
 /// Saved objects are found by primary key first: an `Int64` key hashes and compares far faster than an
 /// `ObjectID` (store UUID, entity name and key), and an entry costs 16 bytes instead of 56 — for a context
-/// holding a million objects, about 80 MB less. The rare object whose key another registered object already
-/// uses (another store, or another inheritance tree) and every unsaved object go to a second table keyed by
-/// the whole ID.
+/// holding a million objects, about 80 MB less. Unsaved objects share that table under their temporary key
+/// (negative, so never a primary key). The rare object whose key another registered object already uses
+/// (another store, or another inheritance tree) goes to a second table keyed by the whole ID.
 struct ObjectRegistry {
     private var byKey: [Int64: ManagedObject] = [:]
     private var others: [ObjectID: ManagedObject] = [:]
@@ -16,14 +16,11 @@ struct ObjectRegistry {
     /// The object registered under `id`.
     subscript(id: ObjectID) -> ManagedObject? {
         get {
-            if let key = id.primaryKey, let object = byKey[key], object.objectID == id { return object }
+            if let object = byKey[id.predicateKey], object.objectID == id { return object }
             return others.isEmpty ? nil : others[id]
         }
         set {
-            guard let key = id.primaryKey else {
-                others[id] = newValue
-                return
-            }
+            let key = id.predicateKey
             if let current = byKey[key], current.objectID == id {
                 byKey[key] = newValue
             } else if others[id] != nil || byKey[key] != nil {
