@@ -29,7 +29,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Source objects for the prefetch rows (batched prefetchFetchedProperty vs one object at a time, per destination backend); 0 skips them.")
     var prefetchSources = 2_000
 
-    @Flag(help: "Run only the prefetch rows (see --prefetch-sources).")
+    @Flag(help: "Run only the prefetch rows (see --prefetch-sources) and the fetched-property row (see --fetched-sources).")
     var prefetchOnly = false
 
     @Option(help: "Rows for the migration measurements (open unchanged store, add-attribute migration); 0 skips them.")
@@ -148,6 +148,9 @@ struct BenchCommand: ParsableCommand {
             return try report(results)
         }
         if prefetchOnly {
+            if fetchedSources > 0 {
+                results += try FetchedPropertyBench(sources: fetchedSources, model: objectModel, dir: dir, repeats: repeats).run(log: log)
+            }
             results += try PrefetchBench(sources: prefetchSources, model: objectModel, dir: dir, repeats: repeats).run(log: log)
             return try report(results)
         }

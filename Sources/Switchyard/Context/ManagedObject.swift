@@ -126,25 +126,20 @@ public final class ManagedObject {
 
     /// The current value of attribute `key` (`.null` when unset).
     public func value(forKey key: String) throws -> AttributeValue {
-        if !changedValues.isEmpty {
-            guard let position = handle.attributePositions[key] else {
-                throw ContextError.unknownKey(entity: handle.name, key: key)
-            }
-            return changedValues[position] ?? snapshot?.values[key] ?? .null
-        }
-        // Stored values are only ever the entity's attributes, so finding one answers for the key without a
-        // separate lookup in the entity.
-        if let v = snapshot?.values[key] { return v }
-        guard handle.attributePositions[key] != nil else {
+        guard let position = handle.attributePositions[key] else {
             throw ContextError.unknownKey(entity: handle.name, key: key)
         }
-        return .null
+        return value(at: position)
     }
 
     /// The current value of the attribute at `position` of the entity (`.null` when unset).
     func value(at position: Int) -> AttributeValue {
         if let v = changedValues[position] { return v }
-        return snapshot?.values[handle.layout.names[position]] ?? .null
+        guard let snapshot else { return .null }
+        // A fetched row takes the entity's layout when the store's is equivalent (see `ObjectContext.register`):
+        // then the position is the row's too, and no name is hashed.
+        if snapshot.values.layout === handle.layout { return snapshot.values.value(atPosition: position) }
+        return snapshot.values[handle.layout.names[position]] ?? .null
     }
 
     /// Sets attribute `key`; a value of the wrong kind is `ContextError.typeMismatch`.

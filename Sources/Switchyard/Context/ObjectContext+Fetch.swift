@@ -176,6 +176,8 @@ extension ManagedObject: PredicateSubject {
     /// it is unsaved, so a relationship to an unsaved object is not nil.
     public func predicateValues(at keyPath: [String]) throws -> PredicateValue {
         guard let first = keyPath.first else { return .single(.integer(objectID.predicateKey)) }
+        // The common case, one attribute: by position, without copying the entity or the path.
+        if keyPath.count == 1, let position = handle.attributePositions[first] { return .single(value(at: position)) }
         let rest = Array(keyPath.dropFirst())
         if entity.attribute(named: first) != nil, rest.isEmpty {
             return .single(try value(forKey: first))

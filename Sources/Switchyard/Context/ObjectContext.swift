@@ -25,6 +25,10 @@ public final class ObjectContext {
     /// Whether some registered object may hold members read from its store (`committedToMany`): a save
     /// forgets them, and skips the walk over every registered object when none can.
     var cachesMembers = false
+    /// The last store layout compared with an entity's layout, and whether they are equivalent: a fetch's rows
+    /// share one layout, so the comparison runs once per fetch rather than once per row (strong references,
+    /// so the identities stay valid).
+    private var layoutMatch: (store: RowLayout, entity: RowLayout, equivalent: Bool)?
 
     /// Creates an empty context over `coordinator`.
     public init(coordinator: StoreCoordinator) {
@@ -152,7 +156,7 @@ public final class ObjectContext {
         let id = ObjectID(store: storeIdentifier, entityName: row.entityName, primaryKey: row.primaryKey)
         if let existing = registered[id] {
             if !existing.hasChanges {
-                existing.snapshot = ObjectSnapshot(row)
+                existing.snapshot = snapshot(of: row, entity: existing.handle)
                 // A fresh row: to-many members read before may be stale too.
                 existing.committedToMany = [:]
             }
@@ -161,9 +165,23 @@ public final class ObjectContext {
         let entity = known ?? coordinator.entityHandles[row.entityName]!
         let object = ManagedObject(entity: entity, objectID: id, context: self)
         object.store = store
-        object.snapshot = ObjectSnapshot(row)
+        object.snapshot = snapshot(of: row, entity: entity)
         registered[id] = object
         return object
+    }
+
+    /// A fetched row as an object's snapshot, its values under the entity's layout when the store's is
+    /// equivalent (so the object reads them by position).
+    private func snapshot(of row: StoreRow, entity: EntityHandle) -> ObjectSnapshot {
+        guard let storeLayout = row.values.layout, storeLayout !== entity.layout else { return ObjectSnapshot(row) }
+        let equivalent: Bool
+        if let match = layoutMatch, match.store === storeLayout, match.entity === entity.layout {
+            equivalent = match.equivalent
+        } else {
+            equivalent = storeLayout.isEquivalent(to: entity.layout)
+            layoutMatch = (storeLayout, entity.layout, equivalent)
+        }
+        return equivalent ? ObjectSnapshot(row, layout: entity.layout) : ObjectSnapshot(row)
     }
 
     /// Discards unsaved changes to `object` (unless `mergeChanges`) and rereads it from its store;
@@ -177,7 +195,7 @@ public final class ObjectContext {
         guard let row = try coordinator.rows(for: [object.objectID])[object.objectID] else {
             throw ContextError.objectNotFound(object.objectID.description)
         }
-        object.snapshot = ObjectSnapshot(row.row)
+        object.snapshot = snapshot(of: row.row, entity: object.handle)
         if !mergeChanges {
             object.changedValues.removeAll()
             object.changedToOne = [:]

@@ -17,4 +17,12 @@ struct ObjectSnapshot {
         values = row.values
         toOne = row.toOne
     }
+
+    /// The row with its values under `layout` (the entity's) when the store's layout is equivalent, so the
+    /// object reads them by position.
+    init(_ row: StoreRow, layout: RowLayout) {
+        version = row.version
+        values = row.values.adopting(layout)
+        toOne = row.toOne
+    }
 }

@@ -27,6 +27,11 @@ public final class RowLayout: Sendable {
         isLive = Array(repeating: true, count: names.count)
     }
 
+    /// Whether `other` names the same attributes at the same positions, with the same retired positions.
+    func isEquivalent(to other: RowLayout) -> Bool {
+        self === other || (names == other.names && positions == other.positions && isLive == other.isLive)
+    }
+
     /// A layout whose positions need not cover every name: a store's retired positions (properties a model
     /// dropped, whose names may come back at another position) keep their place in `names` but are never found
     /// by name and never hold a value.

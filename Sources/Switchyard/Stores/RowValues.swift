@@ -72,6 +72,19 @@ public struct RowValues: Sendable {
 
     private func slot(_ position: Int) -> AttributeValue { storage[base + position] }
 
+    /// The value at `position` of `layout` (`.null` when absent), without looking the name up.
+    func value(atPosition position: Int) -> AttributeValue { storage[base + position] }
+
+    /// The same values under `other`, a layout with the same names at the same positions (the context's
+    /// layout for a store's, so its reads go by position); self when the layouts differ.
+    /// The caller has checked `layout.isEquivalent(to: other)`.
+    func adopting(_ other: RowLayout) -> RowValues {
+        guard layout != nil, extra.isEmpty else { return self }
+        var copy = self
+        copy.layout = other
+        return copy
+    }
+
     /// Writes a slot, first copying this row's slice out of a block other rows share.
     private mutating func setSlot(_ position: Int, _ value: AttributeValue) {
         if !isKnownUniquelyReferenced(&storage) {
