@@ -141,6 +141,8 @@ struct LMDBBytePredicate {
         private var layouts: [Int: LayoutSlots] = [:]
         private var currentNumber = -1
         private var currentLayout: LMDBEntityLayout?
+        /// `currentLayout`'s number of attribute positions, read without touching the layout per row.
+        private var currentWidth = 0
         private var slotAtPosition: [Int] = []
         private var defaults: [Scalar] = []
         private var wanted = 0
@@ -165,7 +167,7 @@ struct LMDBBytePredicate {
             if values.count == 1 {
                 var value = defaults[0]
                 if wanted == 1 {
-                    while let found = try LMDBRowCoding.nextAttribute(&r, layout: currentLayout!, primaryKey: primaryKey) {
+                    while let found = try LMDBRowCoding.nextAttribute(&r, width: currentWidth, layout: currentLayout!, primaryKey: primaryKey) {
                         guard slotAtPosition[found] == 0 else {
                             try LMDBRowCoding.skipValue(&r)
                             continue
@@ -181,7 +183,7 @@ struct LMDBBytePredicate {
             let count = values.count
             for i in 0..<count { isRead[i] = false }
             var missing = wanted
-            while missing > 0, let found = try LMDBRowCoding.nextAttribute(&r, layout: currentLayout!, primaryKey: primaryKey) {
+            while missing > 0, let found = try LMDBRowCoding.nextAttribute(&r, width: currentWidth, layout: currentLayout!, primaryKey: primaryKey) {
                 let target = slotAtPosition[found]
                 guard target >= 0 else {
                     try LMDBRowCoding.skipValue(&r)
@@ -228,6 +230,7 @@ struct LMDBBytePredicate {
             layouts[number] = slots
             currentNumber = number
             currentLayout = layout
+            currentWidth = layout.attributeNames.count
             slotAtPosition = slots.slotAtPosition
             defaults = slots.defaults
             wanted = slots.wanted

@@ -116,6 +116,29 @@ struct LMDBByteReader {
         return UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)])
     }
 
+    /// Moves past `count` bytes.
+    @inline(__always)
+    mutating func skip(_ count: UInt64) throws {
+        guard count <= UInt64(buffer.count - offset) else { throw Overrun() }
+        offset += Int(count)
+    }
+
+    /// Moves past one varint (signed or unsigned) without assembling it.
+    @inline(__always)
+    mutating func skipVarint() throws {
+        // At most 10 bytes, as `unsigned()` reads.
+        var i = offset
+        let end = Swift.min(buffer.count, offset + 10)
+        while i < end {
+            if buffer[i] < 0x80 {
+                offset = i + 1
+                return
+            }
+            i += 1
+        }
+        throw Overrun()
+    }
+
     @inline(__always)
     mutating func lengthPrefixed() throws -> UnsafeRawBufferPointer {
         let count = try unsigned()

@@ -193,6 +193,18 @@ enum LMDBRowCoding {
     }
 
     /// The next attribute's position, or `nil` at the end of the attributes.
+    /// `nextAttribute(_:layout:primaryKey:)` with the layout's width known (a scan keeps it per entity).
+    @inline(__always)
+    static func nextAttribute(_ r: inout LMDBByteReader, width: Int, layout: @autoclosure () -> LMDBEntityLayout, primaryKey: Int64) throws -> Int? {
+        let tagged = Int(truncatingIfNeeded: try r.unsigned())
+        if tagged == 0 { return nil }
+        guard tagged > 0, tagged <= width else {
+            let layout = layout()
+            throw DecodingError(description: "\(layout.name)/p\(primaryKey) names attribute \(tagged - 1) of \(width)")
+        }
+        return tagged - 1
+    }
+
     static func nextAttribute(_ r: inout LMDBByteReader, layout: LMDBEntityLayout, primaryKey: Int64) throws -> Int? {
         let tagged = Int(truncatingIfNeeded: try r.unsigned())
         if tagged == 0 { return nil }
@@ -269,15 +281,15 @@ enum LMDBRowCoding {
         let raw = try r.byte()
         guard let tag = Tag(rawValue: raw) else { throw DecodingError(description: "unknown value tag \(raw)") }
         switch tag {
-        case .integer: _ = try r.signed()
-        case .double, .date: _ = try r.double()
+        case .integer: try r.skipVarint()
+        case .double, .date: try r.skip(8)
         case .decimal:
-            _ = try r.byte()
-            _ = try r.signed()
-            _ = try r.lengthPrefixed()
-        case .string, .binary, .uri: _ = try r.lengthPrefixed()
+            try r.skip(1)
+            try r.skipVarint()
+            try r.skip(r.unsigned())
+        case .string, .binary, .uri: try r.skip(r.unsigned())
         case .boolFalse, .boolTrue, .null: break
-        case .uuid: _ = try r.bytes(16)
+        case .uuid: try r.skip(16)
         }
     }
 
