@@ -28,42 +28,75 @@ enum StoreEqualityKey: Hashable, Sendable {
 /// A set of values under `AttributeValue.storeEqual`, each with an associated payload: insertion and lookup
 /// are a hash lookup plus a `storeEqual` check against the few values sharing the key.
 struct StoreEqualityMap<Payload> {
-    private var buckets: [StoreEqualityKey: [(value: AttributeValue, payload: Payload)]] = [:]
+    fileprivate struct Entry {
+        var value: AttributeValue
+        var payload: Payload
+    }
+    /// The values sharing one key: nearly always one, kept inline (no array per key).
+    fileprivate struct Bucket {
+        var first: Entry
+        var rest: [Entry] = []
+    }
+    private var buckets: [StoreEqualityKey: Bucket] = [:]
 
-    /// The payload stored for a value `storeEqual` to `value`.
     subscript(value: AttributeValue) -> Payload? {
         get {
-            buckets[StoreEqualityKey(value)]?.first { AttributeValue.storeEqual($0.value, value) }?.payload
+            guard let bucket = buckets[StoreEqualityKey(value)] else { return nil }
+            if AttributeValue.storeEqual(bucket.first.value, value) { return bucket.first.payload }
+            return bucket.rest.first { AttributeValue.storeEqual($0.value, value) }?.payload
         }
         set {
-            let key = StoreEqualityKey(value)
-            var bucket = buckets[key] ?? []
-            if let i = bucket.firstIndex(where: { AttributeValue.storeEqual($0.value, value) }) {
-                if let newValue { bucket[i].payload = newValue } else { bucket.remove(at: i) }
-            } else if let newValue {
-                bucket.append((value, newValue))
-            }
-            buckets[key] = bucket.isEmpty ? nil : bucket
+            Self.set(newValue, for: value, in: &buckets[StoreEqualityKey(value)])
         }
     }
 
-    /// Changes, in place, the payload of the value `storeEqual` to `value`, starting from `initial` when there
-    /// is none yet.
+    /// Sets, replaces or (for nil) removes the payload of `value` in its bucket, in place.
+    private static func set(_ payload: Payload?, for value: AttributeValue, in slot: inout Bucket?) {
+        guard var bucket = slot else {
+            if let payload { slot = Bucket(first: Entry(value: value, payload: payload)) }
+            return
+        }
+        slot = nil  // the bucket is uniquely held while it changes
+        if AttributeValue.storeEqual(bucket.first.value, value) {
+            if let payload {
+                bucket.first.payload = payload
+            } else if bucket.rest.isEmpty {
+                return
+            } else {
+                bucket.first = bucket.rest.removeFirst()
+            }
+        } else if let i = bucket.rest.firstIndex(where: { AttributeValue.storeEqual($0.value, value) }) {
+            if let payload { bucket.rest[i].payload = payload } else { bucket.rest.remove(at: i) }
+        } else if let payload {
+            bucket.rest.append(Entry(value: value, payload: payload))
+        }
+        slot = bucket
+    }
+
     mutating func update(_ value: AttributeValue, initial: @autoclosure () -> Payload, _ body: (inout Payload) -> Void) {
-        func apply(_ bucket: inout [(value: AttributeValue, payload: Payload)]) {
-            if let i = bucket.firstIndex(where: { AttributeValue.storeEqual($0.value, value) }) {
-                body(&bucket[i].payload)
+        func apply(_ slot: inout Bucket?) {
+            guard slot != nil else {
+                var payload = initial()
+                body(&payload)
+                slot = Bucket(first: Entry(value: value, payload: payload))
+                return
+            }
+            if AttributeValue.storeEqual(slot!.first.value, value) {
+                body(&slot!.first.payload)
+            } else if let i = slot!.rest.firstIndex(where: { AttributeValue.storeEqual($0.value, value) }) {
+                body(&slot!.rest[i].payload)
             } else {
                 var payload = initial()
                 body(&payload)
-                bucket.append((value, payload))
+                slot!.rest.append(Entry(value: value, payload: payload))
             }
         }
-        apply(&buckets[StoreEqualityKey(value), default: []])
+        apply(&buckets[StoreEqualityKey(value)])
     }
 
-    /// Whether a value `storeEqual` to `value` is present.
     func contains(_ value: AttributeValue) -> Bool { self[value] != nil }
 }
 
 extension StoreEqualityMap: Sendable where Payload: Sendable {}
+extension StoreEqualityMap.Entry: Sendable where Payload: Sendable {}
+extension StoreEqualityMap.Bucket: Sendable where Payload: Sendable {}

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import Switchyard
+
+/// `StoreEqualityMap` against a plain list searched with `storeEqual`, over values that share keys (1, 1.0, true,
+/// a date at 1 s, decimals near them) so the inline entry, the overflow list and removal from both are exercised.
+@Suite struct StoreEqualityMapTests {
+    static let pool: [AttributeValue] = [
+        .null, .integer(1), .double(1.0), .bool(true), .date(Date(timeIntervalSinceReferenceDate: 1)),
+        .decimal(Decimal(string: "1")!), .decimal(Decimal(string: "0.1")!), .double(0.1), .integer(2), .double(2.5),
+        .string("a"), .string("A"), .string("é"), .string("e\u{301}"), .uri(URL(string: "a")!), .binary(Data([1, 2])),
+        .uuid(UUID(uuid: (1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))), .binary(Data()),
+    ]
+
+    @Test(arguments: [UInt64(1), 2, 3, 4, 5])
+    func agreesWithALinearSearch(seed: UInt64) {
+        var state = seed
+        func next(_ n: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(n))
+        }
+        var map = StoreEqualityMap<Int>()
+        var reference: [(AttributeValue, Int)] = []
+        func index(_ v: AttributeValue) -> Int? { reference.firstIndex { AttributeValue.storeEqual($0.0, v) } }
+        for step in 0..<2_000 {
+            let value = Self.pool[next(Self.pool.count)]
+            switch next(4) {
+            case 0:
+                map[value] = step
+                if let i = index(value) { reference[i].1 = step } else { reference.append((value, step)) }
+            case 1:
+                map[value] = nil
+                if let i = index(value) { reference.remove(at: i) }
+            case 2:
+                map.update(value, initial: 0) { $0 += 1 }
+                if let i = index(value) { reference[i].1 += 1 } else { reference.append((value, 1)) }
+            default:
+                break
+            }
+            for probe in Self.pool {
+                #expect(map[probe] == index(probe).map { reference[$0].1 }, "seed \(seed) step \(step) \(probe)")
+                #expect(map.contains(probe) == (index(probe) != nil))
+            }
+        }
+    }
+}
