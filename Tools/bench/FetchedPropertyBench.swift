@@ -69,15 +69,22 @@ struct FetchedPropertyBench {
             resolved = titles.count
         }
         guard resolved == sources else { throw BenchFailure("hand-written join resolved \(resolved) of \(sources)") }
+        // A fresh context over both stores each time: nothing cached from the last run.
+        func openContext() throws -> ObjectContext {
+            let coordinator = StoreCoordinator(model: model)
+            try coordinator.addStore(.sqlite, configuration: "Cloud", at: cloud)
+            try coordinator.addStore(.sqlite, configuration: "Cache", at: cache)
+            return ObjectContext(coordinator: coordinator)
+        }
+        func resolveEach(_ messages: [ManagedObject]) throws -> Int {
+            try messages.reduce(0) { $0 + (try $1.fetchedProperty("preview").isEmpty ? 0 : 1) }
+        }
         func switchyard(batched: Bool) throws -> Double {
             try measure(repeats: repeats) {
-                let coordinator = StoreCoordinator(model: model)
-                try coordinator.addStore(.sqlite, configuration: "Cloud", at: cloud)
-                try coordinator.addStore(.sqlite, configuration: "Cache", at: cache)
-                let context = ObjectContext(coordinator: coordinator)
+                let context = try openContext()
                 let messages = try context.fetch(FetchRequest(entityName: "Message"))
                 if batched { try context.prefetchFetchedProperty("preview", for: messages) }
-                resolved = try messages.reduce(0) { $0 + (try $1.fetchedProperty("preview").isEmpty ? 0 : 1) }
+                resolved = try resolveEach(messages)
             }
         }
         let batched = try switchyard(batched: true)
@@ -86,15 +93,12 @@ struct FetchedPropertyBench {
         var context: ObjectContext?
         var messages: [ManagedObject] = []
         let prefetchOnly = try measure(repeats: repeats, prepare: {
-            let coordinator = StoreCoordinator(model: model)
-            try coordinator.addStore(.sqlite, configuration: "Cloud", at: cloud)
-            try coordinator.addStore(.sqlite, configuration: "Cache", at: cache)
-            let fresh = ObjectContext(coordinator: coordinator)
+            let fresh = try openContext()
             messages = try fresh.fetch(FetchRequest(entityName: "Message"))
             context = fresh
         }) {
             try context!.prefetchFetchedProperty("preview", for: messages)
-            resolved = try messages.reduce(0) { $0 + (try $1.fetchedProperty("preview").isEmpty ? 0 : 1) }
+            resolved = try resolveEach(messages)
         }
         guard resolved == sources else { throw BenchFailure("prefetch step resolved \(resolved) of \(sources)") }
         let single = try switchyard(batched: false)

@@ -15,11 +15,12 @@ struct ChangedValues {
     /// Which positions changed, for the first 64; `wideMask` for the rest.
     private var mask: UInt64 = 0
     private var wideMask: Set<Int> = []
+
     /// The number of positions holding a change.
-    private(set) var count = 0
+    var count: Int { mask.nonzeroBitCount + wideMask.count }
 
     /// Whether nothing changed.
-    var isEmpty: Bool { count == 0 }
+    var isEmpty: Bool { mask == 0 && wideMask.isEmpty }
 
     private func isChanged(_ position: Int) -> Bool {
         position < 64 ? mask & (1 << UInt64(position)) != 0 : wideMask.contains(position)
@@ -38,14 +39,10 @@ struct ChangedValues {
             _ = block.appendNulls(width)
             storage = block
         } else if !isKnownUniquelyReferenced(&storage!) {
-            let old = storage!
-            storage = RowStorage((0..<width).lazy.map { old[$0] })
+            storage = storage!.copy(from: 0, count: width)
         }
         storage![position] = value
-        if !isChanged(position) {
-            count += 1
-            if position < 64 { mask |= 1 << UInt64(position) } else { wideMask.insert(position) }
-        }
+        if position < 64 { mask |= 1 << UInt64(position) } else { wideMask.insert(position) }
     }
 
     /// Forgets every change.
@@ -53,12 +50,11 @@ struct ChangedValues {
         storage = nil
         mask = 0
         wideMask = []
-        count = 0
     }
 
     /// The changes as (position, value), in position order.
     var changes: [(position: Int, value: AttributeValue)] {
-        guard let storage, count > 0 else { return [] }
+        guard let storage, !isEmpty else { return [] }
         return (0..<storage.count).compactMap { isChanged($0) ? ($0, storage[$0]) : nil }
     }
 

@@ -138,7 +138,7 @@ public final class ManagedObject {
         guard let snapshot else { return .null }
         // A fetched row takes the entity's layout when the store's is equivalent (see `ObjectContext.register`):
         // then the position is the row's too, and no name is hashed.
-        if snapshot.values.layout === handle.layout { return snapshot.values.value(atPosition: position) }
+        if snapshot.values.layout === handle.layout { return snapshot.values.slot(position) }
         return snapshot.values[handle.layout.names[position]] ?? .null
     }
 

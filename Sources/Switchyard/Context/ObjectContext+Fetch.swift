@@ -179,9 +179,6 @@ extension ManagedObject: PredicateSubject {
         // The common case, one attribute: by position, without copying the entity or the path.
         if keyPath.count == 1, let position = handle.attributePositions[first] { return .single(value(at: position)) }
         let rest = Array(keyPath.dropFirst())
-        if entity.attribute(named: first) != nil, rest.isEmpty {
-            return .single(try value(forKey: first))
-        }
         guard let relationship = entity.relationship(named: first) else {
             throw QueryError.unknownKeyPath(entity: entity.name, keyPath: keyPath.joined(separator: "."))
         }

@@ -181,7 +181,7 @@ public final class ObjectContext {
             equivalent = storeLayout.isEquivalent(to: entity.layout)
             layoutMatch = (storeLayout, entity.layout, equivalent)
         }
-        return equivalent ? ObjectSnapshot(row, layout: entity.layout) : ObjectSnapshot(row)
+        return ObjectSnapshot(row, layout: equivalent ? entity.layout : nil)
     }
 
     /// Discards unsaved changes to `object` (unless `mergeChanges`) and rereads it from its store;

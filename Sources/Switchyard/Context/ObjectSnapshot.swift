@@ -12,17 +12,11 @@ struct ObjectSnapshot {
     /// To-one targets by relationship name; an absent key is nil.
     var toOne: [String: RowReference]
 
-    init(_ row: StoreRow) {
+    /// The row's state; its values under `layout` (the entity's) when given, which the caller has checked is
+    /// equivalent to the store's, so the object reads them by position.
+    init(_ row: StoreRow, layout: RowLayout? = nil) {
         version = row.version
-        values = row.values
-        toOne = row.toOne
-    }
-
-    /// The row with its values under `layout` (the entity's) when the store's layout is equivalent, so the
-    /// object reads them by position.
-    init(_ row: StoreRow, layout: RowLayout) {
-        version = row.version
-        values = row.values.adopting(layout)
+        values = layout.map { row.values.adopting($0) } ?? row.values
         toOne = row.toOne
     }
 }

@@ -39,6 +39,7 @@ struct StoreEqualityMap<Payload> {
     }
     private var buckets: [StoreEqualityKey: Bucket] = [:]
 
+    /// The payload stored for a value `storeEqual` to `value`.
     subscript(value: AttributeValue) -> Payload? {
         get {
             guard let bucket = buckets[StoreEqualityKey(value)] else { return nil }
@@ -73,6 +74,8 @@ struct StoreEqualityMap<Payload> {
         slot = bucket
     }
 
+    /// Changes, in place, the payload of the value `storeEqual` to `value`, starting from `initial` when there
+    /// is none yet.
     mutating func update(_ value: AttributeValue, initial: @autoclosure () -> Payload, _ body: (inout Payload) -> Void) {
         func apply(_ slot: inout Bucket?) {
             guard slot != nil else {
@@ -94,6 +97,7 @@ struct StoreEqualityMap<Payload> {
         apply(&buckets[StoreEqualityKey(value)])
     }
 
+    /// Whether a value `storeEqual` to `value` is present.
     func contains(_ value: AttributeValue) -> Bool { self[value] != nil }
 }
 

@@ -42,6 +42,12 @@ final class RowStorage: @unchecked Sendable {
     /// The shared empty block of rows without a layout.
     static let empty = RowStorage(capacity: 1)
 
+    /// A new block holding a copy of the `count` values from `base` on (a row's slice, copied before it changes
+    /// while other rows or objects still share this block).
+    func copy(from base: Int, count: Int) -> RowStorage {
+        RowStorage((0..<count).lazy.map { self[base + $0] })
+    }
+
     /// Appends `n` nulls and returns the index of the first.
     func appendNulls(_ n: Int) -> Int {
         precondition(n <= remaining, "RowStorage: \(n) values do not fit in \(remaining)")

@@ -70,14 +70,12 @@ public struct RowValues: Sendable {
     /// The number of layout positions.
     private var width: Int { layout?.names.count ?? 0 }
 
-    private func slot(_ position: Int) -> AttributeValue { storage[base + position] }
-
     /// The value at `position` of `layout` (`.null` when absent), without looking the name up.
-    func value(atPosition position: Int) -> AttributeValue { storage[base + position] }
+    func slot(_ position: Int) -> AttributeValue { storage[base + position] }
 
-    /// The same values under `other`, a layout with the same names at the same positions (the context's
-    /// layout for a store's, so its reads go by position); self when the layouts differ.
-    /// The caller has checked `layout.isEquivalent(to: other)`.
+    /// The same values under `other`, which the caller has checked is equivalent to `layout`
+    /// (`RowLayout.isEquivalent(to:)`): the context's layout for a store's, so its reads go by position. A row
+    /// without a layout, or with values outside it, is returned as it is.
     func adopting(_ other: RowLayout) -> RowValues {
         guard layout != nil, extra.isEmpty else { return self }
         var copy = self
@@ -88,9 +86,7 @@ public struct RowValues: Sendable {
     /// Writes a slot, first copying this row's slice out of a block other rows share.
     private mutating func setSlot(_ position: Int, _ value: AttributeValue) {
         if !isKnownUniquelyReferenced(&storage) {
-            let width = self.width
-            let old = storage, oldBase = base
-            storage = RowStorage((0..<width).lazy.map { old[oldBase + $0] })
+            storage = storage.copy(from: base, count: width)
             base = 0
         }
         storage[base + position] = value

@@ -112,9 +112,7 @@ extension EntityObject {
     }
 
     private static func attributeValue(of value: Any) -> AttributeValue {
-        if let convertible = value as? any AttributeConvertible { return convertible.attributeValue }
-        if let optional = value as? any OptionalAttribute { return optional.wrappedAttributeValue }
-        return .null
+        AttributeValue(converting: value) ?? .null
     }
 }
 
@@ -128,4 +126,18 @@ extension Optional: OptionalEntity where Wrapped: EntityObject {
 protocol OptionalAttribute { var wrappedAttributeValue: AttributeValue { get } }
 extension Optional: OptionalAttribute where Wrapped: AttributeConvertible {
     var wrappedAttributeValue: AttributeValue { self?.attributeValue ?? .null }
+}
+
+extension AttributeValue {
+    /// The stored form of a Swift value of an attribute type (`AttributeConvertible`) or an optional one; nil
+    /// for any other value.
+    init?(converting value: Any) {
+        if let convertible = value as? any AttributeConvertible {
+            self = convertible.attributeValue
+        } else if let optional = value as? any OptionalAttribute {
+            self = optional.wrappedAttributeValue
+        } else {
+            return nil
+        }
+    }
 }

@@ -106,8 +106,7 @@ struct FoundationPredicateTranslator {
 
     /// A Swift value as a predicate operand: an attribute value, an optional one, or a sequence of them.
     func operand(_ value: Any, node: Any) throws -> PredicateOperand {
-        if let convertible = value as? any AttributeConvertible { return .constant(convertible.attributeValue) }
-        if let optional = value as? any OptionalAttribute { return .constant(optional.wrappedAttributeValue) }
+        if let stored = AttributeValue(converting: value) { return .constant(stored) }
         if let entity = value as? any EntityObject { return .object(entity.managedObject.objectID) }
         if let character = value as? Character { return .constant(.string(String(character))) }
         if let sequence = value as? any Sequence {

@@ -193,23 +193,20 @@ enum LMDBRowCoding {
     }
 
     /// The next attribute's position, or `nil` at the end of the attributes.
-    /// `nextAttribute(_:layout:primaryKey:)` with the layout's width known (a scan keeps it per entity).
+    static func nextAttribute(_ r: inout LMDBByteReader, layout: LMDBEntityLayout, primaryKey: Int64) throws -> Int? {
+        try nextAttribute(&r, width: layout.attributeNames.count, layout: layout, primaryKey: primaryKey)
+    }
+
+    /// `nextAttribute(_:layout:primaryKey:)` with the layout's width known (a scan keeps it per entity, so the
+    /// layout is touched only to name it in an error).
     @inline(__always)
-    static func nextAttribute(_ r: inout LMDBByteReader, width: Int, layout: @autoclosure () -> LMDBEntityLayout, primaryKey: Int64) throws -> Int? {
+    static func nextAttribute(
+        _ r: inout LMDBByteReader, width: Int, layout: @autoclosure () -> LMDBEntityLayout, primaryKey: Int64
+    ) throws -> Int? {
         let tagged = Int(truncatingIfNeeded: try r.unsigned())
         if tagged == 0 { return nil }
         guard tagged > 0, tagged <= width else {
-            let layout = layout()
-            throw DecodingError(description: "\(layout.name)/p\(primaryKey) names attribute \(tagged - 1) of \(width)")
-        }
-        return tagged - 1
-    }
-
-    static func nextAttribute(_ r: inout LMDBByteReader, layout: LMDBEntityLayout, primaryKey: Int64) throws -> Int? {
-        let tagged = Int(truncatingIfNeeded: try r.unsigned())
-        if tagged == 0 { return nil }
-        guard tagged > 0, tagged <= layout.attributeNames.count else {
-            throw DecodingError(description: "\(layout.name)/p\(primaryKey) names attribute \(tagged - 1) of \(layout.attributeNames.count)")
+            throw DecodingError(description: "\(layout().name)/p\(primaryKey) names attribute \(tagged - 1) of \(width)")
         }
         return tagged - 1
     }
