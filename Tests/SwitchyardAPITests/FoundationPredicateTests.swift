@@ -79,6 +79,14 @@ import Testing
             (#Predicate { $0.code == $0.code }, "two properties"),
             (#Predicate { $0.code.count > 2 }, "key path"),
         ]
+        // A property the type does not list in keyPathNames cannot be named in a store predicate either.
+        do {
+            _ = try TypedPredicate(#Predicate<UnlistedPurchase> { $0.code == "p1" })
+            Issue.record("translated a key path missing from keyPathNames")
+        } catch let error as QueryError {
+            #expect(error.localizedDescription.contains("#Predicate on Purchase"), "\(error.localizedDescription)")
+            #expect(error.localizedDescription.contains("keyPathNames"), "\(error.localizedDescription)")
+        }
         for (predicate, fragment) in untranslatable {
             do {
                 _ = try TypedPredicate(predicate)
@@ -89,4 +97,14 @@ import Testing
             }
         }
     }
+}
+
+/// A hand-written view of `Purchase` that forgets to list `code` in `keyPathNames`.
+struct UnlistedPurchase: EntityObject {
+    static let entityName = "Purchase"
+    static let declaredProperties: [DeclaredProperty] = [.attribute("code", String.self)]
+    static var keyPathNames: [PartialKeyPath<UnlistedPurchase>: String] { [:] }
+    let managedObject: ManagedObject
+    init(managedObject: ManagedObject) { self.managedObject = managedObject }
+    var code: String { managedObject[attribute: "code"] }
 }
