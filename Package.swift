@@ -22,13 +22,49 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CLMDB", path: "Sources/CLMDB", providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // The library's layers, lowest first. Each is a target, so the compiler keeps a lower layer from reaching a
+        // higher one; they share implementation through `package` access. `Switchyard` re-exports them all.
+        .target(name: "SwitchyardModel", path: "Sources/SwitchyardModel"),
+        .target(name: "SwitchyardQuery", dependencies: ["SwitchyardModel"], path: "Sources/SwitchyardQuery"),
         .target(
-            name: "Switchyard",
+            name: "SwitchyardModelFiles",
+            dependencies: ["SwitchyardModel", "SwitchyardQuery", "CZlib"],
+            path: "Sources/SwitchyardModelFiles"
+        ),
+        .target(
+            name: "SwitchyardStores",
             dependencies: [
-                "CLMDB", "CZlib",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "SwitchyardModel", "SwitchyardQuery", "SwitchyardModelFiles",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            path: "Sources/SwitchyardStores"
+        ),
+        // One target per embedded store: only SwitchyardSQLite imports GRDB, only SwitchyardLMDB imports CLMDB.
+        .target(
+            name: "SwitchyardSQLite",
+            dependencies: ["SwitchyardStores", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Sources/SwitchyardSQLite"
+        ),
+        .target(name: "SwitchyardLMDB", dependencies: ["SwitchyardStores", "CLMDB"], path: "Sources/SwitchyardLMDB"),
+        .target(name: "SwitchyardMemory", dependencies: ["SwitchyardStores"], path: "Sources/SwitchyardMemory"),
+        .target(
+            name: "SwitchyardCoordinator",
+            dependencies: [
+                "SwitchyardSQLite", "SwitchyardLMDB", "SwitchyardMemory",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/SwitchyardCoordinator"
+        ),
+        .target(name: "SwitchyardContext", dependencies: ["SwitchyardCoordinator"], path: "Sources/SwitchyardContext"),
+        .target(name: "SwitchyardMigration", dependencies: ["SwitchyardContext"], path: "Sources/SwitchyardMigration"),
+        .target(
+            name: "SwitchyardSplit",
+            dependencies: ["SwitchyardSQLite", "SwitchyardLMDB", "SwitchyardMemory"],
+            path: "Sources/SwitchyardSplit"
+        ),
+        .target(
+            name: "Switchyard",
+            dependencies: ["SwitchyardMigration", "SwitchyardSplit"],
             path: "Sources/Switchyard"
         ),
         // What the command-line tools share (the terminal progress bar).

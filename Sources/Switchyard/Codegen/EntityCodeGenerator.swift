@@ -1,4 +1,6 @@
 import Foundation
+import SwitchyardContext
+import SwitchyardModel
 
 // MARK: - EntityCodeGenerator
 
@@ -40,7 +42,7 @@ public enum EntityCodeGenerator {
         return out
     }
 
-    static let keywords: Set<String> = [
+    package static let keywords: Set<String> = [
         "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import", "init", "inout",
         "internal", "let", "open", "operator", "private", "precedencegroup", "protocol", "public", "rethrows",
         "static", "struct", "subscript", "typealias", "var", "break", "case", "catch", "continue", "default",
@@ -48,25 +50,25 @@ public enum EntityCodeGenerator {
         "where", "while", "Any", "as", "await", "false", "is", "nil", "self", "Self", "super", "throws", "true",
         "try", "Type",
     ]
-    static let reserved: Set<String> = [
+    package static let reserved: Set<String> = [
         "managedObject", "objectID", "entityName", "declaredProperties", "keyPathNames", "set", "related",
         "setRelated", "add", "remove", "insert",
     ]
 
     /// A valid Swift identifier for a model name.
-    static func identifier(_ name: String) -> String {
+    package static func identifier(_ name: String) -> String {
         var s = String(name.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || $0 == "_" ? Character($0) : "_" })
         if s.isEmpty || s.first!.isNumber { s = "_" + s }
         if reserved.contains(s) { s += "_" }
         return keywords.contains(s) ? "`\(s)`" : s
     }
 
-    static func literal(_ s: String) -> String {
+    package static func literal(_ s: String) -> String {
         "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
     /// The Swift type that holds an attribute type, or nil where there is none (`Undefined`, `ObjectID`).
-    static func swiftType(_ type: AttributeType) -> String? {
+    package static func swiftType(_ type: AttributeType) -> String? {
         switch type {
         case .integer16: return "Int16"
         case .integer32: return "Int32"
@@ -84,7 +86,7 @@ public enum EntityCodeGenerator {
         }
     }
 
-    static func declaration(of entity: EntityDescription, in model: ObjectModel, options: Options) -> String {
+    package static func declaration(of entity: EntityDescription, in model: ObjectModel, options: Options) -> String {
         let access = options.accessLevel == "public" ? "public " : ""
         let typeName = identifier(options.typePrefix + entity.name)
         func destination(_ name: String) -> String { identifier(options.typePrefix + name) }

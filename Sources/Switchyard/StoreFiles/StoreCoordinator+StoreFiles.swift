@@ -1,4 +1,11 @@
 import Foundation
+import SwitchyardCoordinator
+import SwitchyardLMDB
+import SwitchyardMigration
+import SwitchyardModel
+import SwitchyardSQLite
+import SwitchyardSplit
+import SwitchyardStores
 
 // MARK: - Moving, copying, converting, replacing and destroying stores
 
@@ -180,7 +187,7 @@ extension StoreCoordinator {
 
     /// `url.switchyard-partial` (or `-tag`): where an operation writes before renaming into place; a leftover
     /// from a killed run is removed by the next one.
-    static func partialURL(for url: URL, tag: String = "partial") -> URL {
+    package static func partialURL(for url: URL, tag: String = "partial") -> URL {
         url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".switchyard-\(tag)")
     }
 
@@ -269,7 +276,7 @@ extension StoreCoordinator {
 
 extension PersistentStore {
     /// Flushes and closes the store's files so they can be renamed (SQLite: the WAL checkpointed away).
-    func closeForFiles() throws {
+    package func closeForFiles() throws {
         guard let bulk = self as? BulkCopyStore else { return }
         try bulk.closeFiles()
     }

@@ -1,6 +1,6 @@
 import FuzzSupport
 import Foundation
-@testable import Switchyard
+import Switchyard
 
 // fuzz-plist: bytes as a binary property list (BinaryPropertyList), a keyed archive (KeyedArchive and the
 // Core Data model reader) and store metadata (StoreMetadata.decode).

@@ -1,0 +1,81 @@
+import Foundation
+import SwitchyardModel
+import SwitchyardStores
+
+// MARK: - ChangedValues
+
+/// An object's attribute values set since its last save, by the position of the attribute in its entity
+/// (`EntityHandle.layout`): no name is hashed to store or find one, and nothing is allocated until the first
+/// change. `.null` is a value here (an attribute cleared since the save), unlike in `RowValues`.
+///
+/// The values live in a `RowStorage` block that a save hands to the inserted row as it is (`rowValues`), so a
+/// new object's values are not copied for the store nor again for its snapshot; a change after that copies
+/// the block first if the row still shares it.
+package struct ChangedValues {
+    /// One slot per attribute of the entity once anything changed (`.null` where nothing was set); nil before.
+    private var storage: RowStorage?
+    /// Which positions changed, for the first 64; `wideMask` for the rest.
+    private var mask: UInt64 = 0
+    private var wideMask: Set<Int> = []
+
+    /// The number of positions holding a change.
+    package var count: Int { mask.nonzeroBitCount + wideMask.count }
+
+    /// Whether nothing changed.
+    package var isEmpty: Bool { mask == 0 && wideMask.isEmpty }
+
+    private func isChanged(_ position: Int) -> Bool {
+        position < 64 ? mask & (1 << UInt64(position)) != 0 : wideMask.contains(position)
+    }
+
+    /// The change at `position`, if any.
+    package subscript(position: Int) -> AttributeValue? {
+        guard let storage, isChanged(position) else { return nil }
+        return storage[position]
+    }
+
+    /// Records `value` for the attribute at `position` of an entity with `width` attributes.
+    package mutating func set(_ value: AttributeValue, at position: Int, width: Int) {
+        if storage == nil {
+            let block = RowStorage(capacity: width)
+            _ = block.appendNulls(width)
+            storage = block
+        } else if !isKnownUniquelyReferenced(&storage!) {
+            storage = storage!.copy(from: 0, count: width)
+        }
+        storage![position] = value
+        if position < 64 { mask |= 1 << UInt64(position) } else { wideMask.insert(position) }
+    }
+
+    /// Forgets every change.
+    package mutating func removeAll() {
+        storage = nil
+        mask = 0
+        wideMask = []
+    }
+
+    /// The changes as (position, value), in position order.
+    package var changes: [(position: Int, value: AttributeValue)] {
+        guard let storage, !isEmpty else { return [] }
+        return (0..<storage.count).compactMap { isChanged($0) ? ($0, storage[$0]) : nil }
+    }
+
+    /// The changes by attribute name (`layout` names the positions); `.null` entries kept unless `droppingNulls`.
+    package func dictionary(_ layout: RowLayout, droppingNulls: Bool = false) -> [String: AttributeValue] {
+        var result: [String: AttributeValue] = [:]
+        result.reserveCapacity(count)
+        for (position, value) in changes where !(droppingNulls && value.isNull) { result[layout.names[position]] = value }
+        return result
+    }
+
+    /// The non-null changes as row values positioned by `layout`, sharing the block (nothing is copied).
+    package func rowValues(_ layout: RowLayout) -> RowValues {
+        if let storage { return RowValues(layout: layout, storage: storage, base: 0) }
+        return RowValues(layout: layout, slots: Array(repeating: .null, count: layout.names.count))
+    }
+
+    /// The names of the changed attributes.
+    package func names(_ layout: RowLayout) -> [String] {
+        changes.map { layout.names[$0.position] }
+    }
+}

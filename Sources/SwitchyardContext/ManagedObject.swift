@@ -1,0 +1,318 @@
+import Foundation
+import SwitchyardCoordinator
+import SwitchyardModel
+import SwitchyardQuery
+import SwitchyardStores
+
+// MARK: - ManagedObject
+
+/// One object in an `ObjectContext`: its committed state plus the changes not saved yet.
+///
+/// Not `Sendable`: an object belongs to its context, and a context to one task. Pass `objectID`s between tasks.
+/// ```swift
+/// let message = try context.insert("Message")
+/// try message.set("text", "Hello")
+/// let text = try message.get("text", as: String.self)
+/// ```
+public final class ManagedObject {
+    // Stored properties are laid out in declaration order: the two flags fill the padding after the ObjectID.
+    /// The object's entity, shared with every object of the entity (see `EntityHandle`).
+    package let handle: EntityHandle
+    /// Temporary until the first save, then `x-coredata://STORE/Entity/pN`.
+    public internal(set) var objectID: ObjectID
+    public internal(set) var isInserted = false
+    public internal(set) var isDeleted = false
+    /// The context that owns the object (weak: the context owns its objects, not the reverse).
+    public internal(set) weak var context: ObjectContext?
+    /// The store the object lives in (or was assigned to before its first save), as last resolved.
+    package var storage: (any PersistentStore)?
+    /// The last state read from or written to the store; nil for an unsaved insert.
+    package var snapshot: ObjectSnapshot?
+    /// Attribute values set since the last save.
+    package var changedValues = ChangedValues()
+    /// Relationship changes and caches, created on first use (see `RelationshipState`).
+    private var relationships: RelationshipState?
+
+    /// The object's entity.
+    public var entity: EntityDescription {
+        // Borrowed, not copied: callers reading one property of it do not copy (and retain) the whole description.
+        _read { yield handle.description }
+    }
+    /// The store the object lives in: `storage`, followed to the store that took its place when the
+    /// coordinator moved or replaced it (`StoreCoordinator.moveStore`).
+    package var store: (any PersistentStore)? {
+        get {
+            guard let current = storage else { return nil }
+            guard let coordinator = context?.coordinator, let successor = coordinator.successor(of: current) else { return current }
+            storage = successor
+            return successor
+        }
+        set { storage = newValue }
+    }
+
+    /// The relationship state, created for a change.
+    private var relationshipState: RelationshipState {
+        if let relationships { return relationships }
+        let created = RelationshipState()
+        relationships = created
+        return created
+    }
+    /// To-one relationships set since the last save (`.some(nil)` clears one).
+    package var changedToOne: [String: ManagedObject?] {
+        get { relationships?.changedToOne ?? [:] }
+        set { if relationships != nil || !newValue.isEmpty { relationshipState.changedToOne = newValue } }
+        _modify { yield &relationshipState.changedToOne }
+    }
+    /// The whole current member list of to-many relationships changed since the last save, for those whose
+    /// members the object itself records: many-to-many (links) and ordered (positions).
+    package var changedToMany: [String: [ManagedObject]] {
+        get { relationships?.changedToMany ?? [:] }
+        set { if relationships != nil || !newValue.isEmpty { relationshipState.changedToMany = newValue } }
+        _modify { yield &relationshipState.changedToMany }
+    }
+    /// To-many relationships whose members changed through the members' to-one inverse (membership lives in
+    /// the members' rows): they count as changed keys, as in Core Data, and the save bumps this row's `Z_OPT`.
+    package var touchedToMany: Set<String> {
+        get { relationships?.touchedToMany ?? [] }
+        set { if relationships != nil || !newValue.isEmpty { relationshipState.touchedToMany = newValue } }
+        _modify { yield &relationshipState.touchedToMany }
+    }
+    /// Members as the store last returned them (many-to-many and ordered to-many), read in batches on demand
+    /// and dropped when the object is refreshed or saved.
+    package var committedToMany: [String: [ObjectID]] {
+        get { relationships?.committedToMany ?? [:] }
+        set { if relationships != nil || !newValue.isEmpty { relationshipState.committedToMany = newValue } }
+        _modify { yield &relationshipState.committedToMany }
+    }
+    /// Fetched-property results, kept until the object is refreshed.
+    package var fetchedCache: [String: [ManagedObject]] {
+        get { relationships?.fetchedCache ?? [:] }
+        set { if relationships != nil || !newValue.isEmpty { relationshipState.fetchedCache = newValue } }
+        _modify { yield &relationshipState.fetchedCache }
+    }
+
+    /// Forgets relationship changes and cached members after a save or rollback (fetched-property results stay).
+    package func clearRelationshipChanges() {
+        guard let relationships else { return }
+        relationships.changedToOne = [:]
+        relationships.changedToMany = [:]
+        relationships.touchedToMany = []
+        relationships.committedToMany = [:]
+        if relationships.isEmpty { self.relationships = nil }
+    }
+
+    /// Whether any relationship change is pending.
+    package var hasRelationshipChanges: Bool {
+        guard let relationships else { return false }
+        return !relationships.changedToOne.isEmpty || !relationships.changedToMany.isEmpty || !relationships.touchedToMany.isEmpty
+    }
+
+    package init(entity: EntityHandle, objectID: ObjectID, context: ObjectContext) {
+        self.handle = entity
+        self.objectID = objectID
+        self.context = context
+    }
+
+    /// True when the object has unsaved changes (or is an unsaved insert or delete).
+    public var hasChanges: Bool {
+        isInserted || isDeleted || !changedValues.isEmpty || hasRelationshipChanges
+    }
+
+    /// The names of attributes and relationships changed since the last save.
+    public var changedKeys: Set<String> {
+        Set(changedValues.names(handle.layout)).union(changedToOne.keys).union(changedToMany.keys).union(touchedToMany)
+    }
+
+    /// The store the object lives in, once known.
+    public var persistentStore: (any PersistentStore)? { store }
+
+    // MARK: - Attributes
+
+    /// The current value of attribute `key` (`.null` when unset).
+    public func value(forKey key: String) throws -> AttributeValue {
+        guard let position = handle.attributePositions[key] else {
+            throw ContextError.unknownKey(entity: handle.name, key: key)
+        }
+        return value(at: position)
+    }
+
+    /// The current value of the attribute at `position` of the entity (`.null` when unset).
+    package func value(at position: Int) -> AttributeValue {
+        if let v = changedValues[position] { return v }
+        guard let snapshot else { return .null }
+        // A fetched row takes the entity's layout when the store's is equivalent (see `ObjectContext.register`):
+        // then the position is the row's too, and no name is hashed.
+        if snapshot.values.layout === handle.layout { return snapshot.values.slot(position) }
+        return snapshot.values[handle.layout.names[position]] ?? .null
+    }
+
+    /// Sets attribute `key`; a value of the wrong kind is `ContextError.typeMismatch`.
+    public func setValue(_ value: AttributeValue, forKey key: String) throws {
+        guard let position = handle.attributePositions[key] else {
+            throw ContextError.unknownKey(entity: handle.name, key: key)
+        }
+        let type = handle.attributeTypes[position]
+        guard let normalized = value.normalized(for: type) else {
+            let refusal = value.storageRefusal(for: type)
+            throw ContextError.typeMismatch(
+                entity: handle.name, key: key, expected: refusal.map { "\(type.rawValue) (\($0))" } ?? type.rawValue,
+                actual: "\(value) (\(value.kindName))")
+        }
+        try liveContext().willChange(self)
+        changedValues.set(normalized, at: position, width: handle.attributeTypes.count)
+    }
+
+    /// The value of attribute `key` as `T`, `nil` when unset; another stored kind is `ContextError.typeMismatch`.
+    public func get<T: AttributeConvertible>(_ key: String, as type: T.Type = T.self) throws -> T? {
+        let v = try value(forKey: key)
+        if v.isNull { return nil }
+        guard let typed = T(attributeValue: v) else {
+            throw ContextError.typeMismatch(
+                entity: entity.name, key: key, expected: "\(T.self)", actual: "\(v) (\(v.kindName))")
+        }
+        return typed
+    }
+
+    /// Sets attribute `key` from a Swift value (`nil` clears it).
+    public func set<T: AttributeConvertible>(_ key: String, _ value: T?) throws {
+        try setValue(value?.attributeValue ?? .null, forKey: key)
+    }
+
+    // MARK: - To-one relationships
+
+    /// The object at the end of to-one relationship `key`, or nil.
+    public func relatedObject(forKey key: String) throws -> ManagedObject? {
+        let relationship = try toOneRelationship(key)
+        let context = try liveContext()
+        if let changed = changedToOne[key] { return changed }
+        guard let reference = snapshot?.toOne[relationship.name], let store else { return nil }
+        return try context.object(
+            with: ObjectID(store: store.identifier, entityName: reference.entityName, primaryKey: reference.primaryKey),
+            in: store)
+    }
+
+    /// Points to-one relationship `key` at `object` (nil clears it). The destination must be of the
+    /// relationship's entity and in the same context.
+    public func setRelatedObject(_ object: ManagedObject?, forKey key: String) throws {
+        let relationship = try toOneRelationship(key)
+        try liveContext().willChange(self)
+        if let object {
+            guard object.context != nil else { throw ContextError.detachedObject(object.description) }
+            guard object.context === context else { throw ContextError.foreignObject(object.objectID.description) }
+            guard !object.isDeleted else { throw ContextError.deletedObject(object.description) }
+            guard context!.coordinator.model.entity(object.entity.name, isKindOf: relationship.destinationEntityName) else {
+                throw ContextError.typeMismatch(
+                    entity: entity.name, key: key, expected: relationship.destinationEntityName, actual: object.entity.name)
+            }
+        }
+        try context?.willChange(self)
+        // A member of an ordered to-many moves through its to-one: it leaves the old owner's list and goes last
+        // in the new owner's, so every backend is sent the same order (as Core Data appends it).
+        var reordered: [(owner: ManagedObject, members: [ManagedObject], key: String)] = []
+        if let inverse = relationship.inverseName, let context,
+            let inverseRelationship = context.coordinator.model.entity(named: relationship.destinationEntityName)?
+                .relationship(named: inverse), inverseRelationship.isToMany, inverseRelationship.isOrdered
+        {
+            let old = try relatedObject(forKey: key)
+            if old !== object {
+                if let old, !old.isDeleted {
+                    reordered.append((old, try old.relatedObjects(forKey: inverse).filter { $0 !== self }, inverse))
+                }
+                if let object {
+                    reordered.append((object, try object.relatedObjects(forKey: inverse).filter { $0 !== self } + [self], inverse))
+                }
+            }
+        }
+        defer {
+            for (owner, members, inverse) in reordered where (try? context?.willChange(owner)) != nil {
+                owner.changedToMany[inverse] = members
+            }
+        }
+        // Core Data marks the owners on the to-many side changed too: the old one lost this object, the new one
+        // gained it (an ordered to-many records its new list above).
+        if let inverse = relationship.inverseName, let context,
+            let inverseRelationship = context.coordinator.model.entity(named: relationship.destinationEntityName)?
+                .relationship(named: inverse), inverseRelationship.isToMany, !inverseRelationship.isOrdered, !inverseRelationship.isTransient,
+            !context.coordinator.model.isManyToMany(inverseRelationship)
+        {
+            let old = try relatedObject(forKey: key)
+            if old !== object {
+                for owner in [old, object].compactMap({ $0 }) where !owner.isDeleted {
+                    try context.willChange(owner)
+                    owner.touchedToMany.insert(inverse)
+                }
+            }
+        }
+        // One-to-one: both rows hold a key, so the old partners on either side must let go.
+        if let inverse = relationship.inverseName, let context,
+            let inverseRelationship = context.coordinator.model.entity(named: relationship.destinationEntityName)?
+                .relationship(named: inverse), !inverseRelationship.isToMany
+        {
+            let old = try relatedObject(forKey: key)
+            if old !== object {
+                if let old, !old.isDeleted, try old.relatedObject(forKey: inverse) === self {
+                    try context.willChange(old)
+                    old.changedToOne[inverse] = .some(nil)
+                }
+                if let object {
+                    if let previous = try object.relatedObject(forKey: inverse), previous !== self, !previous.isDeleted {
+                        try context.willChange(previous)
+                        previous.changedToOne[key] = .some(nil)
+                    }
+                    try context.willChange(object)
+                    object.changedToOne[inverse] = .some(self)
+                }
+            }
+        }
+        changedToOne[key] = .some(object)
+    }
+
+    /// The object's context, or `ContextError.detachedObject` when it has none (so nothing written is lost
+    /// silently).
+    package func liveContext() throws -> ObjectContext {
+        guard let context else { throw ContextError.detachedObject(description) }
+        return context
+    }
+
+    private func toOneRelationship(_ key: String) throws -> RelationshipDescription {
+        guard let relationship = entity.relationship(named: key) else {
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
+        guard !relationship.isToMany else {
+            throw ContextError.typeMismatch(entity: entity.name, key: key, expected: "to-many (use relatedObjects)", actual: "to-one access")
+        }
+        return relationship
+    }
+
+    // MARK: - Fetched properties
+
+    /// Resolves fetched property `name` through the coordinator, in whichever store its destination lives;
+    /// the result is cached until the object is refreshed.
+    public func fetchedProperty(_ name: String) throws -> [ManagedObject] {
+        guard let property = entity.fetchedProperty(named: name) else {
+            throw ContextError.unknownKey(entity: entity.name, key: name)
+        }
+        if let cached = fetchedCache[name] { return cached }
+        let context = try liveContext()
+        let result = try context.resolve(property, for: self)
+        fetchedCache[name] = result
+        return result
+    }
+}
+
+// MARK: - CustomStringConvertible
+
+extension ManagedObject: CustomStringConvertible {
+    public var description: String { "<\(entity.name) \(objectID)>" }
+}
+
+@available(*, unavailable, message: "a ManagedObject belongs to one context and one task; pass its objectID instead")
+extension ManagedObject: @unchecked Sendable {}
+
+// MARK: - Predicate arguments
+
+extension ManagedObject: PredicateArgumentConvertible {
+    /// An object stands for its `ObjectID` (`chat == %@`): it matches that object only, in the store that holds
+    /// it (rows of another store never match, whatever their keys), and unsaved objects in this context.
+    public var predicateArgument: PredicateArgument { .object(objectID) }
+}

@@ -1,0 +1,98 @@
+// MARK: - Delete rules
+import SwitchyardModel
+
+extension ObjectContext {
+    /// Applies every pending delete's relationship rules before a save: Nullify clears the inverse to-one of
+    /// the objects left behind (or, for a many-to-many, removes the deleted object from their lists), Cascade deletes them too (transitively), Deny refuses the whole save while
+    /// the relationship still holds objects, No Action leaves them as they are.
+    ///
+    /// Runs before anything is written, so a Deny leaves both the stores and the context's changes intact,
+    /// except for the cascaded deletes and nullified references, which are undone too.
+    package func applyDeleteRules() throws {
+        var queue = changedObjects.values.filter(\.isDeleted)
+        var visited = Set(queue.map(ObjectIdentifier.init))
+        var undo: [() -> Void] = []
+        do {
+            while let object = queue.popLast() {
+                for relationship in object.entity.allRelationships where !relationship.isTransient {
+                    let related = try relatedForDeletion(object, relationship)
+                    guard !related.isEmpty else { continue }
+                    switch relationship.deleteRule {
+                    case .deny:
+                        throw ContextError.deleteDenied(
+                            entity: object.entity.name, key: relationship.name, object: object.objectID.description,
+                            count: related.count)
+                    case .cascade:
+                        for target in related where !target.isDeleted && visited.insert(ObjectIdentifier(target)).inserted {
+                            undo.append(cascadeUndo(for: target))
+                            let wasInserted = target.isInserted
+                            try delete(target)
+                            if !wasInserted { queue.append(target) }
+                        }
+                    case .nullify:
+                        if coordinator.model.isManyToMany(relationship), let inverse = relationship.inverseName {
+                            // Each partner's list lets go of the deleted object (the store drops the links too).
+                            for target in related where !target.isDeleted {
+                                let before = target.changedToMany[inverse]
+                                let wasChanged = changedObjects[ObjectIdentifier(target)] != nil
+                                let theirs = try target.relatedObjects(forKey: inverse)
+                                undo.append {
+                                    target.changedToMany[inverse] = before
+                                    if !wasChanged { self.changedObjects[ObjectIdentifier(target)] = nil }
+                                }
+                                try willChange(target)
+                                target.changedToMany[inverse] = theirs.filter { $0 !== object }
+                            }
+                            continue
+                        }
+                        guard let inverse = relationship.inverseName,
+                            let inverseRelationship = coordinator.model.entity(named: relationship.destinationEntityName)?
+                                .relationship(named: inverse),
+                            !inverseRelationship.isToMany
+                        else { continue }
+                        for target in related where !target.isDeleted {
+                            let before = target.changedToOne[inverse]
+                            let wasChanged = changedObjects[ObjectIdentifier(target)] != nil
+                            undo.append {
+                                target.changedToOne[inverse] = before
+                                if !wasChanged { self.changedObjects[ObjectIdentifier(target)] = nil }
+                            }
+                            try target.setRelatedObject(nil, forKey: inverse)
+                        }
+                    case .noAction:
+                        continue
+                    }
+                }
+            }
+        } catch {
+            for step in undo.reversed() { step() }
+            throw error
+        }
+    }
+
+    /// The objects at the other end of `relationship` that a delete of `object` affects.
+    private func relatedForDeletion(_ object: ManagedObject, _ relationship: RelationshipDescription) throws -> [ManagedObject] {
+        if relationship.isToMany {
+            guard coordinator.model.isLinkBackedToMany(relationship) || coordinator.model.isInverseBackedToMany(relationship) else { return [] }
+            return try relatedObjects(of: object, through: relationship)
+        }
+        return try object.relatedObject(forKey: relationship.name).map { [$0] } ?? []
+    }
+
+    /// Restores a cascaded object if a later rule refuses the save (an unsaved insert is re-inserted).
+    private func cascadeUndo(for target: ManagedObject) -> () -> Void {
+        let wasChanged = changedObjects[ObjectIdentifier(target)] != nil
+        let wasInserted = target.isInserted
+        return {
+            target.isDeleted = false
+            if wasInserted {
+                target.isInserted = true
+                target.context = self
+                self.registered[target.objectID] = target
+                self.insertedObjects.append(target)
+            } else if !wasChanged {
+                self.changedObjects[ObjectIdentifier(target)] = nil
+            }
+        }
+    }
+}

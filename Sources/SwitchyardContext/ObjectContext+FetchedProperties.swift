@@ -1,0 +1,134 @@
+import Foundation
+import SwitchyardModel
+import SwitchyardQuery
+
+// MARK: - Fetched properties
+
+extension ObjectContext {
+    /// Resolves fetched property `name` for many objects at once and caches each object's result, so later
+    /// `fetchedProperty(name)` calls read the cache.
+    ///
+    /// When the predicate compares a destination key with `$FETCH_SOURCE.path` (alone or inside an AND),
+    /// this runs one query per destination store (`key IN {every source's value}`) instead of one per
+    /// object; any other predicate falls back to one query per object.
+    /// ```swift
+    /// let messages = try context.fetch(FetchRequest(entityName: "Message"))
+    /// try context.prefetchFetchedProperty("preview", for: messages)
+    /// ```
+    public func prefetchFetchedProperty(_ name: String, for objects: [ManagedObject]) throws {
+        let groups = Dictionary(grouping: objects, by: { $0.entity.name })
+        for (_, members) in groups.sorted(by: { $0.key < $1.key }) {
+            guard let property = members[0].entity.fetchedProperty(named: name) else {
+                throw ContextError.unknownKey(entity: members[0].entity.name, key: name)
+            }
+            let pending = members.filter { $0.fetchedCache[name] == nil }
+            guard !pending.isEmpty else { continue }
+            let template = try FetchPredicate(format: property.predicateFormat)
+            if let join = Self.batchableJoin(in: template) {
+                try resolveBatched(property, template: template, join: join, for: pending)
+            } else {
+                for object in pending { object.fetchedCache[name] = try resolve(property, for: object) }
+            }
+        }
+    }
+
+    /// Runs a fetched property's predicate with `$FETCH_SOURCE` bound to `object`, across every store that
+    /// holds the destination entity.
+    package func resolve(_ property: FetchedPropertyDescription, for object: ManagedObject) throws -> [ManagedObject] {
+        let predicate = try FetchPredicate(format: property.predicateFormat).substituting { name, keyPath in
+            try Self.variable(name, keyPath, source: object, property: property)
+        }
+        return try fetch(FetchRequest(entityName: property.destinationEntityName, predicate: predicate))
+    }
+
+    /// `$FETCH_SOURCE.path` reads the source object; `$FETCHED_PROPERTY.userInfo.KEY` reads the property's
+    /// userInfo (Core Data binds the property description itself).
+    private static func variable(
+        _ name: String, _ keyPath: [String], source: ManagedObject, property: FetchedPropertyDescription
+    ) throws -> AttributeValue {
+        switch name {
+        case "FETCH_SOURCE":
+            return try source.singleValue(at: keyPath)
+        case "FETCHED_PROPERTY":
+            if keyPath.count == 2, keyPath[0] == "userInfo" { return property.userInfo[keyPath[1]].map { .string($0) } ?? .null }
+            if keyPath == ["name"] || keyPath.isEmpty { return .string(property.name) }
+            throw QueryError.unknownKeyPath(entity: "fetched property \(property.name)", keyPath: keyPath.joined(separator: "."))
+        default:
+            throw QueryError.unboundVariable(name: name)
+        }
+    }
+
+    // MARK: - Batching
+
+    /// The destination key compared for equality with `$FETCH_SOURCE.path`, when that comparison is the whole
+    /// predicate or one term of a top-level AND, and no other term mentions `$FETCH_SOURCE`.
+    package struct Join {
+        package let destinationKey: [String]
+        package let sourcePath: [String]
+        /// Index of the join term inside a top-level AND (nil: the predicate is the join itself).
+        package let termIndex: Int?
+    }
+
+    package static func batchableJoin(in predicate: FetchPredicate) -> Join? {
+        func join(_ p: FetchPredicate) -> (key: [String], path: [String])? {
+            guard case .comparison(let c) = p, c.op == .equal, c.options.isEmpty, c.modifier == .direct else { return nil }
+            switch (c.left, c.right) {
+            case let (.keyPath(key), .variable("FETCH_SOURCE", path)), let (.variable("FETCH_SOURCE", path), .keyPath(key)):
+                return key.contains("@count") || path.isEmpty ? nil : (key, path)
+            default: return nil
+            }
+        }
+        if let j = join(predicate) { return Join(destinationKey: j.key, sourcePath: j.path, termIndex: nil) }
+        guard case .and(let terms) = predicate else { return nil }
+        var found: Join?
+        for (i, term) in terms.enumerated() {
+            if found == nil, let j = join(term) {
+                found = Join(destinationKey: j.key, sourcePath: j.path, termIndex: i)
+            } else if term.variables.contains("FETCH_SOURCE") {
+                return nil
+            }
+        }
+        return found
+    }
+
+    private func resolveBatched(
+        _ property: FetchedPropertyDescription, template: FetchPredicate, join: Join, for sources: [ManagedObject]
+    ) throws {
+        // Keys de-duplicated under storeEqual (1 and 1.0 are one key) with a hash map: linear in the sources.
+        var keys: [AttributeValue] = []
+        var seen = StoreEqualityMap<Bool>()
+        var sourceKeys: [AttributeValue] = []
+        sourceKeys.reserveCapacity(sources.count)
+        for source in sources {
+            let key = try source.singleValue(at: join.sourcePath)
+            sourceKeys.append(key)
+            if !key.isNull, !seen.contains(key) {
+                seen[key] = true
+                keys.append(key)
+            }
+        }
+        var results: [ManagedObject] = []
+        if !keys.isEmpty {
+            let membership = FetchPredicate.comparison(Comparison(.keyPath(join.destinationKey), .in, .list(keys.map { .constant($0) })))
+            var predicate = membership
+            if let i = join.termIndex, case .and(var terms) = template {
+                terms[i] = membership
+                predicate = try FetchPredicate.and(terms).substituting { name, keyPath in
+                    try Self.variable(name, keyPath, source: sources[0], property: property)
+                }
+            }
+            results = try fetch(FetchRequest(entityName: property.destinationEntityName, predicate: predicate))
+        }
+        // Group destination objects under the key each matched (storeEqual, through a hash map); `==` on a
+        // null source key matches nothing.
+        var byKey = StoreEqualityMap<[ManagedObject]>()
+        for object in results {
+            let value = try object.singleValue(at: join.destinationKey)
+            guard !value.isNull else { continue }
+            byKey.update(value, initial: []) { $0.append(object) }
+        }
+        for (source, key) in zip(sources, sourceKeys) {
+            source.fetchedCache[property.name] = key.isNull ? [] : byKey[key] ?? []
+        }
+    }
+}

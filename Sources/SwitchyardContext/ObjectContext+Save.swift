@@ -1,0 +1,240 @@
+import Foundation
+import SwitchyardCoordinator
+import SwitchyardModel
+import SwitchyardStores
+
+// MARK: - Save
+
+extension ObjectContext {
+    /// One store's share of a save.
+    private struct StoreBatch {
+        let store: any PersistentStore
+        var inserts: [ManagedObject] = []
+        var updates: [ManagedObject] = []
+        var deletes: [ManagedObject] = []
+    }
+
+    /// Writes every unsaved change: validates, routes new objects to their stores, checks optimistic locks,
+    /// and commits each store's changes in one transaction.
+    ///
+    /// On an error nothing of the failing store's changes is written, and the context keeps those changes
+    /// so the caller can fix and retry, or `rollback()`. Stores are not committed atomically together:
+    /// a store that committed before another failed stays committed (as in Core Data).
+    public func save() throws {
+        guard hasChanges else { return }
+        try applyDeleteRules()
+        let inserts = insertedObjects
+        let changed = changedObjects.values.filter(\.hasChanges).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+
+        // Route and validate everything before writing anything.
+        var routes: [String: any PersistentStore] = [:]
+        for object in inserts {
+            if object.store == nil, let known = routes[object.entity.name] { object.store = known; continue }
+            let store = try route(object)
+            if object.store == nil { routes[object.entity.name] = store }
+            object.store = store
+        }
+        for object in inserts + changed where !object.isDeleted { try validate(object) }
+        // A store taken out of the coordinator is unreachable, as in Core Data: say so before reading or writing.
+        let reachable = Set(coordinator.stores.map { ObjectIdentifier($0) })
+        for object in inserts + changed {
+            if let store = object.store, !reachable.contains(ObjectIdentifier(store)) {
+                throw CoordinatorError.storeNotInCoordinator(path: store.displayPath)
+            }
+        }
+        var batches: [ObjectIdentifier: StoreBatch] = [:]
+        var order: [ObjectIdentifier] = []
+        func batch(_ store: any PersistentStore, _ body: (inout StoreBatch) -> Void) {
+            let key = ObjectIdentifier(store)
+            if batches[key] == nil { batches[key] = StoreBatch(store: store); order.append(key) }
+            body(&batches[key]!)
+        }
+        for object in inserts { batch(object.store!) { $0.inserts.append(object) } }
+        for object in changed {
+            guard let store = object.store else { continue }
+            batch(store) { object.isDeleted ? $0.deletes.append(object) : $0.updates.append(object) }
+        }
+        // With one store, its own check inside the write transaction is enough (and reports the same conflict);
+        // with several, a conflict in any must stop the save before the first store commits.
+        if order.count > 1 { try checkVersions(changed) }
+
+        // Permanent keys first, so relationships between new objects can be written.
+        // Each new object's key (its store and entity are known from the object): 16 bytes an entry.
+        var newKeys: [ObjectIdentifier: Int64] = [:]
+        newKeys.reserveCapacity(inserts.count)
+        for key in order {
+            let b = batches[key]!
+            let byRoot = Dictionary(grouping: b.inserts, by: { $0.entity.rootName })
+            for (_, objects) in byRoot.sorted(by: { $0.key < $1.key }) {
+                let keys = try b.store.allocatePrimaryKeys(for: objects[0].entity.name, count: objects.count)
+                for (object, pk) in zip(objects, keys) {
+                    newKeys[ObjectIdentifier(object)] = pk
+                }
+            }
+        }
+        func reference(_ target: ManagedObject?) -> RowReference? {
+            guard let target else { return nil }
+            if let pk = newKeys[ObjectIdentifier(target)] { return RowReference(entityName: target.entity.name, primaryKey: pk) }
+            return target.objectID.primaryKey.map { RowReference(entityName: target.objectID.entityName, primaryKey: $0) }
+        }
+
+        // Computed before any store writes: reading members must not see a half-saved context.
+        let toMany = try toManyChanges(of: inserts + changed, reference: reference)
+
+        for key in order {
+            let b = batches[key]!
+            var changes = StoreChangeSet()
+            if let lists = toMany[key] {
+                (changes.linkInserts, changes.linkDeletes, changes.orders) = (lists.inserts, lists.deletes, lists.orders)
+            }
+            for object in b.inserts {
+                var row = StoreRow(entityName: object.entity.name, primaryKey: newKeys[ObjectIdentifier(object)]!, values: object.changedValues.rowValues(object.handle.layout))
+                for (name, target) in object.changedToOne { if let r = reference(target) { row.toOne[name] = r } }
+                changes.inserts.append(row)
+            }
+            for object in b.updates {
+                var update = RowUpdate(
+                    entityName: object.entity.name, primaryKey: object.objectID.primaryKey!,
+                    expectedVersion: object.snapshot?.version ?? 0, values: object.changedValues.dictionary(object.handle.layout))
+                for (name, target) in object.changedToOne { update.toOne[name] = .some(reference(target)) }
+                changes.updates.append(update)
+            }
+            for object in b.deletes {
+                changes.deletes.append(RowDeletion(
+                    entityName: object.entity.name, primaryKey: object.objectID.primaryKey!, expectedVersion: object.snapshot?.version ?? 0))
+            }
+            try b.store.save(changes)
+            // Each store is final once committed: if a later store fails, these objects stay saved
+            // and a retry writes only what is left. The inserted rows become the objects' snapshots as they are.
+            let inserted = changes.inserts
+            changes = StoreChangeSet()
+            finishSave(inserts: b.inserts, rows: inserted, changed: b.updates + b.deletes, store: b.store.identifier, newKeys: newKeys)
+        }
+    }
+
+    /// The store an inserted object goes to: its assignment, or the only store serving its entity.
+    private func route(_ object: ManagedObject) throws -> any PersistentStore {
+        if let store = object.store { return store }
+        let candidates = coordinator.stores(serving: object.entity.name)
+        switch candidates.count {
+        case 1: return candidates[0]
+        case 0:
+            throw CoordinatorError.noStoreForEntity(
+                entity: object.entity.name, configurations: coordinator.model.configurations(containing: object.entity.name))
+        default:
+            throw CoordinatorError.ambiguousStore(
+                entity: object.entity.name, object: object.objectID.description,
+                stores: candidates.map { "\($0.displayPath) (\($0.configurationName))" })
+        }
+    }
+
+    /// Required attributes and to-one relationships, and to-one targets in the same store.
+    private func validate(_ object: ManagedObject) throws {
+        for relationship in object.entity.allRelationships where relationship.isToMany && !relationship.isTransient
+            && (relationship.minCount > 0 || relationship.maxCount > 0)
+        {
+            let count = try object.relatedObjects(forKey: relationship.name).count
+            if count < relationship.minCount || (relationship.maxCount > 0 && count > relationship.maxCount) {
+                throw ContextError.relationshipCount(
+                    entity: object.entity.name, key: relationship.name, count: count, min: relationship.minCount,
+                    max: relationship.maxCount, object: object.objectID.description)
+            }
+        }
+        for position in object.handle.requiredPositions where object.value(at: position).isNull {
+            throw ContextError.missingRequiredValue(
+                entity: object.entity.name, key: object.handle.layout.names[position], object: object.objectID.description)
+        }
+        for (name, members) in object.changedToMany {
+            guard let home = object.store else { continue }
+            for member in members where !member.isDeleted {
+                let memberStore = try member.store ?? route(member)
+                if memberStore !== home {
+                    throw ContextError.crossStoreRelationship(
+                        entity: object.entity.name, key: name, object: object.objectID.description,
+                        destination: member.entity.name, sourceStore: home.displayPath, destinationStore: memberStore.displayPath)
+                }
+            }
+        }
+        for relationship in object.entity.persistentToOneRelationships {
+            let target = try object.relatedObject(forKey: relationship.name)
+            if target == nil, !relationship.isOptional || relationship.minCount > 0 {
+                throw ContextError.missingRequiredValue(entity: object.entity.name, key: relationship.name, object: object.objectID.description)
+            }
+            if let target, let home = object.store {
+                let targetStore = try target.store ?? route(target)
+                if targetStore !== home {
+                    throw ContextError.crossStoreRelationship(
+                        entity: object.entity.name, key: relationship.name, object: object.objectID.description,
+                        destination: target.entity.name, sourceStore: home.displayPath, destinationStore: targetStore.displayPath)
+                }
+            }
+        }
+    }
+
+    /// Optimistic locking, checked in every store before any store writes, so a conflict in one store leaves
+    /// the others untouched. Each store checks again inside its transaction.
+    private func checkVersions(_ changed: [ManagedObject]) throws {
+        let ids = changed.map(\.objectID)
+        let current = try coordinator.rows(for: ids)
+        for object in changed {
+            let expected = object.snapshot?.version ?? 0
+            let actual = current[object.objectID]?.row.version
+            if actual != expected {
+                // A changed object was fetched from a store; if that store was removed since, its ID still names it.
+                let store = object.store ?? object.objectID.storeIdentifier.flatMap(coordinator.store(withIdentifier:))
+                throw StoreError.conflict(
+                    path: store?.displayPath ?? "the removed store \(object.objectID.storeIdentifier?.uuidString ?? object.objectID.description)",
+                    configuration: store?.configurationName ?? "(unknown: the store was removed from the coordinator)",
+                    objectID: object.objectID, entity: object.entity.name, primaryKey: object.objectID.primaryKey ?? 0,
+                    expectedVersion: expected, actualVersion: actual)
+            }
+        }
+    }
+
+    /// After every store committed: new objects get permanent IDs, snapshots take the saved state.
+    private func finishSave(
+        inserts: [ManagedObject], rows: [StoreRow], changed: [ManagedObject], store: UUID, newKeys: [ObjectIdentifier: Int64]
+    ) {
+        for object in inserts {
+            let id = ObjectID(store: store, entityName: object.entity.name, primaryKey: newKeys[ObjectIdentifier(object)]!)
+            registered[object.objectID] = nil
+            object.objectID = id
+            registered[id] = object
+        }
+        for (object, row) in zip(inserts, rows) {
+            // The row as written: values by the entity's layout, to-ones to the targets' permanent keys, Z_OPT 1.
+            object.snapshot = ObjectSnapshot(row)
+            object.changedValues.removeAll()
+            object.clearRelationshipChanges()
+            object.isInserted = false
+        }
+        for object in changed {
+            if object.isDeleted {
+                registered[object.objectID] = nil
+                object.context = nil
+                continue
+            }
+            var row = object.snapshot!
+            for (position, v) in object.changedValues.changes { row.values[object.handle.layout.names[position]] = v.isNull ? nil : v }
+            for (name, target) in object.changedToOne {
+                row.toOne[name] = target.flatMap { t in t.objectID.primaryKey.map { RowReference(entityName: t.entity.name, primaryKey: $0) } }
+            }
+            row.version += 1
+            object.snapshot = row
+            object.changedValues.removeAll()
+            object.clearRelationshipChanges()
+        }
+        // A committed foreign key or link changes the members other objects read before: forget them all
+        // (except where unsaved list changes still need them), they are read again in batches on demand.
+        if cachesMembers {
+            var kept = false
+            for object in registered.values where !object.committedToMany.isEmpty {
+                if object.changedToMany.isEmpty { object.committedToMany = [:] } else { kept = true }
+            }
+            cachesMembers = kept
+        }
+        let done = Set((inserts + changed).map(ObjectIdentifier.init))
+        insertedObjects.removeAll { done.contains(ObjectIdentifier($0)) }
+        for key in done { changedObjects[key] = nil }
+    }
+}

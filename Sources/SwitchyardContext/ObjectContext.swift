@@ -1,0 +1,248 @@
+import Foundation
+import SwitchyardCoordinator
+import SwitchyardModel
+import SwitchyardStores
+
+// MARK: - ObjectContext
+
+/// A unit of work: insert, fetch, change and delete objects, then `save()` them — each store in one transaction.
+///
+/// Not `Sendable`: a context belongs to one task. Many contexts may share one `StoreCoordinator`.
+/// ```swift
+/// let context = ObjectContext(coordinator: coordinator)
+/// let chat = try context.insert("Chat")
+/// try chat.set("title", "Team")
+/// try context.save()
+/// ```
+public final class ObjectContext {
+    /// The coordinator whose stores this context reads and writes.
+    public let coordinator: StoreCoordinator
+    /// Objects by ID; one instance per object per context.
+    package var registered = ObjectRegistry()
+    /// Unsaved inserts, in insertion order.
+    package var insertedObjects: [ManagedObject] = []
+    /// Saved objects with unsaved changes or deletes.
+    package var changedObjects: [ObjectIdentifier: ManagedObject] = [:]
+    /// Calls to `PersistentStore.relatedReferences`: how tests see that member reads are batched.
+    package var memberReads = 0
+    /// Whether some registered object may hold members read from its store (`committedToMany`): a save
+    /// forgets them, and skips the walk over every registered object when none can.
+    package var cachesMembers = false
+    /// The last store layout compared with an entity's layout, and whether they are equivalent: a fetch's rows
+    /// share one layout, so the comparison runs once per fetch rather than once per row (strong references,
+    /// so the identities stay valid).
+    private var layoutMatch: (store: RowLayout, entity: RowLayout, equivalent: Bool)?
+
+    /// Creates an empty context over `coordinator`.
+    public init(coordinator: StoreCoordinator) {
+        self.coordinator = coordinator
+    }
+
+    /// True when anything is inserted, changed or deleted and not saved.
+    public var hasChanges: Bool {
+        !insertedObjects.isEmpty || changedObjects.values.contains { $0.hasChanges }
+    }
+
+    /// Every object registered in the context.
+    public var registeredObjects: [ManagedObject] { Array(registered.values) }
+
+    // MARK: - Insert, assign, delete
+
+    /// Inserts a new object of `entityName`, with the model's default values.
+    public func insert(_ entityName: String) throws -> ManagedObject {
+        guard let handle = coordinator.entityHandles[entityName] else { throw ContextError.unknownEntity(entityName) }
+        let entity = handle.description
+        guard !entity.isAbstract else { throw ContextError.abstractEntity(entityName) }
+        let object = ManagedObject(entity: handle, objectID: .temporary(entityName: entityName), context: self)
+        for (position, value) in handle.defaults {
+            object.changedValues.set(value, at: position, width: handle.attributeTypes.count)
+        }
+        object.isInserted = true
+        registered[object.objectID] = object
+        insertedObjects.append(object)
+        return object
+    }
+
+    /// Chooses the store a new object goes to, where several stores serve its entity.
+    public func assign(_ object: ManagedObject, to store: any PersistentStore) throws {
+        guard object.context === self else { throw ContextError.foreignObject(object.objectID.description) }
+        guard coordinator.stores.contains(where: { $0 === store }) else {
+            throw CoordinatorError.storeNotInCoordinator(path: store.displayPath)
+        }
+        guard store.serves(object.entity.name) else {
+            throw CoordinatorError.entityNotInStore(entity: object.entity.name, path: store.displayPath, configuration: store.configurationName)
+        }
+        guard object.isInserted else { return }
+        object.store = store
+    }
+
+    /// Marks `object` for deletion at the next save (an unsaved insert is simply dropped).
+    public func delete(_ object: ManagedObject) throws {
+        guard object.context === self else { throw ContextError.foreignObject(object.objectID.description) }
+        if object.isInserted {
+            insertedObjects.removeAll { $0 === object }
+            registered[object.objectID] = nil
+            object.isInserted = false
+            object.isDeleted = true
+            object.context = nil
+            forgetReferences(to: object)
+            return
+        }
+        object.isDeleted = true
+        changedObjects[ObjectIdentifier(object)] = object
+    }
+
+    /// An unsaved insert that is deleted vanishes, so nothing may keep pointing at it (Core Data nullifies such
+    /// references when it processes the deletion): only unsaved changes can name an unsaved object.
+    private func forgetReferences(to object: ManagedObject) {
+        for other in insertedObjects + Array(changedObjects.values) {
+            for (key, target) in other.changedToOne where target === object { other.changedToOne[key] = .some(nil) }
+            for (key, members) in other.changedToMany where members.contains(where: { $0 === object }) {
+                other.changedToMany[key] = members.filter { $0 !== object }
+            }
+        }
+    }
+
+    /// Called before a saved object changes, so save knows to write it.
+    package func willChange(_ object: ManagedObject) throws {
+        guard !object.isDeleted else { throw ContextError.deletedObject(object.description) }
+        if !object.isInserted { changedObjects[ObjectIdentifier(object)] = object }
+    }
+
+    // MARK: - Lookup and refresh
+
+    /// The object with this ID, read from its store if it is not registered yet.
+    public func existingObject(with id: ObjectID) throws -> ManagedObject {
+        if let object = registered[id] { return object }
+        guard coordinator.model.entity(named: id.entityName) != nil else { throw ContextError.objectNotFound(id.description) }
+        guard let storeID = id.storeIdentifier, let store = coordinator.store(withIdentifier: storeID) else {
+            throw ContextError.objectNotFound(id.description)
+        }
+        guard let object = try object(with: id, in: store) else { throw ContextError.objectNotFound(id.description) }
+        return object
+    }
+
+    /// The registered object for `id`, or one built from its row; nil when the row is gone.
+    package func object(with id: ObjectID, in store: any PersistentStore) throws -> ManagedObject? {
+        if let object = registered[id] { return object }
+        guard let row = try coordinator.rows(for: [id])[id] else { return nil }
+        return register(row.row, from: store)
+    }
+
+    /// Returns the context's object for a fetched row, registering it or refreshing its unchanged state.
+    package func register(_ row: StoreRow, from store: any PersistentStore) -> ManagedObject {
+        register(row, from: store, storeIdentifier: store.identifier, entity: nil)
+    }
+
+    /// Registers fetched rows in order; the store's identifier and each entity's description are looked up
+    /// once per fetch rather than once per row.
+    package func register(_ fetched: [FetchedRow]) -> [ManagedObject] {
+        var identifiers: [ObjectIdentifier: UUID] = [:]
+        var lastEntity: EntityHandle?
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(fetched.count)
+        // Growing the registry by doubling would rehash every object registered so far, several times over.
+        registered.reserveCapacity(registered.count + fetched.count)
+        for f in fetched {
+            let key = ObjectIdentifier(f.store)
+            let identifier = identifiers[key] ?? f.store.identifier
+            identifiers[key] = identifier
+            if lastEntity?.description.name != f.row.entityName { lastEntity = coordinator.entityHandles[f.row.entityName] }
+            objects.append(register(f.row, from: f.store, storeIdentifier: identifier, entity: lastEntity))
+        }
+        return objects
+    }
+
+    private func register(
+        _ row: StoreRow, from store: any PersistentStore, storeIdentifier: UUID, entity known: EntityHandle?
+    ) -> ManagedObject {
+        let id = ObjectID(store: storeIdentifier, entityName: row.entityName, primaryKey: row.primaryKey)
+        if let existing = registered[id] {
+            if !existing.hasChanges {
+                existing.snapshot = snapshot(of: row, entity: existing.handle)
+                // A fresh row: to-many members read before may be stale too.
+                existing.committedToMany = [:]
+            }
+            return existing
+        }
+        let entity = known ?? coordinator.entityHandles[row.entityName]!
+        let object = ManagedObject(entity: entity, objectID: id, context: self)
+        object.store = store
+        object.snapshot = snapshot(of: row, entity: entity)
+        registered[id] = object
+        return object
+    }
+
+    /// A fetched row as an object's snapshot, its values under the entity's layout when the store's is
+    /// equivalent (so the object reads them by position).
+    private func snapshot(of row: StoreRow, entity: EntityHandle) -> ObjectSnapshot {
+        guard let storeLayout = row.values.layout, storeLayout !== entity.layout else { return ObjectSnapshot(row) }
+        let equivalent: Bool
+        if let match = layoutMatch, match.store === storeLayout, match.entity === entity.layout {
+            equivalent = match.equivalent
+        } else {
+            equivalent = storeLayout.isEquivalent(to: entity.layout)
+            layoutMatch = (storeLayout, entity.layout, equivalent)
+        }
+        return ObjectSnapshot(row, layout: equivalent ? entity.layout : nil)
+    }
+
+    /// Discards unsaved changes to `object` (unless `mergeChanges`) and rereads it from its store;
+    /// clears its cached fetched properties.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool = false) throws {
+        guard object.context === self else { throw ContextError.foreignObject(object.objectID.description) }
+        object.fetchedCache = [:]
+        // Members read before are stale, except where kept changes still need them to compute link deltas.
+        object.committedToMany = object.committedToMany.filter { mergeChanges && object.changedToMany[$0.key] != nil }
+        guard !object.isInserted, let store = object.store else { return }
+        guard let row = try coordinator.rows(for: [object.objectID])[object.objectID] else {
+            throw ContextError.objectNotFound(object.objectID.description)
+        }
+        object.snapshot = snapshot(of: row.row, entity: object.handle)
+        if !mergeChanges {
+            object.changedValues.removeAll()
+            object.changedToOne = [:]
+            object.changedToMany = [:]
+            object.touchedToMany = []
+            object.isDeleted = false
+            changedObjects[ObjectIdentifier(object)] = nil
+        }
+        _ = store
+    }
+
+    /// Refreshes every registered object that has no unsaved changes.
+    ///
+    /// As Core Data's `refreshAllObjects()`: objects without changes are reread; objects with unsaved changes
+    /// keep them over the store's newest state (`refresh(_:mergeChanges: true)`), so their next save does not
+    /// conflict with what other contexts saved meanwhile. Unsaved inserts are left alone.
+    public func refreshAllObjects() throws {
+        for object in Array(registered.values) where !object.isInserted {
+            do {
+                try refresh(object, mergeChanges: object.hasChanges)
+            } catch ContextError.objectNotFound where !object.hasChanges {
+                // Deleted elsewhere: the object keeps its last state, as a Core Data fault would until touched.
+            }
+        }
+    }
+
+    /// Drops every unsaved change.
+    public func rollback() {
+        for object in insertedObjects {
+            registered[object.objectID] = nil
+            object.isInserted = false
+            object.context = nil
+        }
+        insertedObjects = []
+        for object in changedObjects.values {
+            object.changedValues.removeAll()
+            object.changedToOne = [:]
+            object.changedToMany = [:]
+            object.touchedToMany = []
+            object.isDeleted = false
+        }
+        changedObjects = [:]
+    }
+}
+
+@available(*, unavailable, message: "an ObjectContext is one task's unit of work; give each task its own")
+extension ObjectContext: @unchecked Sendable {}

@@ -1,0 +1,144 @@
+import Foundation
+import SwitchyardModel
+
+// MARK: - EntityObject
+
+/// A Swift type for one entity of the model: a typed view over a `ManagedObject`, so attribute and relationship
+/// names are checked by the compiler instead of written as strings.
+///
+/// Write one by hand or generate it from an `.xcdatamodel(d)` (`storeinspect codegen MODEL`, or the
+/// `SwitchyardCodegen` build plugin), as Xcode's codegen writes `NSManagedObject` subclasses:
+/// ```swift
+/// struct Chat: EntityObject {
+///     static let entityName = "Chat"
+///     static let declaredProperties: [DeclaredProperty] = [.attribute("title", String.self)]
+///     static let keyPathNames: [PartialKeyPath<Chat>: String] = [\Chat.title: "title"]
+///     let managedObject: ManagedObject
+///     init(managedObject: ManagedObject) { self.managedObject = managedObject }
+///     var title: String {
+///         get { managedObject[typed: "title"] }
+///         nonmutating set { managedObject[typed: "title"] = newValue }
+///     }
+/// }
+/// let chat = try context.insert(Chat.self)
+/// chat.title = "Team"
+/// let chats = try context.fetch(Chat.self, where: \.title == "Team")
+/// ```
+/// Two views of one object (typed and string-keyed, or two typed values) always agree: they read and write
+/// the same `ManagedObject`. The type is checked against the model when it is first registered with the
+/// coordinator (`StoreCoordinator.register(_:)`, done by the first typed insert or fetch).
+public protocol EntityObject {
+    /// The entity's name in the model.
+    static var entityName: String { get }
+    /// The properties the type declares, checked against the model when the type is registered.
+    static var declaredProperties: [DeclaredProperty] { get }
+    /// The model name behind each key path the type offers to predicates and sort keys.
+    static var keyPathNames: [PartialKeyPath<Self>: String] { get }
+    /// The object this value views.
+    var managedObject: ManagedObject { get }
+    /// A view over `managedObject`, which must be of the entity (or a subentity).
+    init(managedObject: ManagedObject)
+}
+
+extension EntityObject {
+    /// The object's ID.
+    public var objectID: ObjectID { managedObject.objectID }
+
+    /// The model name of `keyPath`; a key path the type does not list is a programmer error.
+    package static func name(of keyPath: PartialKeyPath<Self>) -> String {
+        guard let name = keyPathNames[keyPath] else {
+            preconditionFailure("\(Self.self).keyPathNames has no entry for \(keyPath): declare every property there")
+        }
+        return name
+    }
+
+    /// A view of this object as another entity type, when its entity is of that kind (a `Special` object seen
+    /// as its parent `Item`, or back).
+    public func `as`<Other: EntityObject>(_ type: Other.Type) -> Other? {
+        guard let context = managedObject.context,
+            context.coordinator.model.entity(managedObject.entity.name, isKindOf: Other.entityName)
+        else { return managedObject.entity.name == Other.entityName ? Other(managedObject: managedObject) : nil }
+        return Other(managedObject: managedObject)
+    }
+
+    // MARK: Throwing access
+
+    /// Sets an attribute or to-one relationship through its key path, throwing where the property setter
+    /// would stop the program (a deleted or detached object, a value the attribute does not accept).
+    public func set<Value>(_ keyPath: KeyPath<Self, Value>, _ value: Value) throws {
+        let name = Self.name(of: keyPath)
+        if managedObject.entity.relationship(named: name) != nil {
+            try managedObject.setRelatedObject(Self.managedObject(of: value), forKey: name)
+        } else {
+            try managedObject.setValue(Self.attributeValue(of: value), forKey: name)
+        }
+    }
+
+    /// Reads a to-one relationship through its key path, throwing where the property getter would stop the
+    /// program (a detached object, a store that cannot be read).
+    public func related<Destination: EntityObject>(_ keyPath: KeyPath<Self, Destination?>) throws -> Destination? {
+        try managedObject.relatedObject(forKey: Self.name(of: keyPath)).map(Destination.init(managedObject:))
+    }
+
+    /// Reads a to-many relationship through its key path (ordered ones in order), throwing where the property
+    /// getter would stop the program.
+    public func related<Destination: EntityObject>(_ keyPath: KeyPath<Self, [Destination]>) throws -> [Destination] {
+        try managedObject.relatedObjects(forKey: Self.name(of: keyPath)).map(Destination.init(managedObject:))
+    }
+
+    /// Replaces the members of a to-many relationship (in this order for an ordered one).
+    public func setRelated<Destination: EntityObject>(_ keyPath: KeyPath<Self, [Destination]>, _ members: [Destination]) throws {
+        try managedObject.setRelatedObjects(members.map(\.managedObject), forKey: Self.name(of: keyPath))
+    }
+
+    /// Adds `member` to a to-many relationship (at the end of an ordered one).
+    public func add<Destination: EntityObject>(_ member: Destination, to keyPath: KeyPath<Self, [Destination]>) throws {
+        try managedObject.addRelatedObject(member.managedObject, forKey: Self.name(of: keyPath))
+    }
+
+    /// Removes `member` from a to-many relationship.
+    public func remove<Destination: EntityObject>(_ member: Destination, from keyPath: KeyPath<Self, [Destination]>) throws {
+        try managedObject.removeRelatedObject(member.managedObject, forKey: Self.name(of: keyPath))
+    }
+
+    /// Inserts `member` at `index` of an ordered to-many relationship.
+    public func insert<Destination: EntityObject>(_ member: Destination, at index: Int, into keyPath: KeyPath<Self, [Destination]>) throws {
+        try managedObject.insertRelatedObject(member.managedObject, at: index, forKey: Self.name(of: keyPath))
+    }
+
+    private static func managedObject(of value: Any) -> ManagedObject? {
+        if let entity = value as? any EntityObject { return entity.managedObject }
+        if let optional = value as? any OptionalEntity { return optional.wrappedManagedObject }
+        return nil
+    }
+
+    private static func attributeValue(of value: Any) -> AttributeValue {
+        AttributeValue(converting: value) ?? .null
+    }
+}
+
+/// `Destination?` where Destination is an entity type, seen without knowing Destination.
+package protocol OptionalEntity { var wrappedManagedObject: ManagedObject? { get } }
+extension Optional: OptionalEntity where Wrapped: EntityObject {
+    package var wrappedManagedObject: ManagedObject? { self?.managedObject }
+}
+
+/// `Value?` where Value is an attribute type, seen without knowing Value.
+package protocol OptionalAttribute { var wrappedAttributeValue: AttributeValue { get } }
+extension Optional: OptionalAttribute where Wrapped: AttributeConvertible {
+    package var wrappedAttributeValue: AttributeValue { self?.attributeValue ?? .null }
+}
+
+extension AttributeValue {
+    /// The stored form of a Swift value of an attribute type (`AttributeConvertible`) or an optional one; nil
+    /// for any other value.
+    package init?(converting value: Any) {
+        if let convertible = value as? any AttributeConvertible {
+            self = convertible.attributeValue
+        } else if let optional = value as? any OptionalAttribute {
+            self = optional.wrappedAttributeValue
+        } else {
+            return nil
+        }
+    }
+}

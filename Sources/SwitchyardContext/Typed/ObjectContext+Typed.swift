@@ -1,0 +1,95 @@
+import Foundation
+import SwitchyardCoordinator
+import SwitchyardModel
+import SwitchyardQuery
+
+// MARK: - Typed inserts and fetches
+
+extension ObjectContext {
+    /// Inserts a new object of `type`'s entity (registering the type with the coordinator first).
+    public func insert<E: EntityObject>(_ type: E.Type) throws -> E {
+        try coordinator.registerType(type)
+        return E(managedObject: try insert(E.entityName))
+    }
+
+    /// Fetches objects of `type`'s entity (and its subentities) as `type`, with a predicate and sort keys
+    /// written against its key paths; unsaved changes are taken into account as in `fetch(_:)`.
+    /// ```swift
+    /// let recent = try context.fetch(Message.self, where: \.sentAt > cutoff, sortedBy: [.descending(\.sentAt)], limit: 20)
+    /// ```
+    public func fetch<E: EntityObject>(
+        _ type: E.Type, where predicate: TypedPredicate<E>? = nil, sortedBy sortKeys: [TypedSortKey<E>] = [],
+        limit: Int? = nil, offset: Int = 0
+    ) throws -> [E] {
+        try coordinator.registerType(type)
+        return try fetch(request(type, predicate, sortKeys, limit, offset)).map(E.init(managedObject:))
+    }
+
+    /// The number of objects `fetch(_:where:...)` would return.
+    public func count<E: EntityObject>(_ type: E.Type, where predicate: TypedPredicate<E>? = nil) throws -> Int {
+        try coordinator.registerType(type)
+        return try count(request(type, predicate, [], nil, 0))
+    }
+
+    /// The object with this ID as `type` (it must be of that entity or a subentity).
+    public func existingObject<E: EntityObject>(_ type: E.Type, with id: ObjectID) throws -> E {
+        try coordinator.registerType(type)
+        let object = try existingObject(with: id)
+        guard coordinator.model.entity(object.entity.name, isKindOf: E.entityName) else {
+            throw ContextError.typeMismatch(entity: object.entity.name, key: "SELF", expected: E.entityName, actual: object.entity.name)
+        }
+        return E(managedObject: object)
+    }
+
+    private func request<E: EntityObject>(
+        _ type: E.Type, _ predicate: TypedPredicate<E>?, _ sortKeys: [TypedSortKey<E>], _ limit: Int?, _ offset: Int
+    ) -> FetchRequest {
+        FetchRequest(
+            entityName: E.entityName, predicate: predicate?.predicate, sortKeys: sortKeys.map(\.sortKey),
+            fetchLimit: limit, fetchOffset: offset)
+    }
+}
+
+// MARK: - Registration
+
+extension StoreCoordinator {
+    /// Checks `types` against the model and remembers them: an entity the model lacks, or a declared property
+    /// that is missing, of another type or optionality, or leads elsewhere, is `EntityTypeError` here — not
+    /// at first access. Typed inserts and fetches register their type on first use.
+    public func register(_ types: any EntityObject.Type...) throws {
+        for type in types { try registerType(type) }
+    }
+
+    package func registerType<E: EntityObject>(_ type: E.Type) throws {
+        let key = ObjectIdentifier(type)
+        if registeredEntityTypes.withLock({ $0.contains(key) }) { return }
+        guard let entity = model.entity(named: E.entityName) else {
+            throw EntityTypeError(type: "\(E.self)", entity: E.entityName, problems: ["the model has no entity named '\(E.entityName)'"])
+        }
+        var problems = E.declaredProperties.compactMap { $0.mismatch(in: entity, model: model) }
+        let declared = Set(E.declaredProperties.map(\.name))
+        for name in Set(E.keyPathNames.values) where !declared.contains(name) {
+            problems.append("keyPathNames names '\(name)', which declaredProperties does not declare")
+        }
+        guard problems.isEmpty else { throw EntityTypeError(type: "\(E.self)", entity: E.entityName, problems: problems) }
+        registeredEntityTypes.withLock { _ = $0.insert(key) }
+    }
+}
+
+// MARK: - EntityTypeError
+
+/// A Swift entity type that does not match the model, found when the type is registered.
+public struct EntityTypeError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
+    /// The Swift type.
+    public let type: String
+    /// The entity it declares.
+    public let entity: String
+    /// Each mismatch, as a sentence.
+    public let problems: [String]
+
+    public var description: String {
+        "Swift type \(type) does not match entity \(entity) of the model: " + problems.joined(separator: "; ")
+    }
+
+    public var errorDescription: String? { description }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import SwitchyardModel
+import SwitchyardStores
+
+// MARK: - EntityHandle
+
+/// One entity's description, shared by reference by every object of that entity in every context of a
+/// coordinator, so an object carries one pointer instead of its own copy of the 256-byte `EntityDescription`
+/// (and the retains of its arrays and dictionaries). It also keeps what the per-object hot paths read —
+/// attribute positions, types and names — as plain arrays, so a get or set hashes the key once and copies no
+/// description.
+///
+/// Immutable after creation, and every stored property is a `Sendable` value (or the immutable, `Sendable`
+/// `RowLayout`), so it is `Sendable`.
+package final class EntityHandle: Sendable {
+    /// The entity, as the coordinator's model resolved it.
+    package let description: EntityDescription
+    /// The entity's name (also `description.name`), read without touching the description.
+    package let name: String
+    /// Positions in `description.allAttributes` by attribute name.
+    package let attributePositions: [String: Int]
+    /// Each attribute's type, by position.
+    package let attributeTypes: [AttributeType]
+    /// The attributes by position: what an object's changed values are positioned by.
+    package let layout: RowLayout
+    /// Positions of the persistent attributes that must have a value at save.
+    package let requiredPositions: [Int]
+    /// The model's default values (non-null), normalized, by position: what a new object starts with.
+    package let defaults: [(position: Int, value: AttributeValue)]
+
+    package init(_ description: EntityDescription) {
+        self.description = description
+        name = description.name
+        attributePositions = description.attributeIndex
+        attributeTypes = description.allAttributes.map(\.type)
+        layout = RowLayout(names: description.allAttributes.map(\.name), positions: description.attributeIndex)
+        requiredPositions = description.allAttributes.indices.filter {
+            let attribute = description.allAttributes[$0]
+            return !attribute.isOptional && !attribute.isTransient
+        }
+        defaults = description.allAttributes.enumerated().compactMap { position, attribute in
+            guard let value = attribute.defaultValue, !value.isNull else { return nil }
+            return (position, value.normalized(for: attribute.type) ?? value)
+        }
+    }
+
+    /// One handle per entity of `model`, by entity name.
+    package static func handles(for model: ObjectModel) -> [String: EntityHandle] {
+        Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, EntityHandle($0)) })
+    }
+}

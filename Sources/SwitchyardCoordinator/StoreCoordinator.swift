@@ -1,0 +1,325 @@
+import Foundation
+import Logging
+import SwitchyardLMDB
+import SwitchyardMemory
+import SwitchyardModel
+import SwitchyardSQLite
+import SwitchyardStores
+
+// MARK: - StoreCoordinator
+
+/// Routes every entity of one merged model to the store that serves its configuration.
+///
+/// Thread-safe: share one coordinator between tasks; give each task its own `ObjectContext`.
+/// ```swift
+/// let coordinator = StoreCoordinator(model: model)
+/// try coordinator.addStore(.sqlite, configuration: "Cloud", at: dir.appendingPathComponent("Cloud.sqlite"))
+/// try coordinator.addStore(.memory, configuration: "Cache")
+/// ```
+public final class StoreCoordinator: Sendable {
+    /// The merged model every store is opened with.
+    public let model: ObjectModel
+    /// Each entity of `model` once, shared by the objects of every context (see `EntityHandle`).
+    package let entityHandles: [String: EntityHandle]
+    package let registry = Locked<[any PersistentStore]>([])
+    /// Store fetches issued so far (one per store per `fetchRows`); tests use it to prove batching.
+    package let storeFetchCount = Locked<Int>(0)
+    /// Where the coordinator logs (store changes, migration decisions and steps) and where its stores' traces
+    /// go; silent unless a logger was given.
+    package let logger: Logger
+    /// Whether `logger` came from the caller (stores' trace lines then go to it).
+    package let hasCallerLogger: Bool
+    /// See `disposalHandler`.
+    package let disposal = Locked<DisposalHandler?>(nil)
+    /// The `EntityObject` types checked against the model (see `register(_:)`).
+    package let registeredEntityTypes = Locked<Set<ObjectIdentifier>>([])
+    /// Work done on a store's files before it opens (a migration chain's steps, set by `setMigrationChain`).
+    package let storePreparation = Locked<StorePreparation?>(nil)
+    /// Stores taken out by a move or replace, and the store now in their place (objects fetched before follow).
+    /// The old store is kept too, so its `ObjectIdentifier` is never reused by another object.
+    package let successors = Locked<[ObjectIdentifier: (old: any PersistentStore, new: any PersistentStore)]>([:])
+    /// Whether `successors` has ever held an entry: lets `successor(of:)` skip its lock in the common case.
+    package let hasSuccessors = Locked<Bool>(false)
+
+    /// Creates a coordinator with no stores. It logs through `logger` (swift-log): stores added, migration
+    /// decisions (identical, compatible, migratable or incompatible, and on what basis) and each migration step
+    /// at `.info`, disposable stores recreated at `.notice`, and the trace lines of stores opened with a
+    /// `StoreOptions.traceLevel` at `.debug`. Without a logger it is silent (trace lines then go to standard
+    /// error).
+    /// ```swift
+    /// var logger = Logger(label: "app.persistence")
+    /// logger.logLevel = .debug
+    /// let coordinator = StoreCoordinator(model: model, logger: logger)
+    /// try coordinator.addStore(.sqlite, configuration: "Cloud", at: url, options: StoreOptions(traceLevel: .statements))
+    /// ```
+    public init(model: ObjectModel, logger: Logger? = nil) {
+        self.model = model
+        self.entityHandles = EntityHandle.handles(for: model)
+        self.logger = logger ?? Logger(label: "switchyard.coordinator") { _ in SwiftLogNoOpLogHandler() }
+        self.hasCallerLogger = logger != nil
+    }
+
+    // MARK: - Stores
+
+    /// Every store, in the order they were added.
+    public var stores: [any PersistentStore] {
+        registry.withLock { $0 }
+    }
+
+    /// The store with this `NSStoreUUID`.
+    public func store(withIdentifier identifier: UUID) -> (any PersistentStore)? {
+        registry.withLock { $0.first { $0.identifier == identifier } }
+    }
+
+    /// The stores that hold rows of `entityName` (or, with `includingSubentities`, of any of its descendants).
+    public func stores(serving entityName: String, includingSubentities: Bool = false) -> [any PersistentStore] {
+        let names = includingSubentities ? Set(model.entity(named: entityName)?.selfAndDescendantNames ?? [entityName]) : [entityName]
+        return stores.filter { store in store.entities.contains { names.contains($0.name) } }
+    }
+
+    /// Opens (or creates) a store for `configuration` and adds it.
+    ///
+    /// A store written with another model is migrated in place when every change is inferable; a disposable
+    /// one that cannot be is recreated (see `disposalHandler`).
+    ///
+    /// Errors: an unknown configuration, a file already added, a file that is not a store of that type, a
+    /// non-disposable store that cannot be migrated (`StoreError.incompatibleModel`, with the report).
+    @discardableResult
+    public func addStore(
+        _ type: StoreType, configuration: String, at url: URL? = nil, options: StoreOptions = .default
+    ) throws -> any PersistentStore {
+        try addStore(StoreDescription(type, configuration: configuration, url: url, options: options))
+    }
+
+    /// Opens (or creates) the described store and adds it.
+    @discardableResult
+    public func addStore(_ description: StoreDescription) throws -> any PersistentStore {
+        try addStore(description, progress: nil)
+    }
+
+    package func addStore(_ description: StoreDescription, progress: (@Sendable (StoreLoadEvent) -> Void)?) throws -> any PersistentStore {
+        try checkCanAdd(description)
+        let store = try openMigrating(description, progress: progress)
+        try register(store)
+        return store
+    }
+
+    /// Adds a store opened elsewhere (it must have been opened with this coordinator's model).
+    public func addStore(_ store: any PersistentStore) throws {
+        try checkCanAdd(StoreDescription(store.type, configuration: store.configurationName, url: store.url))
+        try register(store)
+    }
+
+    /// The store that took `store`'s place (after a move or replace), following chains; nil when `store` is
+    /// still current.
+    package func successor(of store: any PersistentStore) -> (any PersistentStore)? {
+        guard hasSuccessors.withLock({ $0 }) else { return nil }
+        return successors.withLock { map in
+            var current: (any PersistentStore)? = nil
+            var key = ObjectIdentifier(store)
+            while let next = map[key]?.new {
+                current = next
+                key = ObjectIdentifier(next)
+            }
+            return current
+        }
+    }
+
+    /// Puts `new` in `old`'s place in the store list (same position); with `followed`, objects fetched from
+    /// `old` follow it to `new` (a move: same rows, same identifier).
+    package func substitute(_ old: any PersistentStore, with new: any PersistentStore, followed: Bool) throws {
+        try registry.withLock { stores in
+            guard let i = stores.firstIndex(where: { $0 === old }) else {
+                throw CoordinatorError.storeNotInCoordinator(path: old.displayPath)
+            }
+            stores[i] = new
+        }
+        guard followed else { return }
+        successors.withLock { $0[ObjectIdentifier(old)] = (old, new) }
+        hasSuccessors.withLock { $0 = true }
+    }
+
+    /// Removes a store from the coordinator (its files stay).
+    public func removeStore(_ store: any PersistentStore) throws {
+        try registry.withLock { stores in
+            guard let i = stores.firstIndex(where: { $0 === store }) else {
+                throw CoordinatorError.storeNotInCoordinator(path: store.displayPath)
+            }
+            stores.remove(at: i)
+        }
+    }
+
+    /// Loads several stores without blocking the caller, reporting progress and each store's outcome.
+    ///
+    /// Every description is attempted, whatever happens to the others (as Core Data calls
+    /// `loadPersistentStores`' completion handler once per description): the result holds one
+    /// `StoreLoadResult` per description, in `descriptions` order — loaded, migrated (with the report),
+    /// recreated (a disposable store, with the report), failed (with the error, and the report when the
+    /// model cannot be migrated) or cancelled. A store that failed is not added; the others are, so the
+    /// stores added do not depend on the order of `descriptions`.
+    ///
+    /// Each store opens on a thread of its own, outside the cooperative pool (migrating it if needed, a batch at
+    /// a time); `progress` receives events in order: opening, migrating entity X n of m rows, recreated (a
+    /// disposable store), loaded, done.
+    /// ```swift
+    /// let results = await coordinator.loadStores(descriptions) { event in print(event) }
+    /// let stores = try results.get()   // or look at each result's `outcome`
+    /// ```
+    ///
+    /// Cancelling the calling task is honoured between stores and between migration batches: a migration
+    /// that is stopped rolls back (the store keeps its old model and rows), and stores not yet attempted are
+    /// reported `.cancelled` and not added. Stores already added stay added.
+    ///
+    /// With `movingEntities`, an entity the model moved from one configuration to another (both stores in
+    /// `descriptions`) has its rows copied into its new store, in batches, before its old store is migrated
+    /// (which drops them there); without it, they are dropped. When the new store fails to load or the rows
+    /// cannot be copied, the old store is not opened (it would lose the rows) and fails with
+    /// `CoordinatorError.cannotMoveEntity`.
+    @discardableResult
+    public func loadStores(
+        _ descriptions: [StoreDescription], movingEntities: Bool = false,
+        progress: @escaping @Sendable (StoreLoadEvent) -> Void = { _ in }
+    ) async -> [StoreLoadResult] {
+        let cancelled = Locked(false)
+        return await withTaskCancellationHandler {
+            await load(descriptions, movingEntities: movingEntities, progress: progress) {
+                cancelled.withLock { $0 } || Task.isCancelled
+            }
+        } onCancel: {
+            cancelled.withLock { $0 = true }
+        }
+    }
+
+    private func load(
+        _ descriptions: [StoreDescription], movingEntities: Bool, progress: @escaping @Sendable (StoreLoadEvent) -> Void,
+        isCancelled: @escaping @Sendable () -> Bool
+    ) async -> [StoreLoadResult] {
+        let moves = movingEntities ? plannedMoves(descriptions) : []
+        // Destinations of moves load first, so they can take the rows before their old stores drop them.
+        let order = descriptions.indices.sorted { a, b in
+            let (ma, mb) = (moves.contains { $0.destination == descriptions[a] }, moves.contains { $0.destination == descriptions[b] })
+            return ma != mb ? ma : a < b
+        }
+        var results: [Int: StoreLoadResult] = [:]
+        // Sources whose moved rows did not reach their new store: opening them would drop those rows.
+        var blocked: [StoreDescription: any Error] = [:]
+        for index in order {
+            let description = descriptions[index]
+            func finish(_ outcome: StoreLoadResult.Outcome, _ store: (any PersistentStore)? = nil) {
+                results[index] = StoreLoadResult(storeDescription: description, outcome: outcome, store: store)
+            }
+            if isCancelled() {
+                finish(.cancelled)
+                continue
+            }
+            if let error = blocked[description] {
+                finish(.failed(error, report: nil))
+                continue
+            }
+            let path = description.url?.path ?? "memory:\(description.configuration)"
+            progress(.opening(path: path, configuration: description.configuration))
+            do {
+                // Opening (and migrating) blocks: the caller's other tasks keep running however long it takes.
+                let (store, outcome) = try await Self.onOwnThread { [self] in
+                    try checkCanAdd(description)
+                    let opened = try openMigrating(description, progress: progress, isCancelled: isCancelled)
+                    try register(opened.store)
+                    return opened
+                }
+                progress(.loaded(path: path, configuration: description.configuration))
+                finish(outcome, store)
+                for move in moves where move.destination == description {
+                    do {
+                        try await Self.onOwnThread { try self.move(move, into: store, progress: progress) }
+                    } catch {
+                        blocked[move.source] = error
+                    }
+                }
+            } catch is CancellationError {
+                finish(.cancelled)
+            } catch {
+                var report: CompatibilityReport?
+                if case let .incompatibleModel(_, _, r) = error as? StoreError { report = r }
+                finish(.failed(error, report: report))
+                for move in moves where move.destination == description {
+                    blocked[move.source] = CoordinatorError.cannotMoveEntity(
+                        entity: move.entity, from: move.source.url?.path ?? move.source.configuration, to: path,
+                        reason: "its new store (configuration \(description.configuration)) failed to load, so its old store "
+                            + "was not opened (migrating it would drop the rows): \(error)")
+                }
+            }
+        }
+        let outcomes = descriptions.indices.compactMap { results[$0] }
+        progress(.done(storeCount: outcomes.addedStores.count))
+        return outcomes
+    }
+
+    /// Runs blocking work on a thread of its own: not in the cooperative pool (nor Dispatch's global queues,
+    /// which on Linux share the pool's threads), so the caller's other tasks keep running meanwhile.
+    package static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { continuation.resume(with: Result { try body() }) }
+            thread.name = "Switchyard.loadStores"
+            thread.start()
+        }
+    }
+
+    // MARK: - Private
+
+    private func checkCanAdd(_ description: StoreDescription) throws {
+        guard model.configurationNames.contains(description.configuration) else {
+            throw CoordinatorError.unknownConfiguration(name: description.configuration, available: model.configurationNames)
+        }
+        if description.type != .memory, description.url == nil {
+            throw CoordinatorError.missingURL(type: description.type, configuration: description.configuration)
+        }
+        if let url = description.url {
+            let key = Self.canonicalPath(url)
+            if let existing = stores.first(where: { $0.url.map(Self.canonicalPath) == key }) {
+                throw CoordinatorError.storeAlreadyAdded(path: url.path, configuration: existing.configurationName)
+            }
+        }
+    }
+
+    private func register(_ store: any PersistentStore) throws {
+        try registry.withLock { stores in
+            if let url = store.url, stores.contains(where: { $0.url.map(Self.canonicalPath) == Self.canonicalPath(url) }) {
+                throw CoordinatorError.storeAlreadyAdded(path: url.path, configuration: store.configurationName)
+            }
+            if let existing = stores.first(where: { $0.identifier == store.identifier }) {
+                throw CoordinatorError.duplicateStoreIdentifier(
+                    path: store.displayPath, identifier: store.identifier, existing: existing.displayPath)
+            }
+            stores.append(store)
+        }
+        if hasCallerLogger {
+            (store as? SQLiteStore)?.tracer.use(logger)
+            (store as? LMDBStore)?.tracer.use(logger)
+        }
+        logger.info("added store", metadata: ["path": "\(store.displayPath)", "configuration": "\(store.configurationName)"])
+    }
+
+    package func openStore(_ d: StoreDescription, migrationProgress: MigrationProgressHandler?) throws -> any PersistentStore {
+        switch d.type {
+        case .memory:
+            return try InMemoryStore(model: model, configuration: d.configuration)
+        case .sqlite:
+            guard let url = d.url else { throw CoordinatorError.missingURL(type: d.type, configuration: d.configuration) }
+            return try SQLiteStore(
+                url: url, model: model, configuration: d.configuration, options: d.options, migrationProgress: migrationProgress)
+        case .lmdb:
+            guard let url = d.url else { throw CoordinatorError.missingURL(type: d.type, configuration: d.configuration) }
+            return try LMDBStore(
+                url: url, model: model, configuration: d.configuration, options: d.options, migrationProgress: migrationProgress)
+        }
+    }
+
+    /// What `storePreparation` runs: the description, the migration progress handler, the load events.
+    package typealias StorePreparation = @Sendable (
+        StoreDescription, MigrationProgressHandler?, (@Sendable (StoreLoadEvent) -> Void)?
+    ) throws -> Void
+
+    package static func canonicalPath(_ url: URL) -> String {
+        url.standardizedFileURL.resolvingSymlinksInPath().path
+    }
+}

@@ -1,0 +1,359 @@
+import Foundation
+import SwitchyardModel
+import SwitchyardQuery
+
+// MARK: - LMDBBytePredicate
+
+/// A predicate compiled against LMDB's row encoding, for scans that count rows: comparisons of one of the
+/// entity's own attributes with a constant (`==`, `!=`, `<`, `<=`, `>`, `>=`, `BETWEEN`, `IN`, without
+/// `[c]`/`[d]`), combined with AND, OR and NOT, read straight from the encoded bytes — no `AttributeValue`,
+/// `String` or key path is built per row.
+///
+/// Results are exactly `PredicateEvaluator`'s (three-valued logic; numbers compared by value, exactly between
+/// integers and booleans, as doubles otherwise; strings by UTF-8 bytes; storage classes ordered null < number
+/// < text). A row holding a kind this path does not read (decimal, data, UUID, URI) answers nil, and the
+/// caller evaluates it the general way. Anything else in the predicate means it is not compiled at all.
+package struct LMDBBytePredicate {
+    /// A constant side of a comparison.
+    package enum Constant {
+        case null
+        /// An integer or a boolean (0 or 1): compared exactly with other exact numbers.
+        case exact(Int64)
+        /// A double or a date (seconds since 2001).
+        case number(Double)
+        case text([UInt8])
+    }
+
+    package indirect enum Node {
+        case constant(Bool)
+        case and([Node])
+        case or([Node])
+        case not(Node)
+        /// `slot op constant`; `nullTest` when the predicate compares with a literal nil (`IS [NOT] NULL`).
+        case compare(slot: Int, op: ComparisonOperator, constant: Constant, nullTest: Bool)
+        /// `slot IN {constants}`.
+        case member(slot: Int, list: [Constant])
+    }
+
+    /// One attribute's value in a row.
+    package enum Scalar {
+        case null
+        case exact(Int64)
+        case number(Double)
+        case text(UnsafeRawBufferPointer)
+        /// A kind this path does not read.
+        case other
+    }
+
+    package let root: Node
+    /// The attribute each slot reads.
+    package let names: [String]
+
+    /// Compiles `predicate` for rows of `entity`; nil when some part of it is not of the supported shape.
+    package init?(_ predicate: FetchPredicate, entity: EntityDescription) {
+        var names: [String] = []
+        func slot(_ path: [String]) -> Int? {
+            guard path.count == 1, let attribute = entity.attribute(named: path[0]), !attribute.isTransient else { return nil }
+            if let i = names.firstIndex(of: path[0]) { return i }
+            names.append(path[0])
+            return names.count - 1
+        }
+        func constant(_ operand: PredicateOperand) -> Constant? {
+            guard case .constant(let value) = operand else { return nil }
+            switch value {
+            case .null: return .null
+            case .integer(let i): return .exact(i)
+            case .bool(let b): return .exact(b ? 1 : 0)
+            case .double(let d): return .number(d)
+            case .date(let d): return .number(d.timeIntervalSinceReferenceDate)
+            case .string(let s): return .text(Array(s.utf8))
+            default: return nil
+            }
+        }
+        func compile(_ predicate: FetchPredicate) -> Node? {
+            switch predicate {
+            case .constant(let value): return .constant(value)
+            case .and(let parts):
+                let nodes = parts.compactMap(compile)
+                return nodes.count == parts.count ? .and(nodes) : nil
+            case .or(let parts):
+                let nodes = parts.compactMap(compile)
+                return nodes.count == parts.count ? .or(nodes) : nil
+            case .not(let inner): return compile(inner).map { .not($0) }
+            case .comparison(let c):
+                guard c.options.isEmpty, c.modifier == .direct else { return nil }
+                var op = c.op
+                var left = c.left, right = c.right
+                if case .constant = left, case .keyPath = right {
+                    // `5 < x` is `x > 5`.
+                    switch op {
+                    case .equal, .notEqual: break
+                    case .less: op = .greater
+                    case .lessOrEqual: op = .greaterOrEqual
+                    case .greater: op = .less
+                    case .greaterOrEqual: op = .lessOrEqual
+                    default: return nil
+                    }
+                    swap(&left, &right)
+                }
+                guard case .keyPath(let path) = left, let s = slot(path) else { return nil }
+                let nullTest = c.left == .constant(.null) || c.right == .constant(.null)
+                switch op {
+                case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
+                    guard let k = constant(right) else { return nil }
+                    return .compare(slot: s, op: op, constant: k, nullTest: nullTest)
+                case .between:
+                    guard case .list(let bounds) = right, bounds.count == 2, let lo = constant(bounds[0]), let hi = constant(bounds[1])
+                    else { return nil }
+                    return .and([
+                        .compare(slot: s, op: .greaterOrEqual, constant: lo, nullTest: false),
+                        .compare(slot: s, op: .lessOrEqual, constant: hi, nullTest: false),
+                    ])
+                case .in:
+                    if case .list(let elements) = right {
+                        let list = elements.compactMap(constant)
+                        return list.count == elements.count ? .member(slot: s, list: list) : nil
+                    }
+                    return constant(right).map { .member(slot: s, list: [$0]) }
+                default:
+                    return nil
+                }
+            }
+        }
+        guard let root = compile(predicate) else { return nil }
+        self.root = root
+        self.names = names
+    }
+
+    // MARK: Evaluation
+
+    /// One walk's evaluation state: what each layout's rows need (found once per layout, the current one kept
+    /// in plain fields) and the buffer a row's values are read into. A value, used by one walk on one thread.
+    package struct Scan {
+        package let predicate: LMDBBytePredicate
+        package let schema: LMDBSchema
+        /// Per layout: the slot each attribute position feeds (-1 for none), and each slot's value when the row
+        /// does not hold it (the layout's implicit default, or null when the layout lacks the attribute).
+        private struct LayoutSlots {
+            let layout: LMDBEntityLayout
+            let slotAtPosition: [Int]
+            let defaults: [Scalar]
+            let wanted: Int
+        }
+        private var layouts: [Int: LayoutSlots] = [:]
+        private var currentNumber = -1
+        private var currentLayout: LMDBEntityLayout?
+        /// `currentLayout`'s number of attribute positions, read without touching the layout per row.
+        private var currentWidth = 0
+        private var slotAtPosition: [Int] = []
+        private var defaults: [Scalar] = []
+        private var wanted = 0
+        private var values: [Scalar]
+        private var isRead: [Bool]
+        /// Bytes of string defaults, kept for as long as the walk.
+        private let owned = OwnedBytes()
+
+        package init(_ predicate: LMDBBytePredicate, schema: LMDBSchema) {
+            self.predicate = predicate
+            self.schema = schema
+            values = Array(repeating: .null, count: predicate.names.count)
+            isRead = Array(repeating: false, count: predicate.names.count)
+        }
+
+        /// The predicate's result on one encoded row; nil when the row holds a value this path does not read.
+        package mutating func matches(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64) throws -> Bool? {
+            var r = LMDBByteReader(bytes)
+            let number = try LMDBRowCoding.readEntityNumber(&r)
+            if number != currentNumber { try enter(number, primaryKey: primaryKey) }
+            // The common case, one attribute (`score >= 5`, `a > 1 AND a < 9`): no buffer, one value.
+            if values.count == 1 {
+                var value = defaults[0]
+                if wanted == 1 {
+                    while let found = try LMDBRowCoding.nextAttribute(&r, width: currentWidth, layout: currentLayout!, primaryKey: primaryKey) {
+                        guard slotAtPosition[found] == 0 else {
+                            try LMDBRowCoding.skipValue(&r)
+                            continue
+                        }
+                        guard let read = try Self.read(&r) else { return nil }
+                        value = read
+                        break
+                    }
+                }
+                if case .other = value { return nil }
+                return predicate.truth(predicate.root) { _ in value } == .true
+            }
+            let count = values.count
+            for i in 0..<count { isRead[i] = false }
+            var missing = wanted
+            while missing > 0, let found = try LMDBRowCoding.nextAttribute(&r, width: currentWidth, layout: currentLayout!, primaryKey: primaryKey) {
+                let target = slotAtPosition[found]
+                guard target >= 0 else {
+                    try LMDBRowCoding.skipValue(&r)
+                    continue
+                }
+                guard let read = try Self.read(&r) else { return nil }
+                values[target] = read
+                if !isRead[target] { missing -= 1 }
+                isRead[target] = true
+            }
+            for i in 0..<count where !isRead[i] {
+                // Not in the row: the layout's implicit default (a value only a migration added), or null.
+                if case .other = defaults[i] { return nil }
+                values[i] = defaults[i]
+            }
+            let values = self.values
+            return predicate.truth(predicate.root) { values[$0] } == .true
+        }
+
+        /// One tagged value; nil for a kind this path does not read.
+        @inline(__always)
+        private static func read(_ r: inout LMDBByteReader) throws -> Scalar? {
+            let raw = try r.byte()
+            guard let tag = LMDBRowCoding.Tag(rawValue: raw) else {
+                throw LMDBRowCoding.DecodingError(description: "unknown value tag \(raw)")
+            }
+            switch tag {
+            case .integer: return .exact(try r.signed())
+            case .boolFalse: return .exact(0)
+            case .boolTrue: return .exact(1)
+            case .double, .date: return .number(try r.double())
+            case .string: return .text(try r.lengthPrefixed())
+            case .null: return .null
+            case .decimal, .binary, .uuid, .uri: return nil
+            }
+        }
+
+        /// Makes the layout of entity `number` the current one.
+        private mutating func enter(_ number: Int, primaryKey: Int64) throws {
+            guard let layout = schema.layout(number: number) else {
+                throw LMDBRowCoding.DecodingError(description: "row p\(primaryKey) has unknown entity number \(number)")
+            }
+            let slots = layouts[number] ?? makeSlots(for: layout)
+            layouts[number] = slots
+            currentNumber = number
+            currentLayout = layout
+            currentWidth = layout.attributeNames.count
+            slotAtPosition = slots.slotAtPosition
+            defaults = slots.defaults
+            wanted = slots.wanted
+        }
+
+        private func makeSlots(for layout: LMDBEntityLayout) -> LayoutSlots {
+            var slotAtPosition = Array(repeating: -1, count: layout.attributeNames.count)
+            var defaults: [Scalar] = []
+            var wanted = 0
+            for (slot, name) in predicate.names.enumerated() {
+                guard let position = layout.attributeIndex[name] else {
+                    defaults.append(.null)
+                    continue
+                }
+                slotAtPosition[position] = slot
+                wanted += 1
+                defaults.append(owned.scalar(layout.implicitDefault(at: position)))
+            }
+            return LayoutSlots(layout: layout, slotAtPosition: slotAtPosition, defaults: defaults, wanted: wanted)
+        }
+    }
+
+    /// Keeps the bytes of string constants a scan points into, until the scan is gone.
+    package final class OwnedBytes {
+        private var buffers: [UnsafeMutableRawBufferPointer] = []
+
+        deinit { for buffer in buffers { buffer.deallocate() } }
+
+        package func scalar(_ value: AttributeValue) -> Scalar {
+            switch value {
+            case .null: return .null
+            case .integer(let i): return .exact(i)
+            case .bool(let b): return .exact(b ? 1 : 0)
+            case .double(let d): return .number(d)
+            case .date(let d): return .number(d.timeIntervalSinceReferenceDate)
+            case .string(let s):
+                let bytes = Array(s.utf8)
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+                buffer.copyBytes(from: bytes)
+                buffers.append(buffer)
+                return .text(UnsafeRawBufferPointer(rebasing: buffer[0..<bytes.count]))
+            default: return .other
+            }
+        }
+    }
+
+    @inline(__always)
+    private func truth(_ node: Node, _ value: (Int) -> Scalar) -> Truth {
+        switch node {
+        case .constant(let value): return Truth(value)
+        case .and(let parts):
+            var result = Truth.true
+            for part in parts {
+                result = result && truth(part, value)
+                if result == .false { return .false }
+            }
+            return result
+        case .or(let parts):
+            var result = Truth.false
+            for part in parts {
+                result = result || truth(part, value)
+                if result == .true { return .true }
+            }
+            return result
+        case .not(let inner): return !truth(inner, value)
+        case .compare(let slot, let op, let constant, let nullTest):
+            let value = value(slot)
+            if nullTest, op == .equal || op == .notEqual {
+                let same = Self.isNull(value) ? Self.isNull(constant) : (!Self.isNull(constant) && Self.order(value, constant) == .orderedSame)
+                return Truth(op == .equal ? same : !same)
+            }
+            if Self.isNull(value) || Self.isNull(constant) { return .unknown }
+            let order = Self.order(value, constant)
+            switch op {
+            case .equal: return Truth(order == .orderedSame)
+            case .notEqual: return Truth(order != .orderedSame)
+            case .less: return Truth(order == .orderedAscending)
+            case .lessOrEqual: return Truth(order != .orderedDescending)
+            case .greater: return Truth(order == .orderedDescending)
+            default: return Truth(order != .orderedAscending)
+            }
+        case .member(let slot, let list):
+            if list.isEmpty { return .false }
+            let value = value(slot)
+            if Self.isNull(value) { return .unknown }
+            var sawNull = false
+            for element in list {
+                if Self.isNull(element) { sawNull = true } else if Self.order(value, element) == .orderedSame { return .true }
+            }
+            return sawNull ? .unknown : .false
+        }
+    }
+
+    private static func isNull(_ value: Scalar) -> Bool {
+        if case .null = value { return true }
+        return false
+    }
+
+    private static func isNull(_ constant: Constant) -> Bool {
+        if case .null = constant { return true }
+        return false
+    }
+
+    /// `AttributeValue.order` for a non-null row value and a non-null constant.
+    private static func order(_ value: Scalar, _ constant: Constant) -> ComparisonResult {
+        func result<T: Comparable>(_ l: T, _ r: T) -> ComparisonResult {
+            l == r ? .orderedSame : (l < r ? .orderedAscending : .orderedDescending)
+        }
+        switch (value, constant) {
+        case (.exact(let l), .exact(let r)): return result(l, r)
+        case (.exact(let l), .number(let r)): return result(Double(l), r)
+        case (.number(let l), .exact(let r)): return result(l, Double(r))
+        case (.number(let l), .number(let r)): return result(l, r)
+        case (.text(let l), .text(let r)):
+            let n = min(l.count, r.count)
+            for i in 0..<n where l[i] != r[i] { return l[i] < r[i] ? .orderedAscending : .orderedDescending }
+            return result(l.count, r.count)
+        // Numbers before text, as SQLite orders storage classes.
+        case (.exact, .text), (.number, .text): return .orderedAscending
+        case (.text, .exact), (.text, .number): return .orderedDescending
+        default: return .orderedSame   // nulls and `.other` never get here
+        }
+    }
+}

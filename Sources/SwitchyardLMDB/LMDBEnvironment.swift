@@ -1,0 +1,430 @@
+import Foundation
+internal import CLMDB
+import SwitchyardModel
+import SwitchyardStores
+
+// MARK: - LMDBEnvironment
+
+/// One `MDB_env`: a store directory holding `data.mdb` and `lock.mdb`, opened in `init`, closed in `deinit`
+/// (or by `close()` when the store is destroyed).
+///
+/// LMDB forbids opening the same environment twice in one process (closing either copy drops the other's
+/// `fcntl` locks), so stores get their environment from `shared(...)`, which hands out the one open instance
+/// per directory. The environment also owns the rules around its handle:
+/// - every transaction runs inside a *gate*, because `mdb_env_set_mapsize` may only run while this process has
+///   no transaction open: growing the map waits for the gate to empty and holds new transactions back;
+/// - writes are serialized by a lock here (LMDB would block them anyway, but inside its own mutex, where a
+///   waiting writer would hold the gate open and stall a map growth);
+/// - reset read transactions are kept for reuse, saving `mdb_txn_begin`'s allocation and reader-slot search.
+///
+/// `@unchecked Sendable`: LMDB environments are thread-safe; the handle only changes in `close()`, under the
+/// gate, and the rest is behind locks.
+package final class LMDBEnvironment: @unchecked Sendable {
+    /// The store directory.
+    package let path: String
+    /// The configuration of the store that opened the environment (for errors).
+    package let configuration: String
+    /// Opened with `MDB_RDONLY`.
+    package let isReadOnly: Bool
+    /// The directory with symlinks resolved: the registry key.
+    private let canonicalPath: String
+    /// The `MDB_env`; read only inside the gate, cleared by `close()`.
+    private var handle: OpaquePointer?
+    private let gate = TransactionGate()
+    private let writeLock = NSLock()
+    /// Reset read-only transactions waiting to be renewed.
+    private let idleReaders = Locked<[LMDBTransaction]>([])
+    /// How long a write waits for a writer in another process before giving up (see `LMDBWriterLock`).
+    package let writeTimeout: TimeInterval
+    /// `data.mdb`'s descriptor (LMDB's own), locked with `flock` around each write; -1 when read-only.
+    private let dataDescriptor: Int32
+
+    /// The map never grows beyond this (1 TiB): a runaway write fails with `MDB_MAP_FULL` instead.
+    package static let maximumMapSize = 1 << 40
+    /// How many reset readers are kept for reuse.
+    private static let idleReaderLimit = 8
+    private static let registry = Locked<[String: WeakEnvironment]>([:])
+
+    // MARK: - Opening and closing
+
+    /// The open environment for `path`, or a newly opened one. `data.mdb` is checked before LMDB maps it, so a
+    /// foreign or truncated file is `StoreError.notAStore` rather than a crash.
+    ///
+    /// `mdb_env_open` runs before the environment object exists, so a failed open (an empty `data.mdb` opened
+    /// read-only, a read-only file system) throws without a `deinit` that would take the registry lock again.
+    static func shared(
+        path: String, configuration: String, mapSize: Int, maxDatabases: Int, readOnly: Bool,
+        writeTimeout: TimeInterval = StoreOptions.defaultWriteTimeout
+    ) throws -> LMDBEnvironment {
+        let canonical = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        let (environment, opened) = try registry.withLock { registry -> (LMDBEnvironment, Bool) in
+            if let open = registry[canonical]?.environment {
+                if open.isReadOnly, !readOnly {
+                    throw StoreError.openFailed(
+                        path: path, configuration: configuration, reason: "the store is already open read-only in this process")
+                }
+                return (open, false)
+            }
+            try LMDBFileCheck.validate(directory: path, configuration: configuration, readOnly: readOnly)
+            let handle = try openHandle(path: path, configuration: configuration, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly)
+            let environment = LMDBEnvironment(
+                path: path, configuration: configuration, canonicalPath: canonical, handle: handle, readOnly: readOnly,
+                writeTimeout: writeTimeout)
+            registry[canonical] = WeakEnvironment(environment: environment)
+            return (environment, true)
+        }
+        // Outside the registry lock: if the walk throws, the environment's deinit takes that lock.
+        if opened { try environment.walkPages(full: nil) }
+        return environment
+    }
+
+    private init(
+        path: String, configuration: String, canonicalPath: String, handle: OpaquePointer, readOnly: Bool, writeTimeout: TimeInterval
+    ) {
+        self.configuration = configuration
+        self.path = path
+        self.canonicalPath = canonicalPath
+        self.isReadOnly = readOnly
+        self.handle = handle
+        self.writeTimeout = writeTimeout
+        var descriptor: mdb_filehandle_t = -1
+        self.dataDescriptor = readOnly || mdb_env_get_fd(handle, &descriptor) != 0 ? -1 : descriptor
+    }
+
+    /// Takes the cross-process writer lock (nil when there is no descriptor to lock).
+    private func acquireWriterLock() throws -> LMDBWriterLock? {
+        guard dataDescriptor >= 0 else { return nil }
+        return try LMDBWriterLock.acquire(descriptor: dataDescriptor, timeout: writeTimeout, path: path, configuration: configuration)
+    }
+
+    /// Walks the B-tree pages of the newest snapshot (`LMDBFileCheck.walk`) while a read transaction holds it,
+    /// so a writer in another process cannot reuse the pages being read (it could while nothing held them, and
+    /// a healthy store then looked damaged). `full` as in `LMDBFileCheck.walk`; true walks every page.
+    package func walkPages(full: Bool?) throws {
+        for _ in 0..<100 {
+            let walked = try read { transaction in
+                try LMDBFileCheck.walk(
+                    directory: path, configuration: configuration, snapshot: UInt64(mdb_txn_id(transaction.handle)), full: full)
+            }
+            if walked { return }
+        }
+        throw StoreError.openFailed(
+            path: path, configuration: configuration,
+            reason: "another process commits too fast for the store's pages to be checked (100 tries); try again")
+    }
+
+    /// Creates and opens the `MDB_env`; on failure it is closed again and the error thrown.
+    private static func openHandle(
+        path: String, configuration: String, mapSize: Int, maxDatabases: Int, readOnly: Bool
+    ) throws -> OpaquePointer {
+        var created: OpaquePointer?
+        try LMDB.check(mdb_env_create(&created), operation: "mdb_env_create", path: path, configuration: configuration)
+        guard let env = created else {
+            throw StoreError.lmdb(path: path, configuration: configuration, call: "mdb_env_create", code: ENOMEM, message: "no environment handle")
+        }
+        do {
+            try LMDB.check(mdb_env_set_maxdbs(env, MDB_dbi(maxDatabases)), operation: "mdb_env_set_maxdbs", path: path, configuration: configuration)
+            try LMDB.check(mdb_env_set_maxreaders(env, 256), operation: "mdb_env_set_maxreaders", path: path, configuration: configuration)
+            // Smaller than the data already written is fine: LMDB then maps the file's size.
+            try LMDB.check(mdb_env_set_mapsize(env, Self.roundedMapSize(mapSize)), operation: "mdb_env_set_mapsize", path: path, configuration: configuration)
+            // MDB_NOTLS: a read transaction belongs to its handle, not its thread, so Swift tasks may hop threads
+            // and idle readers can be reused by any thread.
+            let flags = UInt32(MDB_NOTLS) | (readOnly ? UInt32(MDB_RDONLY) : 0)
+            try LMDB.check(mdb_env_open(env, path, flags, 0o644), operation: "mdb_env_open", path: path, configuration: configuration)
+            // Reader slots left by a process that was killed would pin old pages forever.
+            var dead: Int32 = 0
+            _ = mdb_reader_check(env, &dead)
+        } catch {
+            mdb_env_close(env)
+            throw error
+        }
+        return env
+    }
+
+    deinit {
+        // No transaction can be open: each one runs inside a call on a live environment.
+        let idle = idleReaders.withLock { readers in
+            defer { readers.removeAll() }
+            return readers
+        }
+        for reader in idle { reader.abort() }
+        let canonical = canonicalPath
+        let env = handle
+        Self.registry.withLock { registry in
+            // Closing under the registry lock: a new open of this directory waits until the old fds are gone.
+            if let env { mdb_env_close(env) }
+            if registry[canonical] != nil, registry[canonical]?.environment == nil { registry[canonical] = nil }
+        }
+    }
+
+    /// Closes the environment now (for `destroy()`): waits for running transactions, then every later call
+    /// throws `StoreError.closed`.
+    package func close() {
+        gate.close {
+            let idle = idleReaders.withLock { readers in
+                defer { readers.removeAll() }
+                return readers
+            }
+            for reader in idle { reader.abort() }
+            let canonical = canonicalPath
+            Self.registry.withLock { registry in
+                if let env = handle { mdb_env_close(env) }
+                handle = nil
+                if registry[canonical]?.environment === self { registry[canonical] = nil }
+            }
+        }
+    }
+
+    // MARK: - Memory
+
+    /// Drops the store file's pages from this process's resident memory (`madvise(MADV_DONTNEED)` over the
+    /// mapping of `data.mdb`, found in `/proc/self/maps`; LMDB does not expose its map address unless the map
+    /// is fixed). Safe because the map is read-only (no `MDB_WRITEMAP`): its pages are clean copies of the file,
+    /// read again from the page cache on the next access. A long walk over a large store (a migration, a split)
+    /// calls it between batches so its resident size stays that of a batch, not of the file. Nothing happens
+    /// where `/proc` is missing.
+    package func releaseMappedPages() {
+        guard gate.enter({ handle }) != nil else { return }
+        defer { gate.leave() }
+        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return }
+        let file = canonicalPath + "/data.mdb"
+        for line in maps.split(separator: "\n") where line.hasSuffix(file) {
+            // "start-end perms offset dev inode path"
+            guard let range = line.split(separator: " ").first, let dash = range.firstIndex(of: "-"),
+                let start = UInt(range[..<dash], radix: 16), let end = UInt(range[range.index(after: dash)...], radix: 16), end > start,
+                let address = UnsafeMutableRawPointer(bitPattern: start)
+            else { continue }
+            _ = madvise(address, Int(end - start), MADV_DONTNEED)
+        }
+    }
+
+    // MARK: - Copying
+
+    /// Writes a consistent copy of the environment (the newest committed snapshot, read under a read
+    /// transaction, so writers keep going) into the existing empty directory `directory`: `mdb_env_copy2`,
+    /// compacted (free pages left out, pages renumbered) with `compact`.
+    package func copy(to directory: String, compact: Bool) throws {
+        guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
+        defer { gate.leave() }
+        try LMDB.check(
+            mdb_env_copy2(env, directory, compact ? UInt32(MDB_CP_COMPACT) : 0), operation: "mdb_env_copy2(\(directory))", path: path,
+            configuration: configuration)
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in a read-only snapshot. Keep it short: an open reader pins old pages and holds off map growth.
+    package func read<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
+        var resized = 0
+        while true {
+            guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
+            let transaction: LMDBTransaction
+            do {
+                transaction = try checkoutReader(env)
+            } catch let error as StoreError where error.lmdbCode == LMDB.mapResized && resized < 3 {
+                gate.leave()
+                resized += 1
+                try adoptMapSize()
+                continue
+            } catch {
+                gate.leave()
+                throw error
+            }
+            defer {
+                checkin(transaction)
+                gate.leave()
+            }
+            return try body(transaction)
+        }
+    }
+
+    /// Runs `body` in one write transaction and commits it; any error aborts everything. On `MDB_MAP_FULL`
+    /// (from a put or from the commit) the transaction is aborted, the map doubled and `body` run again from
+    /// the start, so `body` must derive everything it writes from its inputs.
+    @discardableResult
+    func write<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
+        if isReadOnly { throw StoreError.readOnly(path: path, configuration: configuration, operation: "write") }
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        let crossProcess = try acquireWriterLock()
+        defer { crossProcess?.unlock() }
+        var retries = 0
+        while true {
+            guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
+            let mapped = Self.mapSize(of: env)
+            var transaction: LMDBTransaction?
+            do {
+                let txn = try LMDBTransaction(environment: self, environmentHandle: env, readOnly: false)
+                transaction = txn
+                let result = try body(txn)
+                try txn.commit()
+                gate.leave()
+                return result
+            } catch let error as StoreError where error.lmdbCode == LMDB.mapFull && retries < 48 {
+                transaction?.abort()
+                gate.leave()
+                retries += 1
+                try grow(from: mapped, after: error)
+            } catch let error as StoreError where error.lmdbCode == LMDB.mapResized && retries < 48 {
+                transaction?.abort()
+                gate.leave()
+                retries += 1
+                try adoptMapSize()
+            } catch {
+                transaction?.abort()
+                gate.leave()
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` in a fresh read-only transaction and commits it, so databases it opens stay open (ending a
+    /// read transaction any other way closes them). Serialized with writes: LMDB forbids concurrent
+    /// `mdb_dbi_open` calls.
+    package func readKeepingDatabases<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
+        defer { gate.leave() }
+        let transaction = try LMDBTransaction(environment: self, environmentHandle: env, readOnly: true)
+        do {
+            let result = try body(transaction)
+            try transaction.commit()
+            return result
+        } catch {
+            transaction.abort()
+            throw error
+        }
+    }
+
+    // MARK: - Map size
+
+    /// The current size of the memory map in bytes.
+    package var mapSize: Int {
+        guard let env = gate.enter({ handle }) else { return 0 }
+        defer { gate.leave() }
+        return Self.mapSize(of: env)
+    }
+
+    /// Doubles the map unless it already grew past `mapped` (another process, or an adopted size).
+    private func grow(from mapped: Int, after error: StoreError) throws {
+        guard mapped < Self.maximumMapSize else { throw error }
+        let grown: Void? = try gate.exclusively({ handle }) { env in
+            guard Self.mapSize(of: env) <= mapped else { return }
+            let next = Self.roundedMapSize(min(mapped * 2, Self.maximumMapSize))
+            try LMDB.check(mdb_env_set_mapsize(env, next), operation: "mdb_env_set_mapsize(\(next))", path: path, configuration: configuration)
+        }
+        if grown == nil { throw StoreError.closed(path: path, configuration: configuration) }
+    }
+
+    /// Adopts the map size another process recorded (`mdb_env_set_mapsize(0)` after `MDB_MAP_RESIZED`).
+    private func adoptMapSize() throws {
+        let adopted: Void? = try gate.exclusively({ handle }) { env in
+            try LMDB.check(mdb_env_set_mapsize(env, 0), operation: "mdb_env_set_mapsize(0)", path: path, configuration: configuration)
+        }
+        if adopted == nil { throw StoreError.closed(path: path, configuration: configuration) }
+    }
+
+    private static func mapSize(of env: OpaquePointer) -> Int {
+        var info = MDB_envinfo()
+        _ = mdb_env_info(env, &info)
+        return info.me_mapsize
+    }
+
+    /// LMDB wants a multiple of the OS page size; 64 KiB covers every page size in use.
+    private static func roundedMapSize(_ size: Int) -> Int {
+        let unit = 1 << 16
+        return max(unit, (size + unit - 1) / unit * unit)
+    }
+
+    // MARK: - Reader reuse
+
+    private func checkoutReader(_ env: OpaquePointer) throws -> LMDBTransaction {
+        while let idle = idleReaders.withLock({ $0.popLast() }) {
+            do {
+                try idle.renew()
+                return idle
+            } catch let error as StoreError where error.lmdbCode == LMDB.mapResized {
+                throw error
+            } catch {
+                continue   // that handle is gone; try the next or begin a new one
+            }
+        }
+        return try LMDBTransaction(environment: self, environmentHandle: env, readOnly: true)
+    }
+
+    private func checkin(_ transaction: LMDBTransaction) {
+        transaction.reset()
+        guard transaction.state == .reset else { return }
+        idleReaders.withLock { readers in
+            if readers.count < Self.idleReaderLimit { readers.append(transaction) }
+        }
+    }
+}
+
+// MARK: - Registry entry
+
+/// A weak reference, so the registry never keeps an environment open by itself.
+private struct WeakEnvironment {
+    weak var environment: LMDBEnvironment?
+}
+
+// MARK: - TransactionGate
+
+/// Counts the transactions in flight and lets one caller run alone (map growth, close) once they finish.
+/// Writer-preferring: while someone waits to run alone, new transactions wait too, so growth cannot starve.
+private final class TransactionGate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var active = 0
+    private var exclusive = false
+    private var closed = false
+
+    /// Waits for any exclusive section, then counts one more transaction in flight. Returns the environment's
+    /// handle, or `nil` once the environment is closed.
+    func enter(_ handle: () -> OpaquePointer?) -> OpaquePointer? {
+        condition.lock()
+        defer { condition.unlock() }
+        while exclusive { condition.wait() }
+        guard !closed, let env = handle() else { return nil }
+        active += 1
+        return env
+    }
+
+    /// Ends a transaction begun with `enter`.
+    func leave() {
+        condition.lock()
+        active -= 1
+        if active == 0 { condition.broadcast() }
+        condition.unlock()
+    }
+
+    /// Runs `body` while no transaction is in flight in this process; `nil` if the environment is closed.
+    func exclusively<R>(_ handle: () -> OpaquePointer?, _ body: (OpaquePointer) throws -> R) rethrows -> R? {
+        condition.lock()
+        while exclusive { condition.wait() }
+        exclusive = true
+        while active > 0 { condition.wait() }
+        condition.unlock()
+        defer {
+            condition.lock()
+            exclusive = false
+            condition.broadcast()
+            condition.unlock()
+        }
+        guard !closed, let env = handle() else { return nil }
+        return try body(env)
+    }
+
+    /// Waits for every transaction, runs `body` (which closes the handle) and refuses all later entries.
+    func close(_ body: () -> Void) {
+        condition.lock()
+        while exclusive { condition.wait() }
+        exclusive = true
+        while active > 0 { condition.wait() }
+        if !closed { body() }
+        closed = true
+        exclusive = false
+        condition.broadcast()
+        condition.unlock()
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import SwitchyardModel
+import SwitchyardQuery
+import SwitchyardStores
+
+// MARK: - LMDBReader
+
+/// Reads rows inside one transaction (a snapshot for fetches, the write transaction during a save): single
+/// rows by key, a table in key order, or an index's candidates. Counts the rows it decodes for a fetch.
+package final class LMDBReader {
+    package let store: LMDBStore
+    package let transaction: LMDBTransaction
+    /// Rows decoded as fetch candidates (not rows read to follow relationships). Unchecked exclusivity: a
+    /// reader is used by one thread, and the run-time check cost more than the increment.
+    @exclusivity(unchecked) package private(set) var rowsVisited = 0
+    private let builder: LMDBRowBuilder
+
+    package init(store: LMDBStore, transaction: LMDBTransaction) {
+        self.store = store
+        self.transaction = transaction
+        builder = LMDBRowBuilder(schema: store.schema, path: store.path)
+    }
+
+    package var schema: LMDBSchema { store.schema }
+
+    // MARK: - Rows
+
+    /// The row with this primary key in the table of root number `root`, or `nil`.
+    package func row(root: Int, primaryKey: Int64) throws -> StoreRow? {
+        guard let bytes = try encodedRow(root: root, primaryKey: primaryKey) else { return nil }
+        return try builder.row(bytes, primaryKey: primaryKey)
+    }
+
+    /// The concrete entity of the row with this key, reading only its entity number; `nil` when missing.
+    package func entityName(root: Int, primaryKey: Int64) throws -> String? {
+        guard let bytes = try encodedRow(root: root, primaryKey: primaryKey) else { return nil }
+        guard let number = try? LMDBRowCoding.entityNumber(of: bytes) else {
+            throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(primaryKey)")
+        }
+        return schema.layout(number: number)?.name
+    }
+
+    /// The row by position (for saves), or `nil`.
+    package func image(root: Int, primaryKey: Int64) throws -> LMDBRowImage? {
+        guard let bytes = try encodedRow(root: root, primaryKey: primaryKey) else { return nil }
+        return try LMDBIndexing.decodeImage(bytes, primaryKey: primaryKey, schema: schema, path: store.path)
+    }
+
+    private func encodedRow(root: Int, primaryKey: Int64) throws -> UnsafeRawBufferPointer? {
+        let key = LMDBRowKey.make(root: root, primaryKey: primaryKey)
+        return try key.withUnsafeBytes { try transaction.get(store.databases.rows, $0) }
+    }
+
+    /// `true` at the entity numbers of `layout` (and its subentities when `includesSubentities`).
+    package func family(of layout: LMDBEntityLayout, includesSubentities: Bool) -> [Bool] {
+        includesSubentities ? layout.withSubentities : layout.alone
+    }
+
+    /// Feeds `body` the rows of table `root` whose entity is in `family`, in primary-key order, either all of
+    /// them (a cursor walk) or those `lookup` names; `body` returns `false` to stop early.
+    /// A walk starts at primary key `from` (the predicate's own lower bound on `SELF`, so a batch of
+    /// `ObjectContext.forEach` reads from where the last one ended).
+    package func candidates(
+        root: Int, family: [Bool], lookup: LMDBQueryPlanner.IndexLookup?, from firstKey: Int64 = 0,
+        _ body: (StoreRow) throws -> Bool
+    ) throws {
+        if let lookup {
+            let databases = store.databases.indexes(root: root)
+            guard lookup.index < databases.count, let database = databases[lookup.index] else { return }
+            var rowKey = LMDBRowKey.make(root: root, primaryKey: 0)
+            /// Reads the row an index entry names; `false` stops the walk.
+            func visit(_ key: Int64) throws -> Bool {
+                LMDBRowKey.set(&rowKey, root: root, primaryKey: key)
+                guard let bytes = try rowKey.withUnsafeBytes({ try transaction.get(store.databases.rows, $0) }),
+                    try isInFamily(bytes, family, key)
+                else { return true }
+                rowsVisited += 1
+                return try body(try builder.row(bytes, primaryKey: key))
+            }
+            if lookup.values.count == 1 {
+                // One value: its entries are already in primary-key order; read each row as the cursor passes.
+                let prefix = LMDBIndexKey.prefix(lookup.values[0])
+                try transaction.withCursor(database) { cursor in
+                    var entry = try cursor.seek(atLeast: prefix)
+                    while let current = entry, current.key.starts(with: prefix) {
+                        if let key = LMDBIndexKey.primaryKey(of: current.key), !(try visit(key)) { return }
+                        entry = try cursor.next()
+                    }
+                }
+                return
+            }
+            var keys = Set<Int64>()
+            for value in lookup.values {
+                keys.formUnion(try LMDBIndexing.primaryKeys(withPrefix: LMDBIndexKey.prefix(value), in: database, txn: transaction))
+            }
+            for key in keys.sorted() where !(try visit(key)) { return }
+            return
+        }
+        // When the family is the whole table, every row qualifies: the entity number is not read twice.
+        let wholeTable = schema.layout(number: root).map { $0.withSubentities == family } ?? false
+        try scan(root: root, from: firstKey) { key, bytes in
+            guard try wholeTable || isInFamily(bytes, family, key) else { return true }
+            rowsVisited += 1
+            return try body(try builder.row(bytes, primaryKey: key))
+        }
+    }
+
+    /// Counts the rows of table `root` whose entity is in `family`, reading only each row's entity number.
+    package func count(root: Int, family: [Bool], releasingPages: Bool = false) throws -> Int {
+        var total = 0
+        var walked = 0
+        try scan(root: root) { key, bytes in
+            walked += 1
+            if releasingPages, walked % 100_000 == 0 { store.environment.releaseMappedPages() }
+            if try isInFamily(bytes, family, key) { total += 1 }
+            return true
+        }
+        return total
+    }
+
+    /// Counts the rows of table `root` whose entity is in `family` and that `matches` selects. The closure does
+    /// not escape, so the state it captures is reached without a dynamic exclusivity check per row.
+    package func count(root: Int, family: [Bool], where matches: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws -> Int {
+        var total = 0
+        try scan(root: root) { key, bytes in
+            guard try isInFamily(bytes, family, key) else { return true }
+            rowsVisited += 1
+            do {
+                if try matches(key, bytes) { total += 1 }
+            } catch let error as LMDBRowCoding.DecodingError {
+                throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
+            }
+            return true
+        }
+        return total
+    }
+
+    /// Walks every row of table `root` in key order; `body` gets the primary key and encoded row.
+    package func scan(root: Int, from firstKey: Int64 = 0, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try transaction.withCursor(store.databases.rows) { cursor in
+            let start = firstKey > 0 ? LMDBRowKey.make(root: root, primaryKey: firstKey) : LMDBRowKey.prefix(root: root)
+            var entry = try cursor.seek(atLeast: start)
+            while let current = entry, LMDBRowKey.root(of: current.key) == root {
+                if !(try body(LMDBRowKey.primaryKey(of: current.key), current.value)) { return }
+                entry = try cursor.next()
+            }
+        }
+    }
+
+    private func isInFamily(_ bytes: UnsafeRawBufferPointer, _ family: [Bool], _ key: Int64) throws -> Bool {
+        let number: Int
+        do {
+            number = try LMDBRowCoding.entityNumber(of: bytes)
+        } catch {
+            throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
+        }
+        return number < family.count && family[number]
+    }
+
+    // MARK: - Relationships
+
+    /// The rows a relationship of `item` reaches, as `MemoryRowSubject` finds them: a to-one by its target's
+    /// key, a to-many through the inverse to-one's index (members in primary-key order).
+    package func related(_ item: StoreRow, _ relationship: RelationshipDescription, from entityName: String) throws -> [StoreRow] {
+        guard let destination = schema.layout(named: relationship.destinationEntityName) else { return [] }
+        let root = destination.rootNumber
+        if !relationship.isToMany {
+            guard let target = item.toOne[relationship.name] else { return [] }
+            return try row(root: root, primaryKey: target.primaryKey).map { [$0] } ?? []
+        }
+        if let end = store.model.end(of: relationship.name, from: item.entityName), store.model.isLinkBackedToMany(end.relationship) {
+            guard let database = store.databases.links else { return [] }
+            let links = LMDBLinks(database: database, transaction: transaction)
+            return try links.members(end.key, source: item.primaryKey).compactMap { member, _ -> StoreRow? in
+                guard let row = try row(root: root, primaryKey: member),
+                    let number = schema.numbers[row.entityName], number < destination.withSubentities.count,
+                    destination.withSubentities[number]
+                else { return nil }
+                return row
+            }
+        }
+        guard let inverse = relationship.inverseName, destination.relationships[inverse]?.isToMany == false else {
+            throw StoreError.unsupportedPredicate(
+                path: store.path, configuration: store.configurationName, reason: "to-many \(entityName).\(relationship.name) has no to-one inverse to search by")
+        }
+        let family = destination.withSubentities
+        func isMember(_ row: StoreRow) -> Bool {
+            guard let number = schema.numbers[row.entityName], number < family.count, family[number] else { return false }
+            return row.toOne[inverse]?.primaryKey == item.primaryKey
+        }
+        var members: [StoreRow] = []
+        let databases = store.databases.indexes(root: root)
+        if let index = destination.indexByFirstProperty[inverse], index < databases.count, let database = databases[index] {
+            let prefix = LMDBIndexKey.prefix(.integer(item.primaryKey))
+            for key in try LMDBIndexing.primaryKeys(withPrefix: prefix, in: database, txn: transaction) {
+                if let member = try row(root: root, primaryKey: key), isMember(member) { members.append(member) }
+            }
+        } else {
+            // No index (a read-only store written before the index existed): scan the table.
+            try scan(root: root) { key, bytes in
+                let member = try builder.row(bytes, primaryKey: key)
+                if isMember(member) { members.append(member) }
+                return true
+            }
+        }
+        return members.sorted { $0.primaryKey < $1.primaryKey }
+    }
+}
+
+@available(*, unavailable, message: "a reader lives inside one transaction")
+extension LMDBReader: Sendable {}
+
+// MARK: - LMDBRowSubject
+
+/// An LMDB row seen by the predicate evaluator: follows to-one references and finds to-many members through
+/// the inverse to-one, inside the reader's transaction. Mirrors `MemoryRowSubject` rule for rule.
+package struct LMDBRowSubject: PredicateSubject {
+    package let row: StoreRow
+    package let reader: LMDBReader
+
+    package func predicateValues(at keyPath: [String]) throws -> PredicateValue {
+        let schema = reader.schema
+        // The common case, an attribute of the row itself, without building the general walk.
+        if keyPath.count == 1, let layout = schema.layout(named: row.entityName), layout.attributeIndex[keyPath[0]] != nil {
+            return .single(row[keyPath[0]])
+        }
+        return try RowKeyPathWalk(
+            // `attributeIndex` holds the persistent attributes: a transient one falls through, as in memory.
+            isPersistentAttribute: { entity, key in schema.layout(named: entity).map { $0.attributeIndex[key] != nil } },
+            relationship: { entity, key in schema.layout(named: entity)?.relationships[key] },
+            related: { item, relationship in try reader.related(item, relationship, from: item.entityName) }
+        ).values(at: keyPath, from: row)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import SwitchyardStores
+
+// MARK: - Bulk copy
+
+extension LMDBStore: BulkCopyStore {
+    /// A cursor walk from the key after `primaryKey`, keeping rows of exactly `entityName`.
+    package func rowBatch(entityName: String, after primaryKey: Int64?, limit: Int) throws -> [StoreRow] {
+        try checkOpen()
+        let layout = try servedLayout(entityName)
+        guard limit > 0 else { return [] }
+        return try environment.read { txn in
+            let reader = LMDBReader(store: self, transaction: txn)
+            let root = layout.rootNumber
+            var rows: [StoreRow] = []
+            let start = primaryKey.map { $0 == Int64.max ? nil : $0 + 1 } ?? 0
+            guard let start else { return [] }
+            try txn.withCursor(databases.rows) { cursor in
+                var entry = try cursor.seek(atLeast: LMDBRowKey.make(root: root, primaryKey: start))
+                while let current = entry, LMDBRowKey.root(of: current.key) == root, rows.count < limit {
+                    let key = LMDBRowKey.primaryKey(of: current.key)
+                    let number: Int
+                    do {
+                        number = try LMDBRowCoding.entityNumber(of: current.value)
+                    } catch {
+                        throw StoreError.notAStore(path: path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
+                    }
+                    if number < layout.alone.count, layout.alone[number], let row = try reader.row(root: root, primaryKey: key) {
+                        rows.append(row)
+                    }
+                    entry = try cursor.next()
+                }
+            }
+            return rows
+        }
+    }
+
+    package func primaryKeyMaxima() throws -> [String: Int64] {
+        try checkOpen()
+        return try environment.read { txn in
+            var result: [String: Int64] = [:]
+            for entity in entities where entity.isRoot {
+                result[entity.name] = try maxKey(root: entity.name, txn: txn)
+            }
+            return result
+        }
+    }
+
+    /// The last key of each root's range in `rows`: one cursor step back from the next root's first key.
+    package func largestPrimaryKeys() throws -> [String: Int64] {
+        try checkOpen()
+        var roots: [String: Int] = [:]
+        for entity in entities { roots[entity.rootName] = try servedLayout(entity.name).rootNumber }
+        return try environment.read { txn in
+            var result: [String: Int64] = [:]
+            try txn.withCursor(databases.rows) { cursor in
+                for (name, root) in roots {
+                    let following = try cursor.seek(atLeast: LMDBRowKey.make(root: root + 1, primaryKey: 0))
+                    let entry = following == nil ? try cursor.last() : try cursor.previous()
+                    if let entry, LMDBRowKey.root(of: entry.key) == root { result[name] = LMDBRowKey.primaryKey(of: entry.key) }
+                }
+            }
+            return result
+        }
+    }
+
+    package func setPrimaryKeyMaxima(_ maxima: [String: Int64]) throws {
+        try checkWritable("set Z_MAX")
+        try environment.write { txn in
+            for (root, max) in maxima.sorted(by: { $0.key < $1.key }) { try setMaxKey(max, root: root, txn: txn) }
+        }
+    }
+
+    /// An LMDB store holds nothing outside its model.
+    package func extraneousItems() throws -> [StoreExtraneousItem] { [] }
+
+    /// Closes the environment (LMDB commits are durable already).
+    package func closeFiles() throws {
+        state.withLock { $0.isClosed = true }
+        environment.close()
+    }
+
+    package func releaseCachedPages() {
+        environment.releaseMappedPages()
+    }
+
+    package func walkingCount(entityName: String) throws -> Int {
+        try checkOpen()
+        let layout = try servedLayout(entityName)
+        let count = try environment.read { txn in
+            let reader = LMDBReader(store: self, transaction: txn)
+            return try reader.count(root: layout.rootNumber, family: reader.family(of: layout, includesSubentities: false), releasingPages: true)
+        }
+        environment.releaseMappedPages()
+        return count
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import SwitchyardQuery
+import SwitchyardStores
+
+// MARK: - Fetch
+
+extension LMDBStore {
+    /// Matching rows, sorted like the memory store (`StoreRow.compare`, or `PredicateEvaluator.compare` for key
+    /// paths through relationships, ties by primary key), then offset and limit — all in one snapshot.
+    public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        try tracer.measure({ "LMDB fetch \(tracer.describe(request)): \($0.count) rows" }) { try fetchRows(request) }
+    }
+
+    private func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        try checkOpen()
+        let layout = try servedLayout(request.entityName)
+        let request = try request.prepared(forStore: identifier, model: model)
+        let (rows, visited) = try environment.read { txn -> ([StoreRow], Int) in
+            let reader = LMDBReader(store: self, transaction: txn)
+            // Without sorting, rows arrive in primary-key order: stop once offset + limit have matched.
+            let enough = request.sortKeys.isEmpty ? request.fetchLimit.map { request.fetchOffset + $0 } : nil
+            var rows = try matchingRows(
+                request.predicate, layout: layout, includesSubentities: request.includesSubentities, reader: reader,
+                stopAfter: enough)
+            if !request.sortKeys.isEmpty { rows = try sort(rows, by: request.sortKeys, reader: reader) }
+            let start = min(max(request.fetchOffset, 0), rows.count)
+            let end = request.fetchLimit.map { min(start + max($0, 0), rows.count) } ?? rows.count
+            if start == 0, end == rows.count { return (rows, reader.rowsVisited) }
+            return (Array(rows[start..<end]), reader.rowsVisited)
+        }
+        state.withLock { $0.lastFetchRowsVisited = visited }
+        tracePlan("fetch", request, layout: layout, visited: visited)
+        return rows
+    }
+
+    /// Level 2: how a fetch or count found its candidates (an index or a scan) and how many rows it read.
+    private func tracePlan(_ operation: String, _ request: StoreFetchRequest, layout: LMDBEntityLayout, visited: Int) {
+        guard tracer.level >= .statements else { return }
+        let plan: String
+        if let lookup = LMDBQueryPlanner.lookup(for: request.predicate, table: layout, available: databases.indexes(root: layout.rootNumber)) {
+            let values = tracer.level >= .arguments ? " \(lookup.values)" : " (\(lookup.values.count) value\(lookup.values.count == 1 ? "" : "s"))"
+            plan = "index \(lookup.index) of \(layout.rootName) for\(values)\(lookup.covers ? ", covering the predicate" : ", predicate checked per row")"
+        } else {
+            plan = "scan of \(layout.rootName)"
+        }
+        tracer.emit("LMDB \(operation) plan for \(request.entityName): \(plan); \(visited) rows read")
+    }
+
+    /// The number of rows `fetch` would return without limit and offset.
+    public func count(_ request: StoreFetchRequest) throws -> Int {
+        try tracer.measure({ "LMDB count \(tracer.describe(request)): \($0)" }) { try countRows(request) }
+    }
+
+    private func countRows(_ request: StoreFetchRequest) throws -> Int {
+        try checkOpen()
+        let layout = try servedLayout(request.entityName)
+        let request = try request.prepared(forStore: identifier, model: model)
+        let (count, visited) = try environment.read { txn -> (Int, Int) in
+            let reader = LMDBReader(store: self, transaction: txn)
+            if request.predicate == nil {
+                // Only each row's entity number is read.
+                let family = reader.family(of: layout, includesSubentities: request.includesSubentities)
+                return (try reader.count(root: layout.rootNumber, family: family), 0)
+            }
+            let family = reader.family(of: layout, includesSubentities: request.includesSubentities)
+            if let predicate = request.predicate, let entity = model.entity(named: request.entityName),
+                LMDBEncodedRowSubject.canEvaluate(predicate, entity: entity),
+                LMDBQueryPlanner.lookup(for: predicate, table: layout, available: databases.indexes(root: layout.rootNumber)) == nil
+            {
+                // A scan whose predicate reads only the entity's attributes: decode just those, build no rows. Simple
+                // comparisons are compiled against the encoded bytes; a row they cannot read goes the general way.
+                let prepared = PredicateEvaluator.Prepared(predicate)
+                let positions = LMDBEncodedRowSubject.Positions()
+                var scan = LMDBBytePredicate(predicate, entity: entity).map { LMDBBytePredicate.Scan($0, schema: self.schema) }
+                let count = try reader.count(root: layout.rootNumber, family: family) { key, bytes in
+                    if scan != nil, let matches = try scan!.matches(bytes, primaryKey: key) { return matches }
+                    return try PredicateEvaluator.evaluate(
+                        prepared, on: LMDBEncodedRowSubject(bytes: bytes, primaryKey: key, schema: self.schema, positions: positions))
+                }
+                return (count, reader.rowsVisited)
+            }
+            let rows = try matchingRows(
+                request.predicate, layout: layout, includesSubentities: request.includesSubentities, reader: reader,
+                stopAfter: nil)
+            return (rows.count, reader.rowsVisited)
+        }
+        state.withLock { $0.lastFetchRowsVisited = visited }
+        tracePlan("count", request, layout: layout, visited: visited)
+        return count
+    }
+
+    /// The rows with these references that exist (of exactly the referenced entity).
+    public func rows(for references: [RowReference]) throws -> [StoreRow] {
+        try checkOpen()
+        return try environment.read { txn in
+            let reader = LMDBReader(store: self, transaction: txn)
+            var rows: [StoreRow] = []
+            for reference in references {
+                guard let layout = schema.layout(named: reference.entityName), layout.isServed,
+                    let row = try reader.row(root: layout.rootNumber, primaryKey: reference.primaryKey),
+                    row.entityName == reference.entityName
+                else { continue }
+                rows.append(row)
+            }
+            return rows
+        }
+    }
+
+    /// Rows of the request's entity (and subentities) matching its predicate, in primary-key order: through
+    /// an index when `LMDBQueryPlanner` finds one, else by walking the table.
+    private func matchingRows(
+        _ predicate: FetchPredicate?, layout: LMDBEntityLayout, includesSubentities: Bool, reader: LMDBReader,
+        stopAfter enough: Int?
+    ) throws -> [StoreRow] {
+        if let enough, enough <= 0 { return [] }
+        let family = reader.family(of: layout, includesSubentities: includesSubentities)
+        let lookup = LMDBQueryPlanner.lookup(for: predicate, table: layout, available: databases.indexes(root: layout.rootNumber))
+        var rows: [StoreRow] = []
+        // A walk of the whole table returns up to every row of the store: reserving that many at once avoids
+        // growing the array by doubling (copies and fresh pages for twice the final size). An estimate far above
+        // what matched is given back below.
+        if lookup == nil, predicate == nil, enough == nil {
+            rows.reserveCapacity(try reader.transaction.entryCount(databases.rows))
+        }
+        // With no predicate, or one the index answers exactly, every candidate is a match.
+        let evaluated = (lookup?.covers ?? false) ? nil : predicate.map(PredicateEvaluator.Prepared.init)
+        let firstKey = lookup == nil ? LMDBQueryPlanner.primaryKeyLowerBound(of: predicate) : 0
+        try reader.candidates(root: layout.rootNumber, family: family, lookup: lookup, from: firstKey) { row in
+            if let predicate = evaluated {
+                guard try PredicateEvaluator.evaluate(predicate, on: LMDBRowSubject(row: row, reader: reader)) else { return true }
+            }
+            rows.append(row)
+            return enough.map { rows.count < $0 } ?? true
+        }
+        if rows.capacity > 2 * rows.count + 1024 { return Array(rows) }
+        return rows
+    }
+
+    private func sort(_ rows: [StoreRow], by sortKeys: [SortKey], reader: LMDBReader) throws -> [StoreRow] {
+        if sortKeys.allSatisfy({ !$0.key.contains(".") }) {
+            return rows.sorted { StoreRow.compare($0, $1, by: sortKeys) == .orderedAscending }
+        }
+        let subjects = rows.map { LMDBRowSubject(row: $0, reader: reader) }
+        var failure: Error?
+        let order = subjects.indices.sorted { i, j in
+            do {
+                let r = try PredicateEvaluator.compare(subjects[i], subjects[j], by: sortKeys)
+                return r == .orderedSame ? rows[i].primaryKey < rows[j].primaryKey : r == .orderedAscending
+            } catch {
+                failure = failure ?? error
+                return false
+            }
+        }
+        if let failure { throw failure }
+        return order.map { rows[$0] }
+    }
+}

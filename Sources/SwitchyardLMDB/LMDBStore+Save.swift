@@ -1,0 +1,246 @@
+import Foundation
+import SwitchyardModel
+import SwitchyardStores
+
+// MARK: - Primary keys
+
+extension LMDBStore {
+    /// Reserves `count` keys above the table's `Z_MAX` (`max:<Root>` in `meta`) in its own write transaction,
+    /// so keys are never handed out twice, even after deletes, a crash or by another process.
+    public func allocatePrimaryKeys(for entityName: String, count: Int) throws -> ClosedRange<Int64> {
+        try checkWritable("allocate primary keys")
+        let layout = try servedLayout(entityName)
+        guard count > 0 else {
+            throw StoreError.invalidValue(
+                path: path, configuration: configurationName, entity: entityName, attribute: "primary key count", value: String(count),
+                expected: "a positive number of keys")
+        }
+        return try environment.write { txn in
+            let current = try maxKey(root: layout.rootName, txn: txn)
+            let (last, overflow) = current.addingReportingOverflow(Int64(count))
+            guard !overflow else {
+                throw StoreError.invalidValue(
+                    path: path, configuration: configurationName, entity: entityName, attribute: "primary key count", value: String(count),
+                    expected: "a count that keeps keys below Int64.max (Z_MAX is \(current))")
+            }
+            try setMaxKey(last, root: layout.rootName, txn: txn)
+            return (current + 1)...last
+        }
+    }
+
+    package func maxKey(root: String, txn: LMDBTransaction) throws -> Int64 {
+        guard let bytes = try txn.get(databases.meta, LMDBStoreDatabases.maxKey(root: root)) else { return 0 }
+        guard bytes.count == 8 else {
+            throw StoreError.notAStore(path: path, expected: .lmdb, reason: "meta's max:\(root) is not 8 bytes")
+        }
+        return Int64(bitPattern: bytes.reduce(0) { $0 << 8 | UInt64($1) })
+    }
+
+    package func setMaxKey(_ value: Int64, root: String, txn: LMDBTransaction) throws {
+        var w = LMDBByteWriter(capacity: 8)
+        w.bigEndian(UInt64(bitPattern: value))
+        try txn.put(databases.meta, LMDBStoreDatabases.maxKey(root: root), w.bytes)
+    }
+}
+
+// MARK: - Save
+
+extension LMDBStore {
+    /// Applies inserts, then updates, then deletes, then checks uniqueness — the memory store's order, so both
+    /// report the same error for the same bad change set — in one write transaction. Any error aborts it:
+    /// nothing of the save is written.
+    public func save(_ changes: StoreChangeSet) throws {
+        try tracer.measure({ _ in "LMDB save: \(changes.traceSummary)" }) { try saveChanges(changes) }
+    }
+
+    private func saveChanges(_ changes: StoreChangeSet) throws {
+        try checkWritable("save")
+        if changes.isEmpty { return }
+        guard tracer.level >= .statements else {
+            try environment.write { txn in try apply(changes, txn: txn) }
+            return
+        }
+        // Level 2: the write transaction's calls, and its work apart from the commit (the fsync).
+        let started = DispatchTime.now().uptimeNanoseconds
+        var calls = (puts: 0, deletes: 0, work: 0.0)
+        try environment.write { txn in
+            let begun = DispatchTime.now().uptimeNanoseconds
+            try apply(changes, txn: txn)
+            calls = (txn.puts, txn.deletes, Double(DispatchTime.now().uptimeNanoseconds - begun) / 1e6)
+        }
+        let total = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+        tracer.emit(String(
+            format: "LMDB write transaction: %d mdb_put, %d mdb_del (rows, indexes, links, keys); work %.3f ms, begin and commit %.3f ms",
+            calls.puts, calls.deletes, calls.work, total - calls.work))
+    }
+
+    private func apply(_ changes: StoreChangeSet, txn: LMDBTransaction) throws {
+        let reader = LMDBReader(store: self, transaction: txn)
+        var touched: [(layout: LMDBEntityLayout, primaryKey: Int64)] = []
+        var maxKeys: [String: Int64] = [:]
+        var writer = LMDBByteWriter(capacity: 256)
+        var indexKey = LMDBByteWriter(capacity: 64)
+        var key = LMDBRowKey.make(root: 0, primaryKey: 0)
+        // Consecutive rows usually share an entity: keep its layout, index databases and a reusable image.
+        var current: (name: String, layout: LMDBEntityLayout, indexes: [LMDBDatabase?])?
+        func resolve(_ entityName: String) throws -> (LMDBEntityLayout, [LMDBDatabase?]) {
+            if let current, current.name == entityName { return (current.layout, current.indexes) }
+            let layout = try servedLayout(entityName)
+            let indexes = databases.indexes(root: layout.rootNumber)
+            current = (entityName, layout, indexes)
+            return (layout, indexes)
+        }
+        var scratch: LMDBRowImage?
+        var highest: (root: String, key: Int64)?
+
+        for insert in changes.inserts {
+            let (layout, indexes) = try resolve(insert.entityName)
+            // One image per entity, reset in place (mutated through `scratch!`, so never copied). The row's
+            // own version is kept: 1 for a new object, the source's `Z_OPT` for a copied one (a split, a move).
+            if let reusable = scratch?.layout, reusable === layout {
+                scratch!.reset(primaryKey: insert.primaryKey, version: insert.version)
+            } else {
+                scratch = LMDBRowImage(layout: layout, primaryKey: insert.primaryKey, version: insert.version)
+            }
+            try setValues(insert.values, in: &scratch!)
+            if !insert.toOne.isEmpty { try setToOnes(insert.toOne.mapValues { Optional($0) }, in: &scratch!) }
+            let image = scratch!
+            guard insert.primaryKey >= 0 else {
+                throw StoreError.invalidValue(
+                    path: path, configuration: configurationName, entity: layout.name, attribute: "Z_PK", value: String(insert.primaryKey),
+                    expected: "a primary key from allocatePrimaryKeys (not negative)")
+            }
+            writer.bytes.removeAll(keepingCapacity: true)
+            LMDBRowCoding.encode(image, into: &writer)
+            LMDBRowKey.set(&key, root: layout.rootNumber, primaryKey: insert.primaryKey)
+            guard try txn.put(databases.rows, key, writer.bytes, flags: .noOverwrite) else {
+                throw StoreError.uniquenessViolation(
+                    path: path, configuration: configurationName, entity: layout.name, properties: ["Z_PK"], values: ["\(insert.primaryKey)"])
+            }
+            try LMDBIndexing.add(image, databases: indexes, txn: txn, scratch: &indexKey)
+            if !layout.constraints.isEmpty { touched.append((layout, insert.primaryKey)) }
+            if let last = highest, last.root == layout.rootName {
+                if insert.primaryKey > last.key { highest = (last.root, insert.primaryKey) }
+            } else {
+                if let last = highest { maxKeys[last.root] = max(maxKeys[last.root] ?? 0, last.key) }
+                highest = (layout.rootName, insert.primaryKey)
+            }
+        }
+        if let last = highest { maxKeys[last.root] = max(maxKeys[last.root] ?? 0, last.key) }
+
+        for update in changes.updates {
+            let (layout, indexes) = try resolve(update.entityName)
+            let existing = try reader.image(root: layout.rootNumber, primaryKey: update.primaryKey)
+            guard let old = existing, old.layout === layout, old.version == update.expectedVersion else {
+                throw StoreError.conflict(
+                    path: path, configuration: configurationName,
+                    objectID: ObjectID(store: identifier, entityName: update.entityName, primaryKey: update.primaryKey),
+                    entity: update.entityName, primaryKey: update.primaryKey,
+                    expectedVersion: update.expectedVersion, actualVersion: existing?.version)
+            }
+            var image = old
+            try setValues(update.values, in: &image)
+            try setToOnes(update.toOne, in: &image)
+            image.version += 1
+            writer.bytes.removeAll(keepingCapacity: true)
+            LMDBRowCoding.encode(image, into: &writer)
+            LMDBRowKey.set(&key, root: layout.rootNumber, primaryKey: image.primaryKey)
+            try txn.put(databases.rows, key, writer.bytes)
+            try LMDBIndexing.update(from: old, to: image, databases: indexes, txn: txn)
+            if !layout.constraints.isEmpty { touched.append((layout, image.primaryKey)) }
+        }
+
+        var deleted: [RowReference] = []
+        for deletion in changes.deletes {
+            let (layout, _) = try resolve(deletion.entityName)
+            let existing = try reader.image(root: layout.rootNumber, primaryKey: deletion.primaryKey)
+            guard let old = existing, old.version == deletion.expectedVersion else {
+                throw StoreError.conflict(
+                    path: path, configuration: configurationName,
+                    objectID: ObjectID(store: identifier, entityName: deletion.entityName, primaryKey: deletion.primaryKey),
+                    entity: deletion.entityName, primaryKey: deletion.primaryKey,
+                    expectedVersion: deletion.expectedVersion, actualVersion: existing?.version)
+            }
+            LMDBRowKey.set(&key, root: layout.rootNumber, primaryKey: old.primaryKey)
+            try txn.delete(databases.rows, key)
+            // The row's own entity (a subentity of the one named) decides its index entries.
+            try LMDBIndexing.remove(old, databases: databases.indexes(root: old.layout.rootNumber), txn: txn)
+            deleted.append(RowReference(entityName: old.layout.name, primaryKey: old.primaryKey))
+        }
+        try applyRelationshipChanges(changes, deleted: deleted, txn: txn)
+
+        try checkUniqueness(of: touched, reader: reader)
+        for (root, key) in maxKeys {
+            if key > (try maxKey(root: root, txn: txn)) { try setMaxKey(key, root: root, txn: txn) }
+        }
+    }
+
+    // MARK: - Validation
+
+    /// Stores every value, normalized for its attribute, at its position (`.null` clears it).
+    /// `StoreError.invalidValue` for a value the attribute cannot hold; a key that is not a persistent attribute
+    /// is `StoreError.unknownProperty`, as on every backend.
+    private func setValues(_ values: some Sequence<(key: String, value: AttributeValue)>, in image: inout LMDBRowImage) throws {
+        let layout = image.layout
+        for (key, value) in values {
+            guard let position = layout.attributeIndex[key] else {
+                throw StoreError.unknownProperty(path: path, configuration: configurationName, entity: layout.name, property: key)
+            }
+            let type = layout.attributeTypes[position]
+            guard let normalized = value.normalized(for: type) else {
+                throw StoreError.invalidValue(
+                    path: path, configuration: configurationName, entity: layout.name, attribute: key, value: "\(value) (\(value.kindName))", expected: type.rawValue)
+            }
+            image.attributes[position] = normalized
+        }
+    }
+
+    /// To-one keys must be persistent to-one relationships (a row has nowhere else to keep them) and targets
+    /// must be the destination entity or a subentity, as the SQLite store requires; `nil` clears.
+    private func setToOnes(_ toOne: [String: RowReference?], in image: inout LMDBRowImage) throws {
+        let layout = image.layout
+        for (key, target) in toOne {
+            guard let position = layout.toOneIndex[key] else {
+                throw StoreError.unknownProperty(path: path, configuration: configurationName, entity: layout.name, property: key)
+            }
+            guard let target else {
+                image.toOnes[position] = nil
+                continue
+            }
+            let destination = layout.toOneDestinations[position]
+            guard let number = schema.numbers[target.entityName], model.entity(target.entityName, isKindOf: destination) else {
+                throw StoreError.invalidValue(
+                    path: path, configuration: configurationName, entity: layout.name, attribute: key, value: target.description,
+                    expected: "a reference to \(destination) or a subentity")
+            }
+            image.toOnes[position] = LMDBRowImage.Target(number: number, primaryKey: target.primaryKey)
+        }
+    }
+
+    /// Rows the save touched must not share constrained values with another row of their table (NULLs never
+    /// collide). The constraint's index names the candidates; `storeEqual` decides, as in the memory store.
+    private func checkUniqueness(of touched: [(layout: LMDBEntityLayout, primaryKey: Int64)], reader: LMDBReader) throws {
+        for (layout, primaryKey) in touched {
+            // Read back: a later change of the same save may have changed or deleted the row.
+            guard let row = try reader.image(root: layout.rootNumber, primaryKey: primaryKey) else { continue }
+            let indexes = databases.indexes(root: layout.rootNumber)
+            for constraint in row.layout.constraints {
+                let values = constraint.slots.map(row.value)
+                if values.contains(where: \.isNull) { continue }
+                guard constraint.index < indexes.count, let database = indexes[constraint.index] else { continue }
+                let keys = try LMDBIndexing.primaryKeys(withPrefix: LMDBIndexKey.prefix(values), in: database, txn: reader.transaction)
+                for key in keys where key != primaryKey {
+                    guard let other = try reader.image(root: layout.rootNumber, primaryKey: key) else { continue }
+                    let clash = constraint.properties.indices.allSatisfy {
+                        AttributeValue.storeEqual(other.value(other.layout.slot(named: constraint.properties[$0])), values[$0])
+                    }
+                    if clash {
+                        throw StoreError.uniquenessViolation(
+                            path: path, configuration: configurationName, entity: row.layout.name, properties: constraint.properties,
+                            values: values.map(\.description))
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import SwitchyardContext
+import SwitchyardCoordinator
+import SwitchyardLMDB
+import SwitchyardModel
+import SwitchyardModelFiles
+import SwitchyardSQLite
+import SwitchyardStores
+
+// MARK: - MigrationChainRunner
+
+/// Brings one store on disk from the chain version that wrote it to the chain's last version, a step at a
+/// time, before the coordinator opens it. Inferred steps migrate in place in one transaction; custom steps
+/// write a new store beside the old one (`<store>.migrating`) and rename it over the old store's file
+/// (SQLite: the database file after both are checkpointed; LMDB: `data.mdb`), so a kill at any moment
+/// leaves the store fully at one version of the chain.
+package struct MigrationChainRunner {
+    package let chain: MigrationChain
+
+    /// Migrates the described store up to the chain's last version. A store the chain does not know (or a
+    /// memory, missing or read-only store) is left to the coordinator's usual inferred migration.
+    package func run(
+        _ description: StoreDescription, migrationProgress: MigrationProgressHandler?,
+        events: (@Sendable (StoreLoadEvent) -> Void)?
+    ) throws {
+        guard description.type != .memory, !description.options.readOnly, let url = description.url else { return }
+        let temporary = Self.temporaryURL(for: url)
+        Self.remove(temporary, type: description.type)
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        let configuration = description.configuration
+        let state: (metadata: StoreMetadata, model: ObjectModel?)
+        switch description.type {
+        case .sqlite: state = try SQLiteStore.storedState(at: url, configuration: configuration)
+        case .lmdb: state = try LMDBStore.storedState(at: url, configuration: configuration)
+        case .memory: return
+        }
+        guard let start = chain.versionIndex(hashes: state.metadata.versionHashes, storedModel: state.model, configuration: configuration),
+            start < chain.versions.count - 1
+        else { return }
+        for index in start..<(chain.versions.count - 1) {
+            let (from, to) = (chain.versions[index], chain.versions[index + 1])
+            guard from.model.configurationNames.contains(configuration), to.model.configurationNames.contains(configuration) else {
+                throw MigrationError.stepFailed(
+                    path: url.path, configuration: configuration, from: from.name, to: to.name,
+                    reason: "configuration \(configuration) is missing from one of the two versions")
+            }
+            let custom = chain.customStep(to: to.name)
+            events?(.migrationStep(path: url.path, configuration: configuration, from: from.name, to: to.name, custom: custom != nil))
+            do {
+                if let custom {
+                    try runCustom(custom, description, from: from, to: to, temporary: temporary, progress: migrationProgress)
+                } else {
+                    // The store's own in-place migration, to this version instead of the last.
+                    _ = try Self.open(description, model: to.model, at: url, progress: migrationProgress)
+                }
+            } catch let error as StoreError {
+                throw error
+            } catch let error as MigrationError {
+                if case .stepFailed = error { throw error }
+                throw MigrationError.stepFailed(
+                    path: url.path, configuration: configuration, from: from.name, to: to.name, reason: error.localizedDescription)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                throw MigrationError.stepFailed(
+                    path: url.path, configuration: configuration, from: from.name, to: to.name, reason: "\(error)")
+            }
+        }
+    }
+
+    // MARK: - Custom steps
+
+    private func runCustom(
+        _ step: CustomMigration, _ description: StoreDescription, from: ModelVersion, to: ModelVersion, temporary: URL,
+        progress: MigrationProgressHandler?
+    ) throws {
+        guard let url = description.url else { return }
+        let old = try Self.open(description, model: from.model, at: url, progress: nil)
+        if let willMigrate = step.willMigrate { try Self.withContext(old, model: from.model, willMigrate) }
+        let new: BulkCopyStore
+        do {
+            new = try Self.open(description, model: to.model, at: temporary, progress: nil)
+        } catch {
+            Self.remove(temporary, type: description.type)
+            throw error
+        }
+        do {
+            try CustomMigrationRunner(
+                old: old, new: new, from: from, to: to, configuration: description.configuration, step: step, progress: progress
+            ).run()
+            let oldMetadata = try old.metadata()
+            var metadata = try new.metadata()
+            metadata.uuid = oldMetadata.uuid
+            metadata.additional = oldMetadata.additional.merging(metadata.additional) { _, new in new }
+            try new.setMetadata(metadata)
+            if let didMigrate = step.didMigrate { try Self.withContext(new, model: to.model, didMigrate) }
+            try new.closeFiles()
+            try old.closeFiles()
+            try Self.replace(url, with: temporary, type: description.type)
+        } catch {
+            try? new.closeFiles()
+            Self.remove(temporary, type: description.type)
+            throw error
+        }
+    }
+
+    /// Runs a hook on an object context over `store` alone, saving what it left unsaved.
+    private static func withContext(
+        _ store: BulkCopyStore, model: ObjectModel, _ body: @Sendable (ObjectContext) throws -> Void
+    ) throws {
+        let coordinator = StoreCoordinator(model: model)
+        try coordinator.addStore(store)
+        let context = ObjectContext(coordinator: coordinator)
+        try body(context)
+        if context.hasChanges { try context.save() }
+        try coordinator.removeStore(store)
+    }
+
+    // MARK: - Files
+
+    package static func open(_ description: StoreDescription, model: ObjectModel, at url: URL, progress: MigrationProgressHandler?) throws -> BulkCopyStore {
+        var options = description.options
+        options.readOnly = false
+        switch description.type {
+        case .lmdb:
+            return try LMDBStore(url: url, model: model, configuration: description.configuration, options: options, migrationProgress: progress)
+        default:
+            return try SQLiteStore(url: url, model: model, configuration: description.configuration, options: options, migrationProgress: progress)
+        }
+    }
+
+    package static func temporaryURL(for url: URL) -> URL {
+        URL(fileURLWithPath: url.path + ".migrating")
+    }
+
+    package static func remove(_ url: URL, type: StoreType) {
+        StoreFileSet.remove(at: url, type: type)
+    }
+
+    /// Puts the closed new store in the old one's place with one `rename(2)`: the SQLite file (the old file's
+    /// sidecars removed first, as both stores were checkpointed, so they never apply to the new file), or
+    /// LMDB's `data.mdb` inside the store directory.
+    package static func replace(_ url: URL, with temporary: URL, type: StoreType) throws {
+        let (source, target): (String, String)
+        var adopted: Set<String>?
+        if type == .lmdb {
+            (source, target) = (temporary.appendingPathComponent("data.mdb").path, url.appendingPathComponent("data.mdb").path)
+        } else {
+            for suffix in ["-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+            (source, target) = (temporary.path, url.path)
+            // The new store's external data files join the old store's first, so either store finds its own.
+            do {
+                adopted = try SQLiteExternalData.adoptFiles(from: temporary, into: url)
+            } catch {
+                throw MigrationError.invalidChain(reason: "cannot move the external data files of \(temporary.path): \(error)")
+            }
+        }
+        guard rename(source, target) == 0 else {
+            throw MigrationError.invalidChain(reason: "cannot rename \(source) to \(target): \(String(cString: strerror(errno)))")
+        }
+        if let adopted { SQLiteExternalData.removeFiles(of: url, except: adopted) }
+        remove(temporary, type: type)
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+// MARK: - Normalization for storage
+
+extension AttributeValue {
+    /// The value converted to the canonical case for `type`, so every backend stores and returns the same kind
+    /// (`Boolean` -> `.bool`, integers -> `.integer`, `Double`/`Float` -> `.double`, ...); `nil` when the value
+    /// cannot be stored in an attribute of that type (wrong kind, integer out of range, or a value that one
+    /// of the backends could not give back as it was: see `storageRefusal(for:)`). A Double's -0.0 is stored as
+    /// 0.0 (SQLite keeps no negative zero), a Double given for a Decimal is rounded to 15 significant digits.
+    public func normalized(for type: AttributeType) -> AttributeValue? {
+        if storageRefusal(for: type) != nil { return nil }
+        if case .null = self { return .null }
+        switch type {
+        case .integer16, .integer32, .integer64:
+            guard let i = integerValue, type.integerRange!.contains(i) else { return nil }
+            if case .double = self { return .integer(i) }
+            if case .bool = self { return nil }
+            return .integer(i)
+        case .boolean:
+            switch self {
+            case .bool: return self
+            case .integer(let i) where i == 0 || i == 1: return .bool(i == 1)
+            default: return nil
+            }
+        case .double, .float:
+            switch self {
+            case .double(let d): return d == 0 ? .double(0) : self
+            case .integer(let i): return .double(Double(i))
+            case .decimal(let d): return .double(NSDecimalNumber(decimal: d).doubleValue)
+            default: return nil
+            }
+        case .decimal:
+            switch self {
+            case .decimal: return self
+            case .integer(let i): return .decimal(Decimal(i))
+            case .double(let d): return d.isFinite ? .decimal(Self.decimal(fromREAL: d)) : nil
+            default: return nil
+            }
+        case .string:
+            if case .string = self { return self }
+            return nil
+        case .date:
+            if case .date = self { return self }
+            return nil
+        case .binary, .transformable:
+            if case .binary = self { return self }
+            return nil
+        case .uuid:
+            switch self {
+            case .uuid: return self
+            case .string(let s): return Self.uuid(fromString: s).map { .uuid($0) }
+            case .binary(let d): return UUID(bytes: d).map { .uuid($0) }
+            default: return nil
+            }
+        case .uri, .objectID:
+            switch self {
+            case .uri: return self
+            case .string(let s): return URL(string: s).map { .uri($0) }
+            default: return nil
+            }
+        case .undefined:
+            return nil
+        }
+    }
+
+    /// Why a value of the right kind is still refused for an attribute of `type`, or nil: what SQLite (and so,
+    /// for one semantics, every backend) cannot give back as it was written. NaN (SQLite stores NULL), a
+    /// String containing U+0000 (SQLite's C interface ends text there), and a Decimal that is neither an exact
+    /// 64-bit integer nor survives a REAL column (more than 15 significant digits; Core Data stores decimals as
+    /// REAL too).
+    public func storageRefusal(for type: AttributeType) -> String? {
+        switch (type, self) {
+        case (.double, .double(let d)), (.float, .double(let d)), (.decimal, .double(let d)):
+            return d.isNaN ? "NaN cannot be stored: SQLite stores it as NULL" : nil
+        case (.double, .decimal(let d)), (.float, .decimal(let d)):
+            return d.isNaN ? "NaN cannot be stored: SQLite stores it as NULL" : nil
+        case (.decimal, .decimal(let d)):
+            return Self.decimalSurvivesREAL(d)
+                ? nil : "a Decimal must be an exact 64-bit integer or have at most 15 significant digits (stored as REAL, as Core Data does)"
+        case (.string, .string(let s)):
+            return s.utf8.contains(0) ? "a String cannot contain U+0000: SQLite's C interface ends text there" : nil
+        default:
+            return nil
+        }
+    }
+
+    /// The UUID a string spells: exactly 36 characters. Foundation's parser stops at a U+0000, so it would
+    /// also take "…6E50\u{0}junk" (a difference between backends found by fuzzing).
+    package static func uuid(fromString s: String) -> UUID? {
+        s.utf8.count == 36 ? UUID(uuidString: s) : nil
+    }
+
+    /// The decimal a REAL column's double stands for: a decimal of up to 15 significant digits survives the
+    /// trip through a double (DBL_DIG), and printing 15 digits recovers it exactly: 3.3333333333 as Core Data
+    /// meant it, not 3.3333333332999993.
+    package static func decimal(fromREAL d: Double) -> Decimal {
+        Decimal(string: String(format: "%.15g", d)) ?? Decimal(d)
+    }
+
+    /// Whether `d` reads back from a REAL column exactly as it was (or is stored exactly as an integer).
+    package static func decimalSurvivesREAL(_ d: Decimal) -> Bool {
+        if d.isNaN { return false }
+        let text = d.description
+        if Int64(text) != nil { return true }
+        guard let double = Double(text), double.isFinite else { return false }
+        return decimal(fromREAL: double) == d
+    }
+}

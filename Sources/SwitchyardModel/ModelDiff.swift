@@ -1,0 +1,263 @@
+import Foundation
+
+// MARK: - ModelDiff
+
+/// Compares two models structurally — what a store holds, not how the version hashes were computed — so a
+/// real Core Data store opened with its own unchanged model is recognized although Core Data's hashes differ
+/// from ours.
+///
+/// Entities and properties match by name, else by the new one's renaming identifier (`elementID`). Inferable:
+/// adding or removing an attribute, relationship (many-to-many included) or entity; optional <-> required with
+/// a default; renames; ordered <-> unordered; to-one <-> to-many, including a to-one made to-many whose inverse
+/// is to-many (the pair becomes a many-to-many: its keys become links); a type change every stored value
+/// survives (integer widening, Binary <-> Transformable). Not inferable: any other type change, a new required
+/// attribute (or a newly required one) without a default, a required to-one added, a changed destination or
+/// parent, an entity made abstract, a many-to-many end made to-one (all but one link per row would be dropped).
+public enum ModelDiff {
+    /// The report for a store of `configuration` written with `old` and opened with `new`. The old side is
+    /// the old model's `configuration` when it declares one by that name, else all of its entities.
+    public static func compare(from old: ObjectModel, to new: ObjectModel, configuration: String) -> CompatibilityReport {
+        let newEntities = (try? new.entities(inConfiguration: configuration)) ?? new.entities
+        let oldEntities = (try? old.entities(inConfiguration: configuration)) ?? old.entities
+        return compare(old: oldEntities, oldModel: old, new: newEntities, newModel: new, configuration: configuration)
+    }
+
+    /// The report over explicit entity lists (a store's entities on each side).
+    package static func compare(
+        old oldEntities: [EntityDescription], oldModel: ObjectModel, new newEntities: [EntityDescription],
+        newModel: ObjectModel, configuration: String
+    ) -> CompatibilityReport {
+        let oldByName = Dictionary(oldEntities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        var matchedOld: Set<String> = []
+        var result: [EntityChange] = []
+        let context = Context(oldModel: oldModel, newModel: newModel)
+        for entity in newEntities {
+            guard let previous = context.oldEntity(for: entity, among: oldByName) else {
+                result.append(EntityChange(name: entity.name, oldName: nil, kind: .added))
+                continue
+            }
+            matchedOld.insert(previous.name)
+            result.append(compareEntity(previous, entity, context: context))
+        }
+        for entity in oldEntities where !matchedOld.contains(entity.name) {
+            result.append(EntityChange(name: entity.name, oldName: entity.name, kind: .removed))
+        }
+        return CompatibilityReport(configuration: configuration, entities: result.sorted { $0.name < $1.name })
+    }
+
+    // MARK: - Entities
+
+    /// Name mapping between the two models.
+    package struct Context {
+        package let oldModel: ObjectModel
+        package let newModel: ObjectModel
+
+        package func oldEntity(for entity: EntityDescription, among old: [String: EntityDescription]) -> EntityDescription? {
+            if let same = old[entity.name] { return same }
+            if let former = entity.renamingIdentifier, let renamed = old[former] { return renamed }
+            return nil
+        }
+
+        /// True when the new entity `newName` is the old entity `oldName` (same name or renamed from it).
+        package func sameEntity(new newName: String, old oldName: String) -> Bool {
+            if newName == oldName { return oldModel.entity(named: oldName) != nil || newModel.entity(named: newName) != nil }
+            return newModel.entity(named: newName)?.renamingIdentifier == oldName
+        }
+    }
+
+    private static func compareEntity(
+        _ old: EntityDescription, _ new: EntityDescription, context: Context
+    ) -> EntityChange {
+        var properties: [PropertyChange] = []
+        var inferable = true
+        var reasons: [String] = []
+        var structural = false
+        switch (old.parentName, new.parentName) {
+        case (nil, nil): break
+        case let (o?, n?) where context.sameEntity(new: n, old: o): break
+        default:
+            inferable = false
+            structural = true
+            reasons.append("parent entity changed from \(old.parentName ?? "none") to \(new.parentName ?? "none")")
+        }
+        if old.isAbstract != new.isAbstract {
+            structural = true
+            if new.isAbstract {
+                inferable = false
+                reasons.append("became abstract (its existing rows would have no concrete entity)")
+            } else {
+                reasons.append("no longer abstract")
+            }
+        }
+        properties += compareAttributes(old, new)
+        properties += compareRelationships(old, new, context: context)
+        let kind: EntityChange.Kind
+        if old.name != new.name {
+            kind = .renamed
+        } else if properties.isEmpty && !structural {
+            kind = .unchanged
+        } else {
+            kind = .changed
+        }
+        return EntityChange(
+            name: new.name, oldName: old.name, kind: kind, properties: properties, isInferable: inferable,
+            reason: reasons.isEmpty ? nil : reasons.joined(separator: "; "))
+    }
+
+    // MARK: - Attributes
+
+    private static func stored(_ entity: EntityDescription) -> [AttributeDescription] {
+        entity.attributes.filter { !$0.isTransient && $0.type != .undefined }
+    }
+
+    private static func compareAttributes(_ old: EntityDescription, _ new: EntityDescription) -> [PropertyChange] {
+        let oldAttributes = stored(old)
+        let oldByName = Dictionary(oldAttributes.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        var matched: Set<String> = []
+        var changes: [PropertyChange] = []
+        for attribute in stored(new) {
+            let previous = oldByName[attribute.name] ?? attribute.renamingIdentifier.flatMap { oldByName[$0] }
+            guard let previous, !matched.contains(previous.name) else {
+                let required = !attribute.isOptional && attribute.defaultValue == nil
+                changes.append(PropertyChange(
+                    name: attribute.name, isRelationship: false, kind: .added,
+                    detail: "new \(attribute.type.rawValue) attribute" + (attribute.isOptional ? "" : " (required)"),
+                    isInferable: !required,
+                    reason: required ? "a new required attribute needs a default value for existing rows" : nil))
+                continue
+            }
+            matched.insert(previous.name)
+            if previous.name != attribute.name {
+                changes.append(PropertyChange(
+                    name: attribute.name, oldName: previous.name, isRelationship: false, kind: .renamed,
+                    detail: "renamed from \(previous.name)"))
+            }
+            if previous.type != attribute.type, isWidening(from: previous.type, to: attribute.type) {
+                changes.append(PropertyChange(
+                    name: attribute.name, oldName: previous.name, isRelationship: false, kind: .typeWidened,
+                    detail: "\(previous.type.rawValue) -> \(attribute.type.rawValue) (every stored value stays valid)"))
+            } else if previous.type != attribute.type {
+                changes.append(PropertyChange(
+                    name: attribute.name, oldName: previous.name, isRelationship: false, kind: .typeChanged,
+                    detail: "\(previous.type.rawValue) -> \(attribute.type.rawValue)", isInferable: false,
+                    reason: "type changes are not inferred (\(previous.type.rawValue) -> \(attribute.type.rawValue))"))
+            }
+            if previous.isOptional && !attribute.isOptional {
+                let hasDefault = attribute.defaultValue != nil
+                changes.append(PropertyChange(
+                    name: attribute.name, oldName: previous.name, isRelationship: false, kind: .becameRequired,
+                    detail: hasDefault ? "optional -> required; empty values get the default" : "optional -> required",
+                    isInferable: hasDefault,
+                    reason: hasDefault ? nil : "became required without a default value for rows that have none"))
+            } else if !previous.isOptional && attribute.isOptional {
+                changes.append(PropertyChange(
+                    name: attribute.name, oldName: previous.name, isRelationship: false, kind: .becameOptional,
+                    detail: "required -> optional"))
+            }
+        }
+        for attribute in oldAttributes where !matched.contains(attribute.name) {
+            changes.append(PropertyChange(
+                name: attribute.name, oldName: attribute.name, isRelationship: false, kind: .removed,
+                detail: "\(attribute.type.rawValue) attribute removed; its values are dropped"))
+        }
+        return changes
+    }
+
+    /// Type changes whose stored values need no rewriting: a wider integer, or Binary <-> Transformable (the
+    /// same bytes; the transformer is the app's business).
+    package static func isWidening(from old: AttributeType, to new: AttributeType) -> Bool {
+        let blobs: Set<AttributeType> = [.binary, .transformable]
+        if blobs.contains(old) && blobs.contains(new) { return true }
+        guard let oldRange = old.integerRange, let newRange = new.integerRange else { return false }
+        return newRange.lowerBound <= oldRange.lowerBound && newRange.upperBound >= oldRange.upperBound
+    }
+
+    // MARK: - Relationships
+
+    private static func compareRelationships(
+        _ old: EntityDescription, _ new: EntityDescription, context: Context
+    ) -> [PropertyChange] {
+        let oldRelationships = old.relationships.filter { !$0.isTransient }
+        let oldByName = Dictionary(oldRelationships.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        var matched: Set<String> = []
+        var changes: [PropertyChange] = []
+        for relationship in new.relationships where !relationship.isTransient {
+            let previous = oldByName[relationship.name] ?? relationship.renamingIdentifier.flatMap { oldByName[$0] }
+            guard let previous, !matched.contains(previous.name) else {
+                let required = !relationship.isToMany && (!relationship.isOptional || relationship.minCount > 0)
+                changes.append(PropertyChange(
+                    name: relationship.name, isRelationship: true, kind: .added,
+                    detail: "new \(relationship.isToMany ? "to-many" : "to-one") relationship to \(relationship.destinationEntityName)",
+                    isInferable: !required,
+                    reason: required ? "a new required to-one relationship has no destination for existing rows" : nil))
+                continue
+            }
+            matched.insert(previous.name)
+            let name = relationship.name
+            if previous.name != name {
+                changes.append(PropertyChange(
+                    name: name, oldName: previous.name, isRelationship: true, kind: .renamed,
+                    detail: "renamed from \(previous.name)"))
+            }
+            if !context.sameEntity(new: relationship.destinationEntityName, old: previous.destinationEntityName) {
+                changes.append(PropertyChange(
+                    name: name, oldName: previous.name, isRelationship: true, kind: .destinationChanged,
+                    detail: "\(previous.destinationEntityName) -> \(relationship.destinationEntityName)", isInferable: false,
+                    reason: "the destination entity changed; existing keys would point at the wrong entity"))
+                continue
+            }
+            if previous.isToMany != relationship.isToMany, relationship.isToMany,
+                let inverse = context.newModel.inverse(of: relationship), inverse.isToMany
+            {
+                changes.append(PropertyChange(
+                    name: name, oldName: previous.name, isRelationship: true, kind: .toOneBecameToMany,
+                    detail: "to-one -> to-many, now a many-to-many with \(relationship.destinationEntityName).\(inverse.name) "
+                        + "(each row's key becomes a link)"))
+            } else if previous.isToMany != relationship.isToMany, !relationship.isToMany,
+                let inverse = context.oldModel.inverse(of: previous), inverse.isToMany
+            {
+                // Many links would have to become one key: which to keep is the app's decision, not inferred.
+                changes.append(PropertyChange(
+                    name: name, oldName: previous.name, isRelationship: true, kind: .toManyBecameToOne,
+                    detail: "many-to-many -> to-one", isInferable: false,
+                    reason: "many-to-many -> to-one: a row's links (join table) would have to become one key, "
+                        + "dropping all but one of them, which is not inferred"))
+            } else if previous.isToMany != relationship.isToMany {
+                changes.append(PropertyChange(
+                    name: name, oldName: previous.name, isRelationship: true,
+                    kind: relationship.isToMany ? .toOneBecameToMany : .toManyBecameToOne,
+                    detail: relationship.isToMany ? "to-one -> to-many" : "to-many -> to-one (filled from the inverse)"))
+            } else if previous.isOrdered != relationship.isOrdered {
+                changes.append(PropertyChange(
+                    name: name, oldName: previous.name, isRelationship: true, kind: .orderingChanged,
+                    detail: relationship.isOrdered
+                        ? "unordered -> ordered (existing members keep primary-key order)"
+                        : "ordered -> unordered (positions are dropped)"))
+            }
+            var details: [String] = []
+            if previous.inverseName != relationship.inverseName {
+                details.append("inverse \(previous.inverseName ?? "none") -> \(relationship.inverseName ?? "none")")
+            }
+            if previous.isOptional != relationship.isOptional {
+                details.append(relationship.isOptional ? "required -> optional" : "optional -> required")
+            }
+            if previous.isToMany == relationship.isToMany,
+                previous.minCount != relationship.minCount || previous.maxCount != relationship.maxCount
+            {
+                details.append("count \(previous.minCount)...\(previous.maxCount) -> \(relationship.minCount)...\(relationship.maxCount)")
+            }
+            if !details.isEmpty {
+                changes.append(PropertyChange(
+                    name: name, oldName: previous.name, isRelationship: true, kind: .detailsChanged,
+                    detail: details.joined(separator: ", ") + " (validated on save; nothing stored changes)"))
+            }
+        }
+        for relationship in oldRelationships where !matched.contains(relationship.name) {
+            // Removing a many-to-many drops its join table (SQLite) or links (LMDB) with it.
+            changes.append(PropertyChange(
+                name: relationship.name, oldName: relationship.name, isRelationship: true, kind: .removed,
+                detail: "\(relationship.isToMany ? "to-many" : "to-one") relationship to \(relationship.destinationEntityName) removed"))
+        }
+        return changes
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+// MARK: - FetchRequest
+
+/// What a context or coordinator fetch asks for: an entity, an optional predicate, sort, limit and offset,
+/// and optionally the stores to search.
+///
+/// ```swift
+/// var request = FetchRequest(entityName: "Message")
+/// request.predicate = try FetchPredicate(format: "chat.title == %@", "Team")
+/// request.sortKeys = [SortKey("sentAt", ascending: false)]
+/// request.fetchLimit = 20
+/// ```
+public struct FetchRequest: Sendable, Hashable {
+    public var entityName: String
+    public var predicate: FetchPredicate?
+    public var sortKeys: [SortKey]
+    public var fetchLimit: Int?
+    public var fetchOffset: Int
+    /// Whether objects of subentities match (default true, as in Core Data).
+    public var includesSubentities: Bool
+    /// Identifiers (`NSStoreUUID`) of the stores to search; `nil` searches every store serving the entity.
+    public var affectedStoreIdentifiers: [UUID]?
+
+    public init(
+        entityName: String, predicate: FetchPredicate? = nil, sortKeys: [SortKey] = [],
+        fetchLimit: Int? = nil, fetchOffset: Int = 0, includesSubentities: Bool = true,
+        affectedStoreIdentifiers: [UUID]? = nil
+    ) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.sortKeys = sortKeys
+        self.fetchLimit = fetchLimit
+        self.fetchOffset = fetchOffset
+        self.includesSubentities = includesSubentities
+        self.affectedStoreIdentifiers = affectedStoreIdentifiers
+    }
+}
+
+// MARK: - Limits
+
+extension FetchRequest {
+    /// The request with Core Data's reading of its limit: a `fetchLimit` of 0 means no limit. A negative limit
+    /// or offset is `QueryError.invalidRequest`.
+    package func normalized() throws -> FetchRequest {
+        var request = self
+        try Self.checkLimits(&request.fetchLimit, request.fetchOffset)
+        return request
+    }
+
+    package static func checkLimits(_ limit: inout Int?, _ offset: Int) throws {
+        if let l = limit, l < 0 { throw QueryError.invalidRequest("fetchLimit \(l) is negative (0 or nil means no limit)") }
+        if offset < 0 { throw QueryError.invalidRequest("fetchOffset \(offset) is negative") }
+        if limit == 0 { limit = nil }
+    }
+}

@@ -1,0 +1,55 @@
+// MARK: - Key paths of fetches
+import SwitchyardModel
+
+extension ObjectModel {
+    /// Checks every key path of `predicate` and every sort key against `entityName` before any row is read, by
+    /// the rules every store applies: an attribute (not transient) ends a path; a to-one may be followed into
+    /// its destination; a to-many may end a path (membership, `ANY`), be followed into its destination
+    /// (`ANY tags.name`), or end in `@count`; `SELF` is the object itself. A sort key may not end at a to-many,
+    /// nor cross one. Anything else is `QueryError.unknownKeyPath`.
+    public func validateKeyPaths(of predicate: FetchPredicate?, sortKeys: [SortKey], entityName: String) throws {
+        for path in predicate?.keyPaths ?? [] {
+            try check(path, from: entityName, sorting: false)
+        }
+        for sortKey in sortKeys {
+            try check(sortKey.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init), from: entityName, sorting: true)
+        }
+    }
+
+    /// The entity a key path leads to when it ends at a relationship (or is `SELF`): the entity whose objects
+    /// its values stand for. Nil for a path ending at an attribute or `@count`, or one that does not resolve.
+    public func entityName(reachedBy path: [String], from entityName: String) -> String? {
+        var current = entityName
+        for component in path.first == "SELF" ? Array(path.dropFirst()) : path {
+            guard let entity = entity(named: current), let relationship = entity.relationship(named: component) else { return nil }
+            current = relationship.destinationEntityName
+        }
+        return current
+    }
+
+    private func check(_ path: [String], from entityName: String, sorting: Bool) throws {
+        let components = path.first == "SELF" ? Array(path.dropFirst()) : path
+        func unknown() -> QueryError {
+            QueryError.unknownKeyPath(entity: entityName, keyPath: path.joined(separator: "."))
+        }
+        var current = entityName
+        var index = 0
+        while index < components.count {
+            let component = components[index]
+            let isLast = index == components.count - 1
+            guard let entity = entity(named: current) else { throw unknown() }
+            if let attribute = entity.attribute(named: component) {
+                guard isLast, !attribute.isTransient else { throw unknown() }
+                return
+            }
+            guard let relationship = entity.relationship(named: component), !relationship.isTransient else { throw unknown() }
+            if relationship.isToMany {
+                let rest = Array(components[(index + 1)...])
+                if rest == ["@count"] { return }
+                if sorting { throw unknown() }
+            }
+            current = relationship.destinationEntityName
+            index += 1
+        }
+    }
+}

@@ -1,0 +1,312 @@
+import Foundation
+import SwitchyardModel
+import SwitchyardStores
+
+// MARK: - SQLiteProjection
+
+/// The columns a fetch selects for one entity (and its subentities), and how to turn each row back into a
+/// `StoreRow` by its `Z_ENT`. Computed once at open so reading a row builds no strings.
+package struct SQLiteProjection: Sendable {
+    /// Reads one concrete entity's values out of the selected columns.
+    package struct Reader: Sendable {
+        package struct Attribute: Sendable {
+            /// Result column index.
+            package var column: Int32
+            package var name: String
+            package var type: AttributeType
+            /// Core Data's external storage marker precedes the value (`SQLiteExternalData`).
+            package var isExternal = false
+        }
+        package struct ToOne: Sendable {
+            package var column: Int32
+            package var entityColumn: Int32?
+            package var name: String
+            package var destination: String
+        }
+        package var entityName: String
+        package var attributes: [Attribute]
+        package var toOnes: [ToOne]
+        /// Positions of `StoreRow.values`: `attributes`' order.
+        package var rowLayout: RowLayout
+
+        package init(entityName: String, attributes: [Attribute], toOnes: [ToOne]) {
+            self.entityName = entityName
+            self.attributes = attributes
+            self.toOnes = toOnes
+            rowLayout = RowLayout(names: attributes.map(\.name))
+        }
+    }
+
+    /// Columns after `Z_PK, Z_ENT, Z_OPT` (indexes 0-2), in table order.
+    package var columns: [String]
+    /// `t0."Z_PK", t0."Z_ENT", ...`.
+    package var selectList: String
+    package var readers: [Int64: Reader]
+}
+
+// MARK: - SQLiteSchema
+
+/// The store's tables as they are (existing store) or will be (new store), mapped to the model.
+package struct SQLiteSchema: Sendable {
+    /// Tables by root entity name, in entity-number order.
+    package var tables: [SQLiteTableLayout]
+    package var tableByRoot: [String: Int]
+    /// Layouts of every entity whose tree the configuration touches.
+    package var entities: [String: SQLiteEntityLayout]
+    package var entityNamesByNumber: [Int64: String]
+    /// Table name -> `Z_ENT` of every entity whose rows it holds.
+    package var tableEntityNumbers: [String: [Int64]]
+    /// Projections with and without subentities, by entity name.
+    package var projections: [String: SQLiteProjection]
+    package var exactProjections: [String: SQLiteProjection]
+    /// Join tables of the many-to-many relationships whose two ends this store holds.
+    package var joinTables: [SQLiteJoinTable] = []
+    /// Position in `joinTables` by `RelationshipEnd.key`, for both ends.
+    package var joinByEnd: [String: Int] = [:]
+
+    /// Whether any entity has an attribute kept in Core Data's external storage format.
+    package var hasExternalData: Bool { entities.values.contains { $0.attributes.contains(where: \.isExternal) } }
+
+    /// Hidden foreign keys of the to-manys without inverse whose destination this store holds, by end key.
+    package var hiddenKeys: [String: SQLiteHiddenKey] = [:]
+
+    /// The join table of many-to-many end `endKey`, seen from that end.
+    package func join(_ endKey: String) -> SQLiteJoinTable.Side? {
+        joinByEnd[endKey].map { joinTables[$0].side(from: endKey) }
+    }
+
+    /// The table holding `entity`'s rows.
+    package func table(of entity: SQLiteEntityLayout) -> SQLiteTableLayout {
+        tables[tableByRoot[entity.rootName] ?? 0]
+    }
+
+    /// The roots of `entities`' inheritance trees, in entity-number order.
+    package static func roots(of entities: [EntityDescription], in model: ObjectModel) -> [EntityDescription] {
+        var seen: Set<String> = []
+        return entities.compactMap { e in
+            seen.insert(e.rootName).inserted ? model.entity(named: e.rootName) : nil
+        }.sorted { $0.entityNumber < $1.entityNumber }
+    }
+
+    /// Builds the schema. `actualColumns` (table name upper-cased -> column names) is `nil` for a new store;
+    /// for an existing one every expected table and column must be found, or `StoreError.schemaMismatch`.
+    /// An existing store's join tables keep the names the store has (named after either end); a new store's are
+    /// named after the end `ObjectModel.manyToManyEnds` puts first, unless `joinTablesNamedBy` names the other.
+    package static func build(
+        model: ObjectModel, storeEntities: [EntityDescription], numbers: [String: Int64],
+        actualColumns: [String: [String]]?, path: String, configuration: String, joinTablesNamedBy: Set<String> = [],
+        externalReferences: Bool = true, hiddenKeysMayBeMissing: Bool = false
+    ) throws -> SQLiteSchema {
+        let builder = SQLiteLayoutBuilder(model: model, numbers: numbers)
+        var hiddenKeys: [String: SQLiteHiddenKey] = [:]
+        var tables: [SQLiteTableLayout] = []
+        var entities: [String: SQLiteEntityLayout] = [:]
+        for root in roots(of: storeEntities, in: model) {
+            var (table, columnsByEntity) = builder.table(root: root)
+            var actual: [String: String]?  // upper-cased -> real spelling
+            if let actualColumns {
+                let candidates = [table.name] + (root.renamingIdentifier.map { [SQLiteNames.table(for: $0)] } ?? [])
+                guard let found = candidates.first(where: { actualColumns[$0.uppercased()] != nil }),
+                    let cols = actualColumns[found.uppercased()]
+                else {
+                    throw StoreError.schemaMismatch(
+                        path: path, configuration: configuration,
+                        reason: "table \(table.name) for entity \(root.name) is missing")
+                }
+                table.name = found
+                actual = Dictionary(cols.map { ($0.uppercased(), $0) }, uniquingKeysWith: { a, _ in a })
+            }
+            let tableName = table.name
+            for name in table.entityNames where numbers[name] != nil {
+                for end in builder.hiddenEnds(destination: name) {
+                    guard let expected = columnsByEntity[name]?[SQLiteHiddenKey.property(end.key)] else { continue }
+                    let column: String?
+                    do {
+                        column = try resolveHiddenColumn(
+                            expected: expected, relationship: end.relationship.name, actual: actual, ordered: false, table: tableName,
+                            endKey: end.key, path: path, configuration: configuration)
+                    } catch where hiddenKeysMayBeMissing {
+                        continue   // read-only, written before Switchyard kept the key: the relationship reads empty
+                    }
+                    guard let column else { continue }
+                    var orderColumn: String?
+                    if let expectedOrder = columnsByEntity[name]?[SQLiteHiddenKey.orderProperty(end.key)] {
+                        orderColumn = try resolveHiddenColumn(
+                            expected: expectedOrder, relationship: end.relationship.name, actual: actual, ordered: true, table: tableName,
+                            endKey: end.key, path: path, configuration: configuration)
+                    }
+                    hiddenKeys[end.key] = SQLiteHiddenKey(destination: name, table: tableName, column: column, orderColumn: orderColumn)
+                }
+            }
+            for name in table.entityNames {
+                guard let entity = model.entity(named: name) else { continue }
+                // Entities of the tree the store has no number for (not in Z_PRIMARYKEY) hold no rows here.
+                guard numbers[name] != nil else { continue }
+                entities[name] = try builder.entityLayout(
+                    entity, table: tableName, columnsByEntity: columnsByEntity,
+                    resolve: { expected, property, declaring in
+                        try resolveColumn(
+                            expected: expected, property: property, declaring: declaring, table: tableName,
+                            actual: actual, path: path, configuration: configuration)
+                    })
+            }
+            tables.append(table)
+        }
+        if !externalReferences {
+            // A store written before Switchyard kept Core Data's external storage holds the bare bytes.
+            for name in Array(entities.keys) {
+                for i in entities[name]!.attributes.indices { entities[name]!.attributes[i].isExternal = false }
+            }
+        }
+        var schema = SQLiteSchema(
+            tables: tables, tableByRoot: Dictionary(uniqueKeysWithValues: tables.enumerated().map { ($1.rootName, $0) }),
+            entities: entities,
+            entityNamesByNumber: Dictionary(entities.values.map { ($0.number, $0.name) }, uniquingKeysWith: { a, _ in a }),
+            tableEntityNumbers: Dictionary(grouping: entities.values, by: \.table).mapValues { $0.map(\.number).sorted() },
+            projections: [:], exactProjections: [:])
+        schema.hiddenKeys = hiddenKeys
+        let roots = Set(tables.map(\.rootName))
+        for (first, second) in model.manyToManyPairs(touching: storeEntities) {
+            guard let a = model.entity(named: first.entityName), let b = model.entity(named: second.entityName),
+                roots.contains(a.rootName), roots.contains(b.rootName)
+            else { continue }
+            var join = SQLiteJoinTable.expected(first: first, second: second, numbers: numbers, model: model)
+            if let actualColumns {
+                // A store numbered differently from the model may have named the table after the other end.
+                let swapped = SQLiteJoinTable.expected(first: second, second: first, numbers: numbers, model: model)
+                guard let found = join.resolved(in: actualColumns) ?? swapped.resolved(in: actualColumns) else {
+                    throw StoreError.schemaMismatch(
+                        path: path, configuration: configuration,
+                        reason: "join table \(join.name) (columns \(join.firstColumn), \(join.secondColumn)) for many-to-many "
+                            + "\(first.key) <-> \(second.key) is missing")
+                }
+                join = found
+            } else if joinTablesNamedBy.contains(second.key), !joinTablesNamedBy.contains(first.key) {
+                join = SQLiteJoinTable.expected(first: second, second: first, numbers: numbers, model: model)
+            }
+            schema.joinByEnd[first.key] = schema.joinTables.count
+            schema.joinByEnd[second.key] = schema.joinTables.count
+            schema.joinTables.append(join)
+        }
+        for layout in entities.values {
+            schema.projections[layout.name] = schema.projection(for: layout, includesSubentities: true)
+            schema.exactProjections[layout.name] = schema.projection(for: layout, includesSubentities: false)
+        }
+        return schema
+    }
+
+    /// The hidden-key columns (with their index) an existing store lacks: to-manys without inverse whose
+    /// members' table is in the store, written by Switchyard before it kept them. Order columns are optional and
+    /// not listed.
+    package static func missingHiddenColumns(
+        model: ObjectModel, storeEntities: [EntityDescription], numbers: [String: Int64], actualColumns: [String: [String]]
+    ) -> [(table: String, column: String, index: SQLiteIndexSpec?)] {
+        let builder = SQLiteLayoutBuilder(model: model, numbers: numbers)
+        var missing: [(table: String, column: String, index: SQLiteIndexSpec?)] = []
+        for root in roots(of: storeEntities, in: model) {
+            let (table, columnsByEntity) = builder.table(root: root)
+            guard let actual = actualColumns[table.name.uppercased()].map({ Set($0.map { $0.uppercased() }) }) else { continue }
+            for name in table.entityNames where numbers[name] != nil {
+                for end in builder.hiddenEnds(destination: name) {
+                    guard let column = columnsByEntity[name]?[SQLiteHiddenKey.property(end.key)] else { continue }
+                    let relationship = end.relationship.name.uppercased()
+                    let present = actual.contains(column.uppercased()) || actual.contains { key in
+                        key.hasPrefix("Z") && key.hasSuffix(relationship) && key.count > relationship.count + 1
+                            && key.dropFirst().dropLast(relationship.count).allSatisfy(\.isNumber)
+                    }
+                    if !present {
+                        missing.append((table.name, column, table.indexes.first { $0.terms.map(\.column) == [column] }))
+                    }
+                }
+            }
+        }
+        return missing
+    }
+
+    /// The real hidden foreign-key (or, `ordered`, position) column of to-many without inverse `endKey`: the
+    /// expected name, else the one `Z<digits><NAME>` (`Z_FOK_<digits><NAME>`) column, since real stores number
+    /// entities differently. A missing foreign key is `schemaMismatch`; a missing position reads unordered (nil).
+    private static func resolveHiddenColumn(
+        expected: String, relationship: String, actual: [String: String]?, ordered: Bool, table: String, endKey: String,
+        path: String, configuration: String
+    ) throws -> String? {
+        guard let actual else { return expected }
+        if let real = actual[expected.uppercased()] { return real }
+        let prefix = ordered ? "Z_FOK_" : "Z", name = relationship.uppercased()
+        let matches = actual.keys.filter { key in
+            guard key.hasPrefix(prefix), key.hasSuffix(name) else { return false }
+            let digits = key.dropFirst(prefix.count).dropLast(name.count)
+            return !digits.isEmpty && digits.allSatisfy(\.isNumber)
+        }
+        if matches.count == 1, let match = matches.first { return actual[match] }
+        if ordered { return nil }
+        throw StoreError.schemaMismatch(
+            path: path, configuration: configuration,
+            reason: "table \(table) has no column \(expected) holding the owner of to-many without inverse \(endKey)")
+    }
+
+    /// Finds the real column for an expected one: same name (any case), else the property's renaming
+    /// identifier, else (for `Z<n>_<REL>`) any `Z<digits>_<REL>` column, since real stores number differently.
+    private static func resolveColumn(
+        expected: String, property: String, declaring: EntityDescription, table: String,
+        actual: [String: String]?, path: String, configuration: String
+    ) throws -> String? {
+        let isEntityColumn = property.hasSuffix("\u{0}entity")
+        guard let actual else { return expected.isEmpty ? nil : expected }
+        // An order column is optional: without it the relationship reads in primary-key order.
+        if property.hasSuffix("\u{0}order") { return actual[expected.uppercased()] }
+        if !expected.isEmpty, let real = actual[expected.uppercased()] { return real }
+        if isEntityColumn {
+            let relationship = String(property.dropLast("\u{0}entity".count)).uppercased()
+            let match = actual.keys.sorted().first { key in
+                guard key.hasPrefix("Z"), key.hasSuffix("_" + relationship) else { return false }
+                let digits = key.dropFirst().dropLast(relationship.count + 1)
+                return !digits.isEmpty && digits.allSatisfy(\.isNumber)
+            }
+            if let match { return actual[match] }
+            if expected.isEmpty { return nil }
+        } else {
+            let renamed = declaring.attribute(named: property)?.renamingIdentifier
+                ?? declaring.relationship(named: property)?.renamingIdentifier
+            if let renamed, let real = actual[SQLiteNames.column(for: renamed).uppercased()] { return real }
+        }
+        let what = isEntityColumn ? "the entity column of relationship" : "property"
+        let name = isEntityColumn ? String(property.dropLast("\u{0}entity".count)) : property
+        throw StoreError.schemaMismatch(
+            path: path, configuration: configuration,
+            reason: "table \(table) has no column \(expected) for \(what) \(declaring.name).\(name)")
+    }
+
+    /// The projection for fetching `layout` with or without its subentities.
+    private func projection(for layout: SQLiteEntityLayout, includesSubentities: Bool) -> SQLiteProjection {
+        let table = self.table(of: layout)
+        let members = (includesSubentities ? layout.familyNumbers : [layout.number])
+            .compactMap { entityNamesByNumber[$0].flatMap { entities[$0] } }
+        var used: Set<String> = []
+        for member in members {
+            used.formUnion(member.attributes.map(\.column))
+            used.formUnion(member.toOnes.flatMap { [$0.column] + ($0.entityColumn.map { [$0] } ?? []) })
+        }
+        // Table order where the table is ours; existing stores may have columns we did not predict the order of.
+        var columns = table.columns.map(\.name).filter { used.contains($0) }
+        columns += used.subtracting(columns).sorted()
+        let position = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1, $0 + 3) })
+        var readers: [Int64: SQLiteProjection.Reader] = [:]
+        // Every member column is in `position` by construction; compactMap keeps that an invariant, not a trap.
+        for member in members {
+            readers[member.number] = SQLiteProjection.Reader(
+                entityName: member.name,
+                attributes: member.attributes.compactMap { a in
+                    position[a.column].map { .init(column: Int32($0), name: a.name, type: a.type, isExternal: a.isExternal) }
+                },
+                toOnes: member.toOnes.compactMap { r in
+                    position[r.column].map {
+                        .init(column: Int32($0), entityColumn: r.entityColumn.flatMap { position[$0] }.map(Int32.init),
+                              name: r.name, destination: r.destination)
+                    }
+                })
+        }
+        let select = (["Z_PK", "Z_ENT", "Z_OPT"] + columns).map { "t0." + SQLiteNames.quote($0) }.joined(separator: ", ")
+        return SQLiteProjection(columns: columns, selectList: select, readers: readers)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+internal import GRDB
+import SwitchyardStores
+
+// MARK: - Fetch
+
+extension SQLiteStore {
+    /// The compiler over this store's schema.
+    package var compiler: SQLPredicateCompiler {
+        SQLPredicateCompiler(schema: schema, model: model, path: displayPath, configurationName: configurationName)
+    }
+
+    /// Rows of the request's entity (and subentities unless excluded) matching its predicate, sorted, with
+    /// offset and limit applied: one SELECT with bound parameters.
+    public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        try tracer.measure({ "SQLite fetch \(tracer.describe(request)): \($0.count) rows" }) { try fetchRows(request) }
+    }
+
+    private func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
+        let request = try request.prepared(forStore: identifier, model: model)
+        guard let projection = request.includesSubentities
+            ? schema.projections[layout.name] : schema.exactProjections[layout.name]
+        else { throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: layout.name) }
+        let query = try compiler.select(request, projection: projection)
+        return try read { db in
+            let statement = try db.cachedStatement(sql: query.sql)
+            return try decodeRows(statement, arguments: query.arguments, projection: projection)
+        }
+    }
+
+    /// The number of rows `fetch` would return without limit and offset.
+    public func count(_ request: StoreFetchRequest) throws -> Int {
+        try tracer.measure({ "SQLite count \(tracer.describe(request)): \($0)" }) { try countRows(request) }
+    }
+
+    private func countRows(_ request: StoreFetchRequest) throws -> Int {
+        _ = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
+        let request = try request.prepared(forStore: identifier, model: model)
+        var unlimited = request
+        unlimited.fetchLimit = nil
+        unlimited.fetchOffset = 0
+        unlimited.sortKeys = []
+        let query = try compiler.count(unlimited)
+        return try read { db in
+            let statement = try db.cachedStatement(sql: query.sql)
+            if let (index, code) = statement.bindDirectly(query.arguments) {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind parameter \(index)", sql: query.sql)
+            }
+            return try Int.fetchOne(statement) ?? 0
+        }
+    }
+
+    /// The rows with these references, each read as its entity or a subentity of it; missing ones are left out.
+    public func rows(for references: [RowReference]) throws -> [StoreRow] {
+        var keysByEntity: [String: [Int64]] = [:]
+        for reference in references {
+            _ = try servedLayout(reference.entityName)
+            keysByEntity[reference.entityName, default: []].append(reference.primaryKey)
+        }
+        return try read { db in
+            var result: [StoreRow] = []
+            for (entityName, keys) in keysByEntity.sorted(by: { $0.key < $1.key }) {
+                guard let layout = schema.entities[entityName], let projection = schema.projections[entityName] else { continue }
+                let table = SQLiteNames.quote(schema.table(of: layout).name)
+                // Chunks keep the statement under SQLite's parameter limit; a full chunk reuses its cached statement.
+                var start = 0
+                let unique = Array(Set(keys)).sorted()
+                while start < unique.count {
+                    let chunk = Array(unique[start..<min(start + 500, unique.count)])
+                    start += chunk.count
+                    let sql = "SELECT \(projection.selectList) FROM \(table) AS t0 WHERE t0.\"Z_PK\" IN ("
+                        + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
+                    let statement = try db.cachedStatement(sql: sql)
+                    result += try decodeRows(statement, arguments: chunk.map(\.databaseValue), projection: projection)
+                }
+            }
+            return result
+        }
+    }
+
+    // MARK: - Decoding
+
+    private func decodeRows(
+        _ statement: Statement, arguments: [DatabaseValue], projection: SQLiteProjection
+    ) throws -> [StoreRow] {
+        var decoder = SQLiteRowDecoder(projection: projection, entityNames: schema.entityNamesByNumber, externalData: externalData)
+        return try decoder.rows(of: statement, arguments: arguments)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import SwitchyardModel
+
+// MARK: - MigrationProgress
+
+/// One step of an in-place migration: `done` of `total` rows of `entity` rewritten in the store at `path`.
+public struct MigrationProgress: Sendable, Hashable {
+    /// The store being migrated.
+    public var path: String
+    /// The entity whose rows are being rewritten (or deleted, for a removed entity).
+    public var entity: String
+    /// Rows of `entity` handled so far.
+    public var done: Int
+    /// Rows of `entity` to handle.
+    public var total: Int
+
+    /// Creates a progress step.
+    public init(path: String, entity: String, done: Int, total: Int) {
+        self.path = path
+        self.entity = entity
+        self.done = done
+        self.total = total
+    }
+}
+
+/// Receives migration progress on the thread that migrates, once per batch; keep it short.
+///
+/// Throwing from it (for example `CancellationError` when the caller was cancelled) stops the migration: its
+/// transaction is rolled back, the store is left exactly as it was, and opening the store fails with that error.
+public typealias MigrationProgressHandler = @Sendable (MigrationProgress) throws -> Void
+
+// MARK: - StoreMigration
+
+/// What the backends share when a store's stored model differs from the one it is opened with.
+package enum StoreMigration {
+    /// Rows rewritten per batch: bounds the memory a batch holds and sets the progress granularity.
+    package static let batchSize = 2_000
+
+    /// The report for a store of `configuration`, or nil when nothing needs deciding: the stored version hashes
+    /// equal the model's (the fast path, which never reads the model cache), or the store has no model cache
+    /// (then the table layout decides when the store opens).
+    package static func report(
+        storedHashes: [String: Data], storedModel: () throws -> ObjectModel?, model: ObjectModel, configuration: String
+    ) throws -> CompatibilityReport? {
+        if storedHashes == model.versionHashes { return nil }
+        guard let old = try storedModel() else { return nil }
+        return ModelDiff.compare(from: old, to: model, configuration: configuration)
+    }
+
+    /// The stored model and the report when the store must be migrated to `model`; nil when nothing needs
+    /// migrating (same hashes, no readable model cache, or only compatible changes);
+    /// `StoreError.incompatibleModel` when a change cannot be inferred.
+    package static func pendingMigration(
+        storedHashes: [String: Data], storedModel: () throws -> ObjectModel?, model: ObjectModel, configuration: String,
+        path: String
+    ) throws -> (old: ObjectModel, report: CompatibilityReport)? {
+        var old: ObjectModel?
+        let report = try report(storedHashes: storedHashes, storedModel: {
+            old = try storedModel()
+            return old
+        }, model: model, configuration: configuration)
+        guard let report, let old else { return nil }
+        switch report.verdict {
+        case .identical, .compatible:
+            return nil
+        case .incompatible:
+            throw StoreError.incompatibleModel(path: path, configuration: configuration, report: report)
+        case .migratable:
+            return (old, report)
+        }
+    }
+
+    /// The metadata after a migration: the new model's hashes and identifiers, the UUID and app keys kept.
+    package static func migratedMetadata(_ old: StoreMetadata, model: ObjectModel) -> StoreMetadata {
+        var metadata = old
+        metadata.versionHashes = model.versionHashes
+        metadata.versionIdentifiers = model.versionIdentifiers
+        return metadata
+    }
+
+    /// The store-side name of a property: its old name when the report says it was renamed.
+    package static func oldPropertyNames(_ change: EntityChange) -> [String: String] {
+        var names: [String: String] = [:]
+        for p in change.properties where p.kind == .renamed { if let old = p.oldName { names[p.name] = old } }
+        return names
+    }
+
+    /// The old model's end that the new relationship end `end` was (its entity and relationship possibly
+    /// renamed, its kind possibly changed); nil for an added relationship.
+    package static func formerEnd(of end: RelationshipEnd, report: CompatibilityReport, old: ObjectModel) -> RelationshipEnd? {
+        let change = report.entities.first { $0.name == end.entityName && $0.kind != .added }
+        guard change != nil || old.entity(named: end.entityName) != nil else { return nil }
+        let entity = change?.oldName ?? end.entityName
+        let relationship = change.flatMap { oldPropertyNames($0)[end.relationship.name] } ?? end.relationship.name
+        guard let former = old.end(of: relationship, from: entity), former.entityName == entity else { return nil }
+        return former
+    }
+}

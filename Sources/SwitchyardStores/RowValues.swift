@@ -1,0 +1,197 @@
+import Foundation
+import SwitchyardModel
+
+// MARK: - RowValues
+
+/// A row's attribute values by name: a dictionary to its users, an array ordered by a `RowLayout` inside.
+///
+/// A missing value and `.null` are the same thing: reading either gives `nil` through the subscript (and
+/// `.null` through `StoreRow`'s), iterating skips both, and assigning `nil` or `.null` removes the value. Names
+/// outside the layout (a row built by hand, or a value the store's entity does not have) are kept beside it,
+/// so a store can still name an unknown attribute in its error.
+///
+/// ```swift
+/// var values: RowValues = ["title": "Dune", "pages": 412]
+/// values["pages"] = nil
+/// values.count    // 1
+/// ```
+package struct RowValues: Sendable {
+    /// Nil for a row built without a layout: everything lives in `extra`.
+    public private(set) var layout: RowLayout?
+    /// Values by layout position from `base` on (`.null` where absent); possibly shared with other rows.
+    private var storage: RowStorage
+    private var base: Int
+    /// Non-null values whose names the layout does not have.
+    private var extra: [String: AttributeValue]
+
+    /// Empty values with no layout.
+    public init() {
+        layout = nil
+        storage = RowStorage.empty
+        base = 0
+        extra = [:]
+    }
+
+    /// Values positioned by `layout`; `slots` must have one value per name (`.null` where absent).
+    public init(layout: RowLayout, slots: [AttributeValue]) {
+        precondition(slots.count == layout.names.count, "RowValues: \(slots.count) slots for \(layout.names.count) names")
+        precondition(zip(slots, layout.isLive).allSatisfy { $1 || $0.isNull }, "RowValues: a retired position holds a value")
+        self.layout = layout
+        storage = RowStorage(slots)
+        base = 0
+        extra = [:]
+    }
+
+    /// Values positioned by `layout` in a slice of `storage` starting at `base` (see `RowArena`); retired
+    /// positions of the layout must hold `.null`.
+    package init(layout: RowLayout, storage: RowStorage, base: Int) {
+        assert(base + layout.names.count <= storage.count, "RowValues: slice outside its storage")
+        self.layout = layout
+        self.storage = storage
+        self.base = base
+        extra = [:]
+    }
+
+    /// The non-null entries of `dictionary`, with no layout.
+    public init(_ dictionary: [String: AttributeValue]) {
+        self.init()
+        // Taken as it is unless it holds nulls: no name is hashed again.
+        extra = dictionary.contains { $0.value.isNull } ? dictionary.filter { !$0.value.isNull } : dictionary
+    }
+
+    /// The non-null entries of `dictionary`, positioned by `layout` where it has the name.
+    public init(_ dictionary: [String: AttributeValue], layout: RowLayout) {
+        self.init(layout: layout, slots: Array(repeating: .null, count: layout.names.count))
+        for (name, value) in dictionary { self[name] = value }
+    }
+
+    /// Values the block holding this row's slice has room for (what keeping the row keeps allocated).
+    package var storageCapacity: Int { storage.capacity }
+
+    /// The number of layout positions.
+    private var width: Int { layout?.names.count ?? 0 }
+
+    /// The value at `position` of `layout` (`.null` when absent), without looking the name up.
+    package func slot(_ position: Int) -> AttributeValue { storage[base + position] }
+
+    /// The same values under `other`, which the caller has checked is equivalent to `layout`
+    /// (`RowLayout.isEquivalent(to:)`): the context's layout for a store's, so its reads go by position. A row
+    /// without a layout, or with values outside it, is returned as it is.
+    package func adopting(_ other: RowLayout) -> RowValues {
+        guard layout != nil, extra.isEmpty else { return self }
+        var copy = self
+        copy.layout = other
+        return copy
+    }
+
+    /// Writes a slot, first copying this row's slice out of a block other rows share.
+    private mutating func setSlot(_ position: Int, _ value: AttributeValue) {
+        if !isKnownUniquelyReferenced(&storage) {
+            storage = storage.copy(from: base, count: width)
+            base = 0
+        }
+        storage[base + position] = value
+    }
+
+    /// The value stored under `name`; nil when absent or null. Assigning nil or `.null` removes it.
+    public subscript(name: String) -> AttributeValue? {
+        get {
+            if let layout, let position = layout.positions[name] {
+                let value = slot(position)
+                // Not `value.isNull ? nil : value`: that `nil` would be `AttributeValue.null`, not `.none`.
+                if value.isNull { return .none }
+                return value
+            }
+            return extra.isEmpty ? nil : extra[name]
+        }
+        set {
+            let value = (newValue?.isNull ?? true) ? nil : newValue
+            if let layout, let position = layout.positions[name] {
+                setSlot(position, value ?? .null)
+            } else {
+                extra[name] = value
+            }
+        }
+    }
+
+    /// The number of non-null values.
+    public var count: Int { (0..<width).reduce(0) { slot($1).isNull ? $0 : $0 + 1 } + extra.count }
+
+    /// Whether every value is absent.
+    public var isEmpty: Bool { extra.isEmpty && (0..<width).allSatisfy { slot($0).isNull } }
+
+    /// The names that have a non-null value.
+    public var keys: [String] { map(\.key) }
+
+    /// The values as a dictionary (non-null entries only).
+    public var dictionary: [String: AttributeValue] {
+        var result = extra
+        if let layout {
+            for position in 0..<width where !slot(position).isNull { result[layout.names[position]] = slot(position) }
+        }
+        return result
+    }
+}
+
+// MARK: - Collection behaviour
+
+extension RowValues: Sequence {
+    /// Iterates the non-null values: layout positions in order, then the others.
+    public struct Iterator: IteratorProtocol {
+        private let values: RowValues
+        private var position = 0
+        private var extraIterator: Dictionary<String, AttributeValue>.Iterator
+
+        package init(_ values: RowValues) {
+            self.values = values
+            extraIterator = values.extra.makeIterator()
+        }
+
+        /// The next non-null name and value.
+        public mutating func next() -> (key: String, value: AttributeValue)? {
+            if let layout = values.layout {
+                while position < values.width {
+                    defer { position += 1 }
+                    let value = values.slot(position)
+                    if !value.isNull { return (layout.names[position], value) }
+                }
+            }
+            return extraIterator.next()
+        }
+    }
+
+    /// An iterator over the non-null values.
+    public func makeIterator() -> Iterator { Iterator(self) }
+    /// Zero: counting the non-null values would cost a pass over them.
+    public var underestimatedCount: Int { 0 }
+}
+
+extension RowValues: ExpressibleByDictionaryLiteral {
+    /// Values with no layout; null entries are dropped.
+    public init(dictionaryLiteral elements: (String, AttributeValue)...) {
+        self.init()
+        for (name, value) in elements where !value.isNull { extra[name] = value }
+    }
+}
+
+extension RowValues: Hashable {
+    /// Equal when the same names have equal non-null values, whatever the layouts.
+    public static func == (a: RowValues, b: RowValues) -> Bool {
+        if let la = a.layout, la === b.layout, a.extra.isEmpty, b.extra.isEmpty {
+            return (0..<a.width).allSatisfy { a.slot($0) == b.slot($0) }
+        }
+        return a.dictionary == b.dictionary
+    }
+
+    /// Hashes the non-null entries, whatever the layout.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(dictionary)
+    }
+}
+
+extension RowValues: CustomStringConvertible {
+    /// The non-null entries, sorted by name.
+    public var description: String {
+        "[" + dictionary.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]"
+    }
+}

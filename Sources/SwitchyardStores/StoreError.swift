@@ -1,0 +1,101 @@
+import Foundation
+import SwitchyardModel
+
+// MARK: - StoreError
+
+/// A store operation that failed. Every case names the store file (or "memory:<configuration>") and, where
+/// a store has one, its configuration, the SQL statement or LMDB call and the underlying code.
+/// `localizedDescription` is the same sentence as `description`.
+public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
+    /// The file could not be opened or created.
+    case openFailed(path: String, configuration: String, reason: String)
+    /// The file exists but is not a store of this type (foreign, truncated or corrupt).
+    case notAStore(path: String, expected: StoreType, reason: String)
+    /// A SQLite statement failed.
+    case sqlite(path: String, configuration: String, sql: String, code: Int32, message: String)
+    /// An LMDB call failed.
+    case lmdb(path: String, configuration: String, call: String, code: Int32, message: String)
+    /// Optimistic locking: the row changed (or vanished) since it was read. Nothing of the save was written.
+    /// `objectID` is the object that conflicted: refresh it (`ObjectContext.refresh`) and save again.
+    case conflict(
+        path: String, configuration: String, objectID: ObjectID, entity: String, primaryKey: Int64, expectedVersion: Int64,
+        actualVersion: Int64?)
+    /// A uniqueness constraint would be violated. Nothing of the save was written.
+    case uniquenessViolation(path: String, configuration: String, entity: String, properties: [String], values: [String])
+    /// The store was opened read-only.
+    case readOnly(path: String, configuration: String, operation: String)
+    /// The entity is not part of this store's configuration.
+    case entityNotInStore(path: String, configuration: String, entity: String)
+    /// A property name the entity does not have (or a transient one, which no store holds).
+    case unknownProperty(path: String, configuration: String, entity: String, property: String)
+    /// A value that the attribute's type cannot hold.
+    case invalidValue(path: String, configuration: String, entity: String, attribute: String, value: String, expected: String)
+    /// The store's tables do not match the model (a column or table is missing).
+    case schemaMismatch(path: String, configuration: String, reason: String)
+    /// A predicate the store cannot run.
+    case unsupportedPredicate(path: String, configuration: String, reason: String)
+    /// The store was closed or destroyed.
+    case closed(path: String, configuration: String)
+    /// The store was written with a model it cannot be migrated from; `report` says what changed and why not.
+    /// Nothing in the store was changed.
+    case incompatibleModel(path: String, configuration: String, report: CompatibilityReport)
+
+    public var description: String {
+        switch self {
+        case let .openFailed(path, configuration, reason):
+            return "\(path) (configuration \(configuration)): cannot open store: \(reason)"
+        case let .notAStore(path, expected, reason):
+            return "\(path): not a \(expected.rawValue) store: \(reason)"
+        case let .sqlite(path, configuration, sql, code, message):
+            return "\(path) (configuration \(configuration)): SQLite error \(code): \(message) [\(sql)]"
+        case let .lmdb(path, configuration, call, code, message):
+            return "\(path) (configuration \(configuration)): \(call) failed with LMDB code \(code): \(message)"
+        case let .conflict(path, configuration, objectID, entity, pk, expected, actual):
+            let now = actual.map { "is now at version \($0)" } ?? "was deleted"
+            return "\(path) (configuration \(configuration)): optimistic locking conflict on \(entity)/p\(pk) (\(objectID)): "
+                + "expected version \(expected), row \(now); nothing was saved; refresh that object and save again"
+        case let .uniquenessViolation(path, configuration, entity, properties, values):
+            return "\(path) (configuration \(configuration)): uniqueness constraint on \(entity)(\(properties.joined(separator: ", "))) violated by (\(values.joined(separator: ", "))); nothing was saved"
+        case let .readOnly(path, configuration, operation):
+            return "\(path) (configuration \(configuration)): store is read-only; cannot \(operation)"
+        case let .entityNotInStore(path, configuration, entity):
+            return "\(path): entity \(entity) is not in configuration \(configuration) of this store"
+        case let .unknownProperty(path, configuration, entity, property):
+            return "\(path) (configuration \(configuration)): entity \(entity) has no persistent property '\(property)'"
+        case let .invalidValue(path, configuration, entity, attribute, value, expected):
+            return "\(path) (configuration \(configuration)): \(entity).\(attribute): value \(value) is not a valid \(expected)"
+        case let .schemaMismatch(path, configuration, reason):
+            return "\(path) (configuration \(configuration)): store layout does not match the model: \(reason)"
+        case let .unsupportedPredicate(path, configuration, reason):
+            return "\(path) (configuration \(configuration)): cannot run predicate: \(reason)"
+        case let .closed(path, configuration):
+            return "\(path) (configuration \(configuration)): store is closed"
+        case let .incompatibleModel(path, configuration, report):
+            return "\(path) (configuration \(configuration)): the store's model cannot be migrated to this model: "
+                + report.blockingReasons.joined(separator: "; ")
+        }
+    }
+
+    /// The same sentence as `description`, so `error.localizedDescription` reads it (not "The operation could
+    /// not be completed").
+    public var errorDescription: String? { description }
+
+    /// The object that conflicted, for `.conflict`: refresh exactly that object and save again.
+    public var objectID: ObjectID? {
+        if case let .conflict(_, _, objectID, _, _, _, _) = self { return objectID }
+        return nil
+    }
+
+    /// The configuration of the store the error is about, when the case carries one.
+    public var configuration: String? {
+        switch self {
+        case let .openFailed(_, c, _), let .sqlite(_, c, _, _, _), let .conflict(_, c, _, _, _, _, _),
+            let .uniquenessViolation(_, c, _, _, _), let .readOnly(_, c, _), let .entityNotInStore(_, c, _),
+            let .unknownProperty(_, c, _, _), let .invalidValue(_, c, _, _, _, _), let .schemaMismatch(_, c, _),
+            let .unsupportedPredicate(_, c, _), let .closed(_, c), let .incompatibleModel(_, c, _), let .lmdb(_, c, _, _, _):
+            return c
+        case .notAStore:
+            return nil
+        }
+    }
+}

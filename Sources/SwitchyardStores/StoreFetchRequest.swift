@@ -1,0 +1,115 @@
+import Foundation
+import SwitchyardModel
+import SwitchyardQuery
+
+// MARK: - StoreFetchRequest
+
+/// A fetch as a store receives it: one entity, a predicate with every variable already substituted,
+/// sort, limit and offset.
+public struct StoreFetchRequest: Sendable, Hashable {
+    public var entityName: String
+    public var predicate: FetchPredicate?
+    public var sortKeys: [SortKey]
+    public var fetchLimit: Int?
+    public var fetchOffset: Int
+    /// Whether rows of subentities match too (Core Data's default: yes).
+    public var includesSubentities: Bool
+
+    public init(
+        entityName: String, predicate: FetchPredicate? = nil, sortKeys: [SortKey] = [],
+        fetchLimit: Int? = nil, fetchOffset: Int = 0, includesSubentities: Bool = true
+    ) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.sortKeys = sortKeys
+        self.fetchLimit = fetchLimit
+        self.fetchOffset = fetchOffset
+        self.includesSubentities = includesSubentities
+    }
+}
+
+// MARK: - StoreChangeSet
+
+/// Everything one save writes to one store, committed in one transaction or not at all.
+public struct StoreChangeSet: Sendable, Hashable {
+    /// New rows; primary keys come from `allocatePrimaryKeys`. Stores keep each row's `version` as given:
+    /// 1 for a new object, the source's `Z_OPT` when a split copies rows.
+    public var inserts: [StoreRow]
+    public var updates: [RowUpdate]
+    public var deletes: [RowDeletion]
+    /// Many-to-many links to add (adding one that exists changes nothing).
+    public var linkInserts: [RelationshipLink]
+    /// Many-to-many links to remove (removing one that does not exist changes nothing).
+    public var linkDeletes: [RelationshipLink]
+    /// New member orders of ordered to-many relationships, applied after every other change.
+    public var orders: [RelationshipOrder]
+
+    public init(
+        inserts: [StoreRow] = [], updates: [RowUpdate] = [], deletes: [RowDeletion] = [],
+        linkInserts: [RelationshipLink] = [], linkDeletes: [RelationshipLink] = [], orders: [RelationshipOrder] = []
+    ) {
+        self.inserts = inserts
+        self.updates = updates
+        self.deletes = deletes
+        self.linkInserts = linkInserts
+        self.linkDeletes = linkDeletes
+        self.orders = orders
+    }
+
+    public var isEmpty: Bool {
+        inserts.isEmpty && updates.isEmpty && deletes.isEmpty && linkInserts.isEmpty && linkDeletes.isEmpty && orders.isEmpty
+    }
+}
+
+/// Changed values of one existing row. The store applies them only if the row's `Z_OPT` still equals
+/// `expectedVersion`, and then increments it.
+public struct RowUpdate: Sendable, Hashable {
+    public var entityName: String
+    public var primaryKey: Int64
+    public var expectedVersion: Int64
+    public var values: [String: AttributeValue]
+    /// Changed to-one relationships; `nil` clears the relationship.
+    public var toOne: [String: RowReference?]
+
+    public init(
+        entityName: String, primaryKey: Int64, expectedVersion: Int64, values: [String: AttributeValue] = [:],
+        toOne: [String: RowReference?] = [:]
+    ) {
+        self.entityName = entityName
+        self.primaryKey = primaryKey
+        self.expectedVersion = expectedVersion
+        self.values = values
+        self.toOne = toOne
+    }
+}
+
+/// A row to delete if its `Z_OPT` still equals `expectedVersion`.
+public struct RowDeletion: Sendable, Hashable {
+    public var entityName: String
+    public var primaryKey: Int64
+    public var expectedVersion: Int64
+
+    public init(entityName: String, primaryKey: Int64, expectedVersion: Int64) {
+        self.entityName = entityName
+        self.primaryKey = primaryKey
+        self.expectedVersion = expectedVersion
+    }
+}
+
+// MARK: - Preparing a request for one store
+
+extension StoreFetchRequest {
+    /// The request as one store runs it: a `fetchLimit` of 0 read as no limit (negative limits and offsets
+    /// refused), its key paths checked against the model before any row is read, and
+    /// its object arguments bound to this store's primary keys (an object of another store matches no row).
+    package func prepared(forStore identifier: UUID, model: ObjectModel) throws -> StoreFetchRequest {
+        try model.validateKeyPaths(of: predicate, sortKeys: sortKeys, entityName: entityName)
+        var prepared = self
+        try FetchRequest.checkLimits(&prepared.fetchLimit, fetchOffset)
+        guard let predicate, predicate.hasObjectArguments else { return prepared }
+        prepared.predicate = predicate.bindingObjects(entityName: entityName, model: model) { id in
+            id.storeIdentifier == identifier ? id.primaryKey : nil
+        }
+        return prepared
+    }
+}
