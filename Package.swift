@@ -5,6 +5,9 @@ import PackageDescription
 
 let package = Package(
     name: "Switchyard",
+    // GRDB asks for macOS 10.15 / iOS 13; Foundation's `Predicate` (TypedPredicate's #Predicate translation) asks
+    // for macOS 14 / iOS 17, the newest any dependency or source file needs.
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
     products: [
         .library(name: "Switchyard", targets: ["Switchyard"]),
         .executable(name: "storesplit", targets: ["storesplit"]),
@@ -20,7 +23,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
-        .systemLibrary(name: "CLMDB", path: "Sources/CLMDB", providers: [.apt(["liblmdb-dev"])]),
+        // pkg-config finds liblmdb where Homebrew puts it (Debian ships lmdb.pc too).
+        .systemLibrary(
+            name: "CLMDB", path: "Sources/CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // The library's layers, lowest first. Each is a target, so the compiler keeps a lower layer from reaching a
         // higher one; they share implementation through `package` access. `Switchyard` re-exports them all.
