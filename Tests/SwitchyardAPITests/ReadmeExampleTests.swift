@@ -39,15 +39,42 @@ import Testing
         #expect(printed.first?.hasPrefix("x-coredata://") == true)
     }
 
-    @Test func readmeExampleIsVerbatim() throws {
+    /// The README's `BackgroundContext` example, run against the same model: only the unread message's ID
+    /// comes back, from a context on its own thread.
+    @Test func asyncExampleReturnsTheUnreadMessages() async throws {
+        let temp = try TempDir()
+        let model = try ModelLoader.load(at: URL(fileURLWithPath: "Schemas/Messenger.xcdatamodeld"))
+        let coordinator = StoreCoordinator(model: model)
+        try coordinator.addStore(.sqlite, configuration: "Cloud", at: temp.url.appendingPathComponent("Cloud.sqlite"))
+        let setup = ObjectContext(coordinator: coordinator)
+        for (id, read) in [("m1", true), ("m2", false), ("m3", true)] {
+            let message = try setup.insert(Message.self)
+            message.messageID = id
+            message.sentAt = Date()
+            message.isRead = read
+        }
+        try setup.save()
+        let expected = try setup.fetch(Message.self).filter { $0.messageID == "m2" }.map(\.objectID)
+        // README-ASYNC-BEGIN
+        let background = BackgroundContext(coordinator: coordinator)
+        let unread = try await background.perform { context in
+            try context.fetch(Message.self, where: \.isRead == false).map(\.objectID)
+        }
+        // README-ASYNC-END
+        #expect(unread == expected)
+        #expect(unread.count == 1)
+    }
+
+    @Test(arguments: ["README", "README-ASYNC"])
+    func readmeExampleIsVerbatim(_ marker: String) throws {
         let source = try String(contentsOfFile: #filePath, encoding: .utf8)
         let lines = source.components(separatedBy: "\n")
-        let begin = try #require(lines.firstIndex { $0.contains("// README-" + "BEGIN") })
-        let end = try #require(lines.firstIndex { $0.contains("// README-" + "END") })
+        let begin = try #require(lines.firstIndex { $0.hasSuffix("// " + marker + "-" + "BEGIN") })
+        let end = try #require(lines.firstIndex { $0.hasSuffix("// " + marker + "-" + "END") })
         let example = lines[(begin + 1)..<end].map { $0.hasPrefix("        ") ? String($0.dropFirst(8)) : $0 }
         let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("README.md")
         let text = try String(contentsOf: readme, encoding: .utf8)
-        #expect(text.contains(example.joined(separator: "\n")), "README.md's usage example differs from ReadmeExampleTests")
+        #expect(text.contains(example.joined(separator: "\n")), "README.md's \(marker) example differs from ReadmeExampleTests")
     }
 }

@@ -1,0 +1,65 @@
+import Foundation
+
+// MARK: - DedicatedThreadExecutor
+
+/// A serial executor that runs its jobs on one thread of its own, outside Swift's cooperative pool, so the
+/// blocking work a context does (SQLite and LMDB file I/O, store locks) never holds one of the pool's few
+/// threads. `BackgroundContext` is an actor on one of these.
+///
+/// The thread starts in `init` and ends after `shutdown()` once the jobs already enqueued have run.
+package final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
+    // @unchecked Sendable: `jobs` and `isShuttingDown` are read and written only while `condition` is locked,
+    // and `thread` is set once in `init` before the thread starts and only read afterwards.
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var isShuttingDown = false
+    private var thread: Thread?
+
+    /// Starts the thread, named `name` (what debuggers and `top -H` show).
+    package init(name: String) {
+        let thread = Thread { [self] in runJobs() }
+        thread.name = name
+        self.thread = thread
+        thread.start()
+    }
+
+    package func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    package func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    package func checkIsolated() {
+        precondition(Thread.current === thread, "not on \(thread?.name ?? "the executor's thread")")
+    }
+
+    /// Lets the thread end once the jobs already enqueued have run (the thread holds the executor until then).
+    package func shutdown() {
+        condition.lock()
+        isShuttingDown = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func runJobs() {
+        var batch: [UnownedJob] = []
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !isShuttingDown { condition.wait() }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
+            swap(&batch, &jobs)
+            condition.unlock()
+            for job in batch { job.runSynchronously(on: asUnownedSerialExecutor()) }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+}

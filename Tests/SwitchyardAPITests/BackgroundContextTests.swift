@@ -1,0 +1,150 @@
+import Foundation
+import Switchyard
+import Synchronization
+import Testing
+
+/// Contexts from `async` code, the way Core Data's `perform` and GRDB's async `read`/`write` are used: work on
+/// a context's own thread (never the cooperative pool), one `perform` after another, `Sendable` results, and
+/// task cancellation honoured before a body starts.
+@Suite struct BackgroundContextTests {
+    /// Core Data's `perform` on a private-queue context: an insert saved in one `perform` is what a fetch in a
+    /// later `perform` (and another context) returns; unsaved changes are visible to the next `perform` of the
+    /// same context, as they would be on its queue.
+    @Test(arguments: Backend.allCases)
+    func performSavesAndFetchesOnEveryBackend(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        let background = BackgroundContext(coordinator: coordinator)
+        let ids = try await background.perform { context in
+            try (1...20).map { try Shop.order(context, "A\($0)", qty: Int64($0)).objectID }
+        }
+        // Not saved yet: the same context sees its pending inserts, a fresh one does not.
+        let pending = try await background.perform { context in
+            try context.count(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "qty > 10")))
+        }
+        #expect(pending == 10)
+        let elsewhere = try await coordinator.performBackgroundTask { context in
+            try context.count(FetchRequest(entityName: "Order"))
+        }
+        #expect(elsewhere == 0)
+        try await background.perform { context in try context.save() }
+        let saved = try await coordinator.performBackgroundTask { context in
+            try context.fetch(FetchRequest(entityName: "Order", sortKeys: [SortKey("qty")]))
+                .map { [$0.objectID.uriRepresentation, try $0.get("code", as: String.self) ?? "nil"] }
+        }
+        #expect(saved.map { $0[1] } == (1...20).map { "A\($0)" })
+        // The IDs handed out before the save (temporary) and the saved objects name the same 20 objects.
+        #expect(ids.count == 20)
+        #expect(Set(saved.map { $0[0] }).count == 20)
+        #expect(saved.allSatisfy { !$0[0].contains("/t") })
+    }
+
+    /// The point of the API: bodies that block (as file I/O does) do not hold the cooperative pool's threads.
+    /// Eight bodies wait on a semaphore that only a task on the pool signals, once it sees all eight waiting.
+    /// Were the bodies on the pool (as many threads as cores), the signalling task could never run and every
+    /// wait would time out.
+    @Test func blockingBodiesLeaveTheCooperativePoolFree() async throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(.sqlite, in: dir)
+        let waiting = Counter()
+        let gate = DispatchSemaphore(value: 0)
+        let contexts = (0..<8).map { BackgroundContext(coordinator: coordinator, name: "test.\($0)") }
+        let signaller = Task {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while waiting.value < contexts.count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            for _ in contexts { gate.signal() }
+        }
+        let released = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for background in contexts {
+                group.addTask {
+                    try await background.perform { context in
+                        _ = try context.count(FetchRequest(entityName: "Order"))
+                        waiting.increment()
+                        return gate.wait(timeout: .now() + 30) == .success
+                    }
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        try await signaller.value
+        #expect(released == Array(repeating: true, count: contexts.count))
+    }
+
+    /// Performs on one context run one after another, in the order they were called from one task, like blocks
+    /// on a context's queue.
+    @Test func performsOnOneContextRunInOrder() async throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(.memory, in: dir)
+        let background = BackgroundContext(coordinator: coordinator)
+        for qty in 1...50 {
+            try await background.perform { context in _ = try Shop.order(context, "O\(qty)", qty: Int64(qty)) }
+        }
+        let quantities = try await background.perform { context in
+            try context.fetch(FetchRequest(entityName: "Order")).compactMap { try $0.get("qty", as: Int64.self) }.sorted()
+        }
+        #expect(quantities == Array(1...50))
+    }
+
+    /// A task cancelled before its `perform` runs gets `CancellationError` and its body does nothing: no insert
+    /// reaches the store. The context stays usable for other tasks.
+    @Test(arguments: Backend.allCases)
+    func cancelledTaskRunsNothing(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        let background = BackgroundContext(coordinator: coordinator)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await background.perform { context in
+                try Shop.order(context, "never", qty: 1)
+                try context.save()
+            }
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+        let count = try await background.perform { context in try context.count(FetchRequest(entityName: "Order")) }
+        #expect(count == 0)
+        let oneShot = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await coordinator.performBackgroundTask { context in
+                try Shop.order(context, "never", qty: 1)
+                try context.save()
+            }
+        }
+        await #expect(throws: CancellationError.self) { try await oneShot.value }
+        #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Order")) == 0)
+    }
+
+    /// Errors inside a body reach the caller as they are (here a save refused for a missing required value,
+    /// naming the entity), and the context can be fixed and saved in a later `perform`.
+    @Test func bodyErrorsReachTheCallerAndTheContextRecovers() async throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(.lmdb, in: dir)
+        let background = BackgroundContext(coordinator: coordinator)
+        let id = try await background.perform { context in
+            let order = try context.insert("Order")
+            try order.set("code", "X")
+            return order.objectID
+        }
+        do {
+            try await background.perform { context in try context.save() }
+            Issue.record("a save without the required qty succeeded")
+        } catch {
+            #expect("\(error)".contains("Order"))
+            #expect("\(error)".contains("qty"))
+        }
+        try await background.perform { context in
+            try context.existingObject(with: id).set("qty", Int64(3))
+            try context.save()
+        }
+        let qty = try await coordinator.performBackgroundTask { context in
+            try context.fetch(FetchRequest(entityName: "Order")).first?.get("qty", as: Int64.self)
+        }
+        #expect(qty == 3)
+    }
+}
+
+/// A thread-safe counter for the tests above.
+private final class Counter: Sendable {
+    private let count = Mutex(0)
+    var value: Int { count.withLock { $0 } }
+    func increment() { count.withLock { $0 += 1 } }
+}
