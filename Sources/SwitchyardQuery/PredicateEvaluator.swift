@@ -274,23 +274,23 @@ package enum PredicateEvaluator {
 package enum Truth: Sendable, Hashable {
     case `true`, `false`, unknown
 
-    package init(_ value: Bool) { self = value ? .true : .false }
+    @inlinable package init(_ value: Bool) { self = value ? .true : .false }
 
-    package static func && (lhs: Truth, rhs: @autoclosure () throws -> Truth) rethrows -> Truth {
+    @inlinable package static func && (lhs: Truth, rhs: @autoclosure () throws -> Truth) rethrows -> Truth {
         if lhs == .false { return .false }
         let r = try rhs()
         if r == .false { return .false }
         return lhs == .true && r == .true ? .true : .unknown
     }
 
-    package static func || (lhs: Truth, rhs: @autoclosure () throws -> Truth) rethrows -> Truth {
+    @inlinable package static func || (lhs: Truth, rhs: @autoclosure () throws -> Truth) rethrows -> Truth {
         if lhs == .true { return .true }
         let r = try rhs()
         if r == .true { return .true }
         return lhs == .false && r == .false ? .false : .unknown
     }
 
-    package static prefix func ! (value: Truth) -> Truth {
+    @inlinable package static prefix func ! (value: Truth) -> Truth {
         switch value {
         case .true: return .false
         case .false: return .true

@@ -13,7 +13,7 @@ import SwitchyardModel
 /// Elements are written only by the arena, before any row referring to them is handed out, or through a
 /// uniquely referenced `RowValues`: hence `@unchecked Sendable`.
 package final class RowStorage: @unchecked Sendable {
-    private let elements: UnsafeMutablePointer<AttributeValue>
+    @usableFromInline let elements: UnsafeMutablePointer<AttributeValue>
     package let capacity: Int
     /// Initialized elements, from the start.
     package private(set) var count = 0
@@ -62,7 +62,7 @@ package final class RowStorage: @unchecked Sendable {
     package var remaining: Int { capacity - count }
 
     /// An initialized value.
-    package subscript(index: Int) -> AttributeValue {
+    @inlinable package subscript(index: Int) -> AttributeValue {
         get { elements[index] }
         set { elements[index] = newValue }
     }

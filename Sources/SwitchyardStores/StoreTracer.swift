@@ -57,7 +57,7 @@ package final class StoreTracer: Sendable {
     }
 
     /// Runs `body`; at `operations` and above, traces `what` (given the result) with its duration.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func measure<T>(_ what: (T) -> String, _ body: () throws -> T) rethrows -> T {
         guard level >= .operations else { return try body() }
         let start = DispatchTime.now().uptimeNanoseconds
