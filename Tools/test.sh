@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, builds, runs every test, then gives every fuzz target
-# a few seconds on its committed seeds (a smoke run; `bash Tools/fuzz.sh TARGET SECONDS` fuzzes for longer).
+# The README's test command: installs what is missing, builds, runs every test, builds the DocC documentation
+# with warnings as errors and every public symbol documented (Tools/docs.sh), then gives every fuzz target a
+# few seconds on its committed seeds (a smoke run; `bash Tools/fuzz.sh TARGET SECONDS` fuzzes for longer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Tools/setup.sh
 swift build --build-tests
 swift test --skip-build "$@"
 if [ "$#" -eq 0 ]; then
+    echo "test: documentation (DocC, warnings as errors)"
+    bash Tools/docs.sh
     echo "test: fuzz smoke run (each target 8 s; the build goes to .build/fuzz)"
     bash Tools/fuzz.sh all 8
 fi

@@ -4,6 +4,7 @@ import Foundation
 
 /// A context operation that failed: a wrong key or type, a validation failure, a misuse.
 public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
+    /// The model has no entity of this name.
     case unknownEntity(String)
     /// An abstract entity cannot be instantiated.
     case abstractEntity(String)

@@ -20,7 +20,9 @@ public final class ManagedObject {
     package let handle: EntityHandle
     /// Temporary until the first save, then `x-coredata://STORE/Entity/pN`.
     public internal(set) var objectID: ObjectID
+    /// True from `insert` until the save that writes the object (Core Data's `isInserted`).
     public internal(set) var isInserted = false
+    /// True from `delete` until the save that removes the object, or a rollback (Core Data's `isDeleted`).
     public internal(set) var isDeleted = false
     /// The context that owns the object (weak: the context owns its objects, not the reverse).
     public internal(set) weak var context: ObjectContext?

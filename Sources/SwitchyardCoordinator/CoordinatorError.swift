@@ -5,6 +5,7 @@ import SwitchyardStores
 
 /// A coordinator operation that failed: adding, routing or finding stores.
 public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
+    /// The model has no configuration of this name; `available` lists those it has.
     case unknownConfiguration(name: String, available: [String])
     /// The model has no entity with this name.
     case unknownEntity(String)
@@ -18,7 +19,9 @@ public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertibl
     case storeNotInCoordinator(path: String)
     /// The store does not hold the entity it was asked to take.
     case entityNotInStore(entity: String, path: String, configuration: String)
+    /// A file-backed store (SQLite, LMDB) was described without a URL.
     case missingURL(type: StoreType, configuration: String)
+    /// The string is not an `x-coredata://` object URI; `reason` says which part is wrong.
     case invalidObjectURI(String, reason: String)
     /// The store backend is not available in this build.
     case unsupportedStoreType(StoreType, reason: String)

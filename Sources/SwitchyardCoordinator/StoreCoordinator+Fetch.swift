@@ -7,7 +7,9 @@ import SwitchyardStores
 
 /// A row together with the store it came from.
 public struct FetchedRow: Sendable {
+    /// The store the row was read from.
     public let store: any PersistentStore
+    /// The row as the store holds it.
     public let row: StoreRow
 
     /// The row's permanent object ID.

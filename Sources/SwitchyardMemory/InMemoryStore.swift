@@ -58,10 +58,12 @@ public final class InMemoryStore: PersistentStore {
 
     // MARK: - Metadata
 
+    /// The store's metadata, as the last `setMetadata` left it.
     public func metadata() throws -> StoreMetadata {
         try read { $0.metadata }
     }
 
+    /// Replaces the store's metadata.
     public func setMetadata(_ metadata: StoreMetadata) throws {
         try write { $0.metadata = metadata }
     }
@@ -73,6 +75,7 @@ public final class InMemoryStore: PersistentStore {
 
     // MARK: - Fetch
 
+    /// The rows matching `request`, evaluated in memory, in the request's order.
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
         let request = try request.prepared(forStore: identifier, model: model)
         let snapshot = try read { $0 }
@@ -101,6 +104,7 @@ public final class InMemoryStore: PersistentStore {
         return Array(rows[start..<end])
     }
 
+    /// The number of rows `fetch(_:)` would return for `request`.
     public func count(_ request: StoreFetchRequest) throws -> Int {
         try matchingRows(try request.prepared(forStore: identifier, model: model), in: try read { $0 }).count
     }

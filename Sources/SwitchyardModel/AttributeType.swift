@@ -6,17 +6,29 @@
 /// let type = try AttributeType(xcodeName: "Integer 64")   // .integer64
 /// ```
 public enum AttributeType: String, Sendable, Hashable, CaseIterable, Codable {
+    /// A 16-bit signed integer (`Integer 16`).
     case integer16 = "Integer 16"
+    /// A 32-bit signed integer (`Integer 32`).
     case integer32 = "Integer 32"
+    /// A 64-bit signed integer (`Integer 64`).
     case integer64 = "Integer 64"
+    /// A decimal number (`Decimal`), stored as SQLite REAL as Core Data does.
     case decimal = "Decimal"
+    /// A 64-bit floating-point number.
     case double = "Double"
+    /// A 32-bit floating-point number (stored as a Double).
     case float = "Float"
+    /// Text.
     case string = "String"
+    /// A Boolean.
     case boolean = "Boolean"
+    /// A point in time, stored as seconds since 2001-01-01 as Core Data does.
     case date = "Date"
+    /// Bytes (`Binary`; also what a `Transformable` attribute holds).
     case binary = "Binary"
+    /// A UUID, stored as its 16 bytes.
     case uuid = "UUID"
+    /// A URL, stored as its absolute string.
     case uri = "URI"
     /// Stored as Binary; the value transformer is the app's business.
     case transformable = "Transformable"

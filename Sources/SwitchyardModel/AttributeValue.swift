@@ -9,15 +9,25 @@ import Foundation
 /// let n: AttributeValue = 42          // integer literal
 /// ```
 public enum AttributeValue: Sendable, Hashable {
+    /// No value (SQL NULL, Core Data's nil).
     case null
+    /// An integer, for every integer attribute type.
     case integer(Int64)
+    /// A floating-point number, for `Double` and `Float` attributes.
     case double(Double)
+    /// A decimal number.
     case decimal(Decimal)
+    /// Text.
     case string(String)
+    /// A Boolean.
     case bool(Bool)
+    /// A point in time.
     case date(Date)
+    /// Bytes.
     case binary(Data)
+    /// A UUID.
     case uuid(UUID)
+    /// A URL.
     case uri(URL)
 
     /// True for `.null`.

@@ -11,11 +11,13 @@ import Foundation
 /// ])
 /// ```
 public struct EntityDescription: Sendable, Hashable {
+    /// The entity's name, unique in the model.
     public var name: String
     /// The class name Xcode's `representedClassName` gives; informational on Linux.
     public var className: String?
     /// Name of the parent entity (single-table inheritance), if any.
     public var parentName: String?
+    /// An abstract entity has no instances of its own, only of its subentities.
     public var isAbstract: Bool
     /// Attributes declared on this entity (not inherited).
     public var attributes: [AttributeDescription]
@@ -25,7 +27,9 @@ public struct EntityDescription: Sendable, Hashable {
     public var fetchedProperties: [FetchedPropertyDescription]
     /// Renaming identifier (`elementID`): the entity's former name.
     public var renamingIdentifier: String?
+    /// Changes the entity's version hash without another change (Core Data's `versionHashModifier`).
     public var versionHashModifier: String?
+    /// The model file's user info for the entity.
     public var userInfo: [String: String]
     /// Each constraint is a list of property names whose combined values must be unique.
     public var uniquenessConstraints: [[String]]

@@ -9,18 +9,29 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible, Loc
     case malformedXML(file: String, line: Int, column: Int, reason: String)
     /// A required element or attribute is missing.
     case missingElement(file: String, element: String, reason: String)
+    /// An attribute type the model format does not define.
     case unknownAttributeType(file: String, entity: String, attribute: String, type: String)
     /// A persistent attribute of type Undefined: no store can hold a value without a type.
     case undefinedAttributeType(file: String, entity: String, attribute: String)
+    /// A default value that cannot be read as the attribute's type.
     case invalidDefaultValue(file: String, entity: String, attribute: String, value: String, type: AttributeType)
+    /// A relationship whose destination entity is not in the model.
     case missingDestinationEntity(file: String, entity: String, relationship: String, destination: String)
+    /// A relationship whose named inverse is not a relationship of the destination.
     case missingInverse(file: String, entity: String, relationship: String, inverse: String, destination: String)
+    /// An entity whose parent entity is not in the model.
     case missingParentEntity(file: String, entity: String, parent: String)
+    /// An entity that is its own ancestor.
     case inheritanceCycle(file: String, entity: String)
+    /// Two models being merged both declare the entity `name`.
     case duplicateEntity(name: String, firstSource: String, secondSource: String)
+    /// An entity (with its ancestors) declares two properties with one name.
     case duplicateProperty(file: String, entity: String, property: String)
+    /// A configuration names an entity the model does not have.
     case unknownConfigurationEntity(file: String, configuration: String, entity: String)
+    /// The model has no configuration of this name; `available` lists those it has.
     case unknownConfiguration(name: String, available: [String])
+    /// An index names a property the entity does not have.
     case unknownIndexProperty(file: String, entity: String, index: String, property: String)
     /// A relationship whose two ends are never in the same configuration, so no store can hold both.
     case crossConfigurationRelationship(
@@ -28,7 +39,9 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible, Loc
         destination: String, destinationConfigurations: [String])
     /// `.xccurrentversion` names a version the bundle does not contain.
     case missingCurrentVersion(file: String, version: String, available: [String])
+    /// No file or bundle at `path`.
     case fileNotFound(path: String)
+    /// The file at `path` exists but cannot be read; `reason` says why.
     case unreadableFile(path: String, reason: String)
     /// Writing a model file failed.
     case unwritableFile(path: String, reason: String)

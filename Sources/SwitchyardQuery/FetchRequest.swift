@@ -12,16 +12,22 @@ import Foundation
 /// request.fetchLimit = 20
 /// ```
 public struct FetchRequest: Sendable, Hashable {
+    /// The entity to fetch (with its subentities unless `includesSubentities` is false).
     public var entityName: String
+    /// Which objects match; `nil` matches all.
     public var predicate: FetchPredicate?
+    /// The order of the results, ties broken by primary key.
     public var sortKeys: [SortKey]
+    /// At most this many results; `nil` for no limit.
     public var fetchLimit: Int?
+    /// Results to skip first.
     public var fetchOffset: Int
     /// Whether objects of subentities match (default true, as in Core Data).
     public var includesSubentities: Bool
     /// Identifiers (`NSStoreUUID`) of the stores to search; `nil` searches every store serving the entity.
     public var affectedStoreIdentifiers: [UUID]?
 
+    /// A request for `entityName`, with an optional predicate, order, limit, offset and stores.
     public init(
         entityName: String, predicate: FetchPredicate? = nil, sortKeys: [SortKey] = [],
         fetchLimit: Int? = nil, fetchOffset: Int = 0, includesSubentities: Bool = true,

@@ -169,14 +169,23 @@ extension Array: PredicateArgumentConvertible where Element: PredicateArgumentCo
 /// Lets `.null`, `.date(d)` and friends stand in a variadic argument list (spell `PredicateArgument.keyPath(_:)`
 /// and `.list(_:)` in full: they are also enum cases).
 extension PredicateArgumentConvertible where Self == PredicateArgument {
+    /// A text argument.
     public static func string(_ s: String) -> PredicateArgument { PredicateArgument.string(s) }
+    /// An integer argument.
     public static func integer<I: BinaryInteger>(_ i: I) -> PredicateArgument { PredicateArgument.integer(i) }
+    /// A floating-point argument.
     public static func double(_ d: Double) -> PredicateArgument { PredicateArgument.double(d) }
+    /// A decimal argument.
     public static func decimal(_ d: Decimal) -> PredicateArgument { PredicateArgument.decimal(d) }
+    /// A Boolean argument.
     public static func bool(_ b: Bool) -> PredicateArgument { PredicateArgument.bool(b) }
+    /// A date argument.
     public static func date(_ d: Date) -> PredicateArgument { PredicateArgument.date(d) }
+    /// A UUID argument.
     public static func uuid(_ u: UUID) -> PredicateArgument { PredicateArgument.uuid(u) }
+    /// A bytes argument.
     public static func data(_ d: Data) -> PredicateArgument { PredicateArgument.data(d) }
+    /// A URL argument.
     public static func url(_ u: URL) -> PredicateArgument { PredicateArgument.url(u) }
     /// `nil`.
     public static var null: PredicateArgument { PredicateArgument.value(.null) }

@@ -4,13 +4,21 @@ import Foundation
 
 /// A property-list value that is Sendable, for metadata keys an app adds (they must survive every rewrite).
 public indirect enum PropertyListValue: Sendable, Hashable {
+    /// A string.
     case string(String)
+    /// An integer.
     case integer(Int64)
+    /// A floating-point number.
     case real(Double)
+    /// A Boolean.
     case bool(Bool)
+    /// A date.
     case date(Date)
+    /// Bytes.
     case data(Data)
+    /// An array of values.
     case array([PropertyListValue])
+    /// A dictionary of values by string key.
     case dictionary([String: PropertyListValue])
 
     /// Converts what `PropertyListSerialization` returns; `nil` for anything that is not a plist type.

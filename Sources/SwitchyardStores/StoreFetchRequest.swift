@@ -7,14 +7,20 @@ import SwitchyardQuery
 /// A fetch as a store receives it: one entity, a predicate with every variable already substituted,
 /// sort, limit and offset.
 public struct StoreFetchRequest: Sendable, Hashable {
+    /// The entity to fetch.
     public var entityName: String
+    /// Which rows match; `nil` matches all.
     public var predicate: FetchPredicate?
+    /// The order of the rows, ties broken by primary key.
     public var sortKeys: [SortKey]
+    /// At most this many rows; `nil` for no limit.
     public var fetchLimit: Int?
+    /// Rows to skip first.
     public var fetchOffset: Int
     /// Whether rows of subentities match too (Core Data's default: yes).
     public var includesSubentities: Bool
 
+    /// A request for `entityName`'s rows in one store.
     public init(
         entityName: String, predicate: FetchPredicate? = nil, sortKeys: [SortKey] = [],
         fetchLimit: Int? = nil, fetchOffset: Int = 0, includesSubentities: Bool = true
@@ -35,7 +41,9 @@ public struct StoreChangeSet: Sendable, Hashable {
     /// New rows; primary keys come from `allocatePrimaryKeys`. Stores keep each row's `version` as given:
     /// 1 for a new object, the source's `Z_OPT` when a split copies rows.
     public var inserts: [StoreRow]
+    /// Changed values of existing rows.
     public var updates: [RowUpdate]
+    /// Rows to delete.
     public var deletes: [RowDeletion]
     /// Many-to-many links to add (adding one that exists changes nothing).
     public var linkInserts: [RelationshipLink]
@@ -44,6 +52,7 @@ public struct StoreChangeSet: Sendable, Hashable {
     /// New member orders of ordered to-many relationships, applied after every other change.
     public var orders: [RelationshipOrder]
 
+    /// A change set of the given changes (each empty unless given).
     public init(
         inserts: [StoreRow] = [], updates: [RowUpdate] = [], deletes: [RowDeletion] = [],
         linkInserts: [RelationshipLink] = [], linkDeletes: [RelationshipLink] = [], orders: [RelationshipOrder] = []
@@ -56,6 +65,7 @@ public struct StoreChangeSet: Sendable, Hashable {
         self.orders = orders
     }
 
+    /// True when the change set changes nothing.
     public var isEmpty: Bool {
         inserts.isEmpty && updates.isEmpty && deletes.isEmpty && linkInserts.isEmpty && linkDeletes.isEmpty && orders.isEmpty
     }
@@ -64,13 +74,18 @@ public struct StoreChangeSet: Sendable, Hashable {
 /// Changed values of one existing row. The store applies them only if the row's `Z_OPT` still equals
 /// `expectedVersion`, and then increments it.
 public struct RowUpdate: Sendable, Hashable {
+    /// The row's concrete entity.
     public var entityName: String
+    /// The row's primary key (`Z_PK`).
     public var primaryKey: Int64
+    /// The `Z_OPT` the row must still have, or the save is a conflict.
     public var expectedVersion: Int64
+    /// New attribute values by name.
     public var values: [String: AttributeValue]
     /// Changed to-one relationships; `nil` clears the relationship.
     public var toOne: [String: RowReference?]
 
+    /// An update of one row.
     public init(
         entityName: String, primaryKey: Int64, expectedVersion: Int64, values: [String: AttributeValue] = [:],
         toOne: [String: RowReference?] = [:]
@@ -85,10 +100,14 @@ public struct RowUpdate: Sendable, Hashable {
 
 /// A row to delete if its `Z_OPT` still equals `expectedVersion`.
 public struct RowDeletion: Sendable, Hashable {
+    /// The row's concrete entity.
     public var entityName: String
+    /// The row's primary key (`Z_PK`).
     public var primaryKey: Int64
+    /// The `Z_OPT` the row must still have, or the save is a conflict.
     public var expectedVersion: Int64
 
+    /// A deletion of one row.
     public init(entityName: String, primaryKey: Int64, expectedVersion: Int64) {
         self.entityName = entityName
         self.primaryKey = primaryKey

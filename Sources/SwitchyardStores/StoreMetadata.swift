@@ -5,11 +5,17 @@ import Foundation
 /// A store's metadata, with Core Data's keys: what type it is, its UUID, and which model wrote it.
 /// Keys an application added are kept in `additional` and survive every rewrite.
 public struct StoreMetadata: Sendable, Hashable {
+    /// `NSStoreType`, Core Data's key for the store type.
     public static let storeTypeKey = "NSStoreType"
+    /// `NSStoreUUID`, the store's identifier (the UUID in its object URIs).
     public static let uuidKey = "NSStoreUUID"
+    /// `NSStoreModelVersionHashes`: entity name -> version hash of the model that wrote the store.
     public static let versionHashesKey = "NSStoreModelVersionHashes"
+    /// `NSStoreModelVersionHashesVersion`: the hash scheme's version.
     public static let versionHashesVersionKey = "NSStoreModelVersionHashesVersion"
+    /// `NSStoreModelVersionIdentifiers`: the model's version identifiers.
     public static let versionIdentifiersKey = "NSStoreModelVersionIdentifiers"
+    /// `NSPersistenceFrameworkVersion`: set by Core Data on stores it wrote.
     public static let frameworkVersionKey = "NSPersistenceFrameworkVersion"
     /// Set on SQLite stores Switchyard creates: "Allows External Storage" attributes are kept in Core Data's
     /// format (a marker byte, then the value or a file name). Stores Switchyard wrote before hold bare bytes.
@@ -20,13 +26,16 @@ public struct StoreMetadata: Sendable, Hashable {
 
     /// `NSStoreType`: "SQLite", "LMDB" or "InMemory".
     public var storeType: String
+    /// `NSStoreUUID`: the store's identifier.
     public var uuid: UUID
     /// Entity name -> version hash of the model that last wrote the store.
     public var versionHashes: [String: Data]
+    /// The version identifiers of the model that last wrote the store.
     public var versionIdentifiers: [String]
     /// Every other key, including the app's own and `NSPersistenceFrameworkVersion`.
     public var additional: [String: PropertyListValue]
 
+    /// Metadata for a store of `storeType`.
     public init(
         storeType: String, uuid: UUID = UUID(), versionHashes: [String: Data] = [:], versionIdentifiers: [String] = [],
         additional: [String: PropertyListValue] = [:]

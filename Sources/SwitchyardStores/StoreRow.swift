@@ -6,6 +6,7 @@ import SwitchyardModel
 public struct StoreRow: Sendable, Hashable {
     /// The row's concrete entity (its `Z_ENT`).
     public var entityName: String
+    /// The row's primary key (`Z_PK`).
     public var primaryKey: Int64
     /// `Z_OPT`: 1 after insert, incremented by every update.
     public var version: Int64
@@ -44,9 +45,12 @@ public struct StoreRow: Sendable, Hashable {
 
 /// Identifies a row inside one store: concrete entity and primary key.
 public struct RowReference: Sendable, Hashable, CustomStringConvertible {
+    /// The row's concrete entity.
     public var entityName: String
+    /// The row's primary key (`Z_PK`).
     public var primaryKey: Int64
 
+    /// A reference to the row `primaryKey` of `entityName`.
     public init(entityName: String, primaryKey: Int64) {
         self.entityName = entityName
         self.primaryKey = primaryKey

@@ -4,8 +4,11 @@ import Foundation
 
 /// The backends a coordinator can mount.
 public enum StoreType: String, Sendable, Hashable, CaseIterable, Codable {
+    /// An SQLite file in Core Data's layout.
     case sqlite = "SQLite"
+    /// An LMDB environment (a directory).
     case lmdb = "LMDB"
+    /// Memory only: gone when the coordinator goes.
     case memory = "InMemory"
 
     /// Infers the type from a path's extension: `.sqlite` (and other SQLite names) or `.lmdb`.
@@ -53,6 +56,8 @@ public struct StoreOptions: Sendable, Hashable {
         self.traceLevel = traceLevel
     }
 
+    /// Read-write, not disposable.
     public static let `default` = StoreOptions()
+    /// Opened for reading only: saves and migrations are refused.
     public static let readOnly = StoreOptions(readOnly: true)
 }

@@ -25,6 +25,7 @@ public enum EntityCodeGenerator {
         /// Where the model came from, for the header comment.
         public var source: String
 
+        /// Options with the access level of the generated declarations (`internal` or `public`), a prefix for type names, and the source named in the header comment.
         public init(accessLevel: String = "internal", typePrefix: String = "", source: String = "the model") {
             self.accessLevel = accessLevel
             self.typePrefix = typePrefix

@@ -7,6 +7,7 @@ import SwitchyardModel
 /// registered: a missing property, another attribute type, another optionality or another destination is an
 /// error then, not at first access.
 public struct DeclaredProperty: Sendable, Hashable, CustomStringConvertible {
+    /// What kind of model property a Swift property stands for, with what registration checks against the model.
     public enum Kind: Sendable, Hashable {
         /// An attribute read as `swiftType` (optional when `isOptional`).
         case attribute(swiftType: String, isOptional: Bool)
@@ -18,9 +19,12 @@ public struct DeclaredProperty: Sendable, Hashable, CustomStringConvertible {
         case fetched(destination: String)
     }
 
+    /// The property's name in the model.
     public let name: String
+    /// What the property is: an attribute of a Swift type, a relationship to an entity type, or a fetched property.
     public let kind: Kind
 
+    /// A declared property named `name` of kind `kind`.
     public init(name: String, kind: Kind) {
         self.name = name
         self.kind = kind

@@ -92,8 +92,11 @@ public struct TypedPredicate<Root: EntityObject>: Sendable {
         Self(.comparison(Comparison(.keyPath([Root.name(of: keyPath), "@count"]), op, .constant(.integer(Int64(n))))))
     }
 
+    /// Both predicates hold (`AND`).
     public static func && (lhs: Self, rhs: Self) -> Self { Self(.and([lhs.predicate, rhs.predicate])) }
+    /// Either predicate holds (`OR`).
     public static func || (lhs: Self, rhs: Self) -> Self { Self(.or([lhs.predicate, rhs.predicate])) }
+    /// The predicate does not hold (`NOT`; SQL's three-valued logic, as every store evaluates it).
     public static prefix func ! (operand: Self) -> Self { Self(.not(operand.predicate)) }
 }
 
@@ -170,6 +173,7 @@ public func > <Root: EntityObject, Value: AttributeConvertible & Comparable>(lhs
 
 /// A sort key written against a key path: `.ascending(\.sentAt)`, `.descending(\.title)`.
 public struct TypedSortKey<Root: EntityObject>: Sendable {
+    /// The string-keyed sort key this typed key stands for.
     public let sortKey: SortKey
 
     /// Smallest first (nil first, as in Core Data's SQLite store).
