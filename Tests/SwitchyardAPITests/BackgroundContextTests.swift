@@ -70,6 +70,28 @@ import Testing
         #expect(released == Array(repeating: true, count: contexts.count))
     }
 
+    /// A background context's thread ends when the context goes away: creating and dropping 40 of them leaves
+    /// the process with the threads it had (read from /proc/self/task), so per-unit-of-work contexts do not leak.
+    @Test func droppedContextsEndTheirThreads() async throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(.memory, in: dir)
+        func threads() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count }
+        _ = try await coordinator.performBackgroundTask { context in try context.count(FetchRequest(entityName: "Order")) }
+        let before = try threads()
+        for round in 0..<40 {
+            let background = BackgroundContext(coordinator: coordinator, name: "test.drop.\(round)")
+            _ = try await background.perform { context in try context.count(FetchRequest(entityName: "Order")) }
+            _ = try await coordinator.performBackgroundTask { context in try context.count(FetchRequest(entityName: "Order")) }
+        }
+        var after = try threads()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while after > before + 2, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            after = try threads()
+        }
+        #expect(after <= before + 2, "\(after - before) threads left behind by 80 dropped contexts")
+    }
+
     /// Performs on one context run one after another, in the order they were called from one task, like blocks
     /// on a context's queue.
     @Test func performsOnOneContextRunInOrder() async throws {
