@@ -47,6 +47,13 @@ package struct ChangedValues {
         if position < 64 { mask |= 1 << UInt64(position) } else { wideMask.insert(position) }
     }
 
+    /// Forgets the change at `position`, if any.
+    package mutating func remove(at position: Int) {
+        guard isChanged(position) else { return }
+        if position < 64 { mask &= ~(1 << UInt64(position)) } else { wideMask.remove(position) }
+        if isEmpty { storage = nil }
+    }
+
     /// Forgets every change.
     package mutating func removeAll() {
         storage = nil

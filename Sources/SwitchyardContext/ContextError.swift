@@ -30,6 +30,12 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible, L
     /// The object is deleted in its context (not saved yet): it cannot be changed; `rollback` or
     /// `refresh` undoes the deletion.
     case deletedObject(String)
+    /// `mergeChanges(from:policy: .error)` found objects that the save changed and this context has unsaved
+    /// changes to; nothing was merged.
+    case mergeConflict([String])
+    /// A save notification from a coordinator whose model differs from this context's: its objects mean
+    /// something else here.
+    case foreignSaveNotification(entities: [String], expected: [String])
 
     public var description: String {
         switch self {
@@ -54,6 +60,12 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible, L
                 + "context is gone); it can no longer be changed or have its relationships read"
         case let .deletedObject(object):
             return "\(object) is deleted in its context and cannot be changed (rollback or refresh undoes the deletion)"
+        case let .mergeConflict(objects):
+            return "cannot merge the save: \(objects.count) object(s) it changed have unsaved changes in this context (\(objects.prefix(5).joined(separator: ", "))"
+                + "\(objects.count > 5 ? ", ..." : "")); nothing was merged: merge with .storeWins, .contextWins or .rollback, or save or roll back first"
+        case let .foreignSaveNotification(entities, expected):
+            return "the save notification comes from a coordinator with another model (entities \(entities.joined(separator: ", "))) "
+                + "than this context's (entities \(expected.joined(separator: ", "))); its object IDs mean nothing here"
         }
     }
 }

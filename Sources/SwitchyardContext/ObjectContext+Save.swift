@@ -81,6 +81,12 @@ extension ObjectContext {
         // Computed before any store writes: reading members must not see a half-saved context.
         let toMany = try toManyChanges(of: inserts + changed, reference: reference)
 
+        // What the committed stores wrote, for the coordinator's save observers (collected only when there are
+        // some); published even when a later store fails, since what committed stays committed.
+        let observing = coordinator.isObservingSaves
+        var published: [StoreSaveChanges] = []
+        defer { if observing { coordinator.publish(SaveNotification(coordinator: coordinator, stores: published)) } }
+
         for key in order {
             let b = batches[key]!
             var changes = StoreChangeSet()
@@ -103,12 +109,22 @@ extension ObjectContext {
                 changes.deletes.append(RowDeletion(
                     entityName: object.entity.name, primaryKey: object.objectID.primaryKey!, expectedVersion: object.snapshot?.version ?? 0))
             }
+            var saved: StoreSaveChanges?
+            if observing {
+                saved = StoreSaveChanges(storeIdentifier: b.store.identifier, configuration: b.store.configurationName)
+                for object in b.updates { saved!.updated[object.objectID] = object.changedKeys }
+                saved!.deleted = Set(b.deletes.map(\.objectID))
+            }
             try b.store.save(changes)
             // Each store is final once committed: if a later store fails, these objects stay saved
             // and a retry writes only what is left. The inserted rows become the objects' snapshots as they are.
             let inserted = changes.inserts
             changes = StoreChangeSet()
             finishSave(inserts: b.inserts, rows: inserted, changed: b.updates + b.deletes, store: b.store.identifier, newKeys: newKeys)
+            if var saved {
+                saved.inserted = Set(b.inserts.map(\.objectID))
+                published.append(saved)
+            }
         }
     }
 

@@ -194,20 +194,39 @@ public final class ObjectContext {
         object.fetchedCache = [:]
         // Members read before are stale, except where kept changes still need them to compute link deltas.
         object.committedToMany = object.committedToMany.filter { mergeChanges && object.changedToMany[$0.key] != nil }
-        guard !object.isInserted, let store = object.store else { return }
+        guard !object.isInserted, object.store != nil else { return }
         guard let row = try coordinator.rows(for: [object.objectID])[object.objectID] else {
             throw ContextError.objectNotFound(object.objectID.description)
         }
         object.snapshot = snapshot(of: row.row, entity: object.handle)
-        if !mergeChanges {
-            object.changedValues.removeAll()
-            object.changedToOne = [:]
-            object.changedToMany = [:]
-            object.touchedToMany = []
-            object.isDeleted = false
-            changedObjects[ObjectIdentifier(object)] = nil
-        }
-        _ = store
+        if !mergeChanges { discardChanges(of: object) }
+    }
+
+    /// Takes `row` as the object's saved state (the newest `Z_OPT`, so a later save of kept changes does not
+    /// conflict), forgetting cached fetched properties and members read before.
+    package func takeSavedState(_ row: StoreRow, for object: ManagedObject) {
+        object.fetchedCache = [:]
+        object.committedToMany = object.committedToMany.filter { object.changedToMany[$0.key] != nil }
+        object.snapshot = snapshot(of: row, entity: object.handle)
+    }
+
+    /// Drops every unsaved change of a saved object.
+    package func discardChanges(of object: ManagedObject) {
+        object.changedValues.removeAll()
+        object.changedToOne = [:]
+        object.changedToMany = [:]
+        object.touchedToMany = []
+        object.isDeleted = false
+        changedObjects[ObjectIdentifier(object)] = nil
+    }
+
+    /// Takes an object whose row another save deleted out of the context: it is no longer registered, and
+    /// writing to it throws `ContextError.detachedObject`, as for an object this context deleted and saved.
+    package func detachDeleted(_ object: ManagedObject) {
+        discardChanges(of: object)
+        registered[object.objectID] = nil
+        object.context = nil
+        forgetReferences(to: object)
     }
 
     /// Refreshes every registered object that has no unsaved changes.

@@ -40,6 +40,10 @@ public final class StoreCoordinator: Sendable {
     package let successors = Locked<[ObjectIdentifier: (old: any PersistentStore, new: any PersistentStore)]>([:])
     /// Whether `successors` has ever held an entry: lets `successor(of:)` skip its lock in the common case.
     package let hasSuccessors = Locked<Bool>(false)
+    /// Who is told about saves (see `addSaveObserver`).
+    package let saveObservers = Locked(SaveObservers())
+    /// Whether `saveObservers` has any: read on every save, so an unobserved save collects nothing.
+    package let hasSaveObservers = Locked(false)
 
     /// Creates a coordinator with no stores. It logs through `logger` (swift-log): stores added, migration
     /// decisions (identical, compatible, migratable or incompatible, and on what basis) and each migration step

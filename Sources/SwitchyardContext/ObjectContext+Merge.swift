@@ -1,0 +1,74 @@
+import Foundation
+import SwitchyardCoordinator
+import SwitchyardModel
+
+// MARK: - Merging another context's save
+
+extension ObjectContext {
+    /// Brings the objects this context holds up to date with another context's save, as Core Data's
+    /// `mergeChanges(fromContextDidSave:)` does: updated objects take their saved state (re-read in one batch per
+    /// store), deleted objects leave the context (writing to them throws `ContextError.detachedObject`), and
+    /// inserted objects need nothing (fetches find them). Objects that the save changed while this context holds
+    /// unsaved changes to them are resolved by `policy`; deletions win under every policy but `.error`.
+    ///
+    /// ```swift
+    /// let observation = coordinator.addSaveObserver { saved in pending.append(saved) }
+    /// // ... another context saves ...
+    /// for saved in pending { try context.mergeChanges(from: saved, policy: .contextWins) }
+    /// ```
+    ///
+    /// - Throws: `ContextError.mergeConflict` under `.error` when an object the save changed has unsaved changes
+    ///   here (nothing is merged); `ContextError.foreignSaveNotification` when the notification comes from a
+    ///   coordinator with another model.
+    public func mergeChanges(from notification: SaveNotification, policy: MergePolicy = .error) throws {
+        guard notification.coordinator === coordinator || notification.coordinator.model == coordinator.model else {
+            throw ContextError.foreignSaveNotification(
+                entities: notification.coordinator.model.entities.map(\.name).sorted(),
+                expected: coordinator.model.entities.map(\.name).sorted())
+        }
+        var updated: [(object: ManagedObject, keys: Set<String>)] = []
+        var deleted: [ManagedObject] = []
+        for store in notification.stores {
+            for (id, keys) in store.updated {
+                if let object = registered[id], !object.isInserted { updated.append((object, keys)) }
+            }
+            for id in store.deleted {
+                if let object = registered[id] { deleted.append(object) }
+            }
+        }
+        if policy == .error {
+            let conflicts = (updated.map(\.object) + deleted).filter(\.hasChanges)
+            guard conflicts.isEmpty else { throw ContextError.mergeConflict(conflicts.map(\.objectID.description).sorted()) }
+        }
+        for object in deleted { detachDeleted(object) }
+        guard !updated.isEmpty else { return }
+        let rows = try coordinator.rows(for: updated.map(\.object.objectID))
+        for (object, keys) in updated {
+            guard let row = rows[object.objectID] else {
+                // Deleted by a save after this one: the row is gone.
+                detachDeleted(object)
+                continue
+            }
+            if object.hasChanges {
+                switch policy {
+                case .rollback:
+                    discardChanges(of: object)
+                case .storeWins:
+                    for key in keys.intersection(object.changedKeys) { dropChange(of: key, in: object) }
+                    if !object.hasChanges { changedObjects[ObjectIdentifier(object)] = nil }
+                case .contextWins, .error:
+                    break
+                }
+            }
+            takeSavedState(row.row, for: object)
+        }
+    }
+
+    /// Forgets the unsaved change of property `key` of `object`.
+    private func dropChange(of key: String, in object: ManagedObject) {
+        if let position = object.handle.attributePositions[key] { object.changedValues.remove(at: position) }
+        object.changedToOne[key] = nil
+        object.changedToMany[key] = nil
+        object.touchedToMany.remove(key)
+    }
+}

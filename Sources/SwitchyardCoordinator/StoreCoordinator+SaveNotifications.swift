@@ -1,0 +1,58 @@
+import Foundation
+import SwitchyardModel
+
+// MARK: - Save notifications
+
+extension StoreCoordinator {
+    /// The observers of saves, by token (see `addSaveObserver`).
+    package struct SaveObservers: Sendable {
+        package var callbacks: [UInt64: @Sendable (SaveNotification) -> Void] = [:]
+        package var next: UInt64 = 0
+    }
+
+    /// A stream of every later save's changes through this coordinator (from any context, on any task), in the
+    /// order the saves committed: Core Data's did-save notification as an `AsyncSequence`. The stream buffers
+    /// what it has not delivered; it ends when the consuming task is cancelled or drops it.
+    ///
+    /// ```swift
+    /// for await saved in coordinator.saveNotifications() {
+    ///     try context.mergeChanges(from: saved)
+    /// }
+    /// ```
+    public func saveNotifications() -> AsyncStream<SaveNotification> {
+        AsyncStream { continuation in
+            let observation = addSaveObserver { continuation.yield($0) }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
+    }
+
+    /// Calls `observer` after every later save through this coordinator, on the thread that saved, before
+    /// `save()` returns; for synchronous code. Keep the returned observation: releasing it (or `cancel()`)
+    /// removes the observer. An observer must not save through the same coordinator.
+    public func addSaveObserver(_ observer: @escaping @Sendable (SaveNotification) -> Void) -> SaveObservation {
+        let token = saveObservers.withLock { observers -> UInt64 in
+            observers.next += 1
+            observers.callbacks[observers.next] = observer
+            return observers.next
+        }
+        hasSaveObservers.withLock { $0 = true }
+        return SaveObservation { [weak self] in
+            guard let self else { return }
+            let empty = saveObservers.withLock { observers -> Bool in
+                observers.callbacks[token] = nil
+                return observers.callbacks.isEmpty
+            }
+            if empty { hasSaveObservers.withLock { $0 = false } }
+        }
+    }
+
+    /// Whether anyone observes saves: a save collects its changes only then.
+    package var isObservingSaves: Bool { hasSaveObservers.withLock { $0 } }
+
+    /// Delivers `notification` to every observer registered now.
+    package func publish(_ notification: SaveNotification) {
+        guard !notification.stores.isEmpty else { return }
+        let callbacks = saveObservers.withLock { observers in observers.callbacks.sorted { $0.key < $1.key }.map(\.value) }
+        for callback in callbacks { callback(notification) }
+    }
+}
