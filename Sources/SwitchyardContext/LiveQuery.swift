@@ -184,3 +184,21 @@ extension StoreCoordinator {
         return stream
     }
 }
+
+extension StoreCoordinator {
+    /// Observes a typed fetch: ``observe(_:sectionedBy:)`` with the predicate and sort keys written against
+    /// `E`'s key paths. Snapshots hold object IDs; read the objects in a context with
+    /// `existingObject(_:with:)`.
+    ///
+    /// ```swift
+    /// for try await snapshot in try coordinator.observe(Message.self, where: \.isRead == false, sortedBy: [.ascending(\.sentAt)]) {
+    ///     print(snapshot.objectIDs.count)
+    /// }
+    /// ```
+    public func observe<E: EntityObject>(
+        _ type: E.Type, where predicate: TypedPredicate<E>? = nil, sortedBy sortKeys: [TypedSortKey<E>] = []
+    ) throws -> AsyncThrowingStream<QuerySnapshot, any Error> {
+        try registerType(type)
+        return try observe(FetchRequest(entityName: E.entityName, predicate: predicate?.predicate, sortKeys: sortKeys.map(\.sortKey)))
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MessengerSchema
 import Switchyard
 import Synchronization
 import Testing
@@ -158,6 +159,30 @@ import Testing
         let snapshots = collector.received
         #expect(snapshots.last?.objectIDs.count == 100)
         #expect(snapshots.count <= 101)
+    }
+
+    /// The typed form observes the same request, with predicates on key paths of a generated entity type.
+    @Test func typedObservationFollowsSaves() async throws {
+        let dir = try TempDir()
+        let model = try ModelLoader.load(at: URL(fileURLWithPath: "Schemas/Messenger.xcdatamodeld"))
+        let coordinator = StoreCoordinator(model: model)
+        try coordinator.addStore(.sqlite, configuration: "Cloud", at: dir.url.appendingPathComponent("Cloud.sqlite"))
+        let collector = Collector(try coordinator.observe(Message.self, where: \.isRead == false, sortedBy: [.ascending(\.sentAt)]))
+        defer { collector.task.cancel() }
+        #expect(try await collector.wait(for: 1).first?.objectIDs == [])
+        let context = ObjectContext(coordinator: coordinator)
+        for (id, read) in [("m1", false), ("m2", true), ("m3", false)] {
+            let message = try context.insert(Message.self)
+            message.messageID = id
+            message.sentAt = Date(timeIntervalSinceReferenceDate: Double(id.count))
+            message.isRead = read
+        }
+        try context.save()
+        let snapshots = try await collector.wait(for: 2)
+        try #require(snapshots.count == 2)
+        let ids = try snapshots[1].objectIDs.map { try context.existingObject(Message.self, with: $0).messageID }
+        #expect(Set(ids) == ["m1", "m3"])
+        #expect(snapshots[1].changes?.inserted == [0, 1])
     }
 
     /// A request the model cannot answer is refused at once, naming what is wrong.
