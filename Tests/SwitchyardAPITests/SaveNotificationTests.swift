@@ -65,6 +65,31 @@ import Testing
         #expect(next.updatedObjectIDs.count == 1)
     }
 
+    /// As in Core Data, both sides of a changed relationship are reported updated: the order whose to-one
+    /// changed, and the customers whose to-many gained or lost it (and, for a many-to-many, both sides' lists).
+    @Test(arguments: Backend.allCases)
+    func bothSidesOfARelationshipAreReported(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let ann = try Shop.customer(context, "Ann"), bob = try Shop.customer(context, "Bob")
+        let order = try Shop.order(context, "A1", qty: 1, customer: ann)
+        let tag = try context.insert("Tag")
+        try tag.set("label", "t")
+        try context.save()
+        let received = Mutex<[SaveNotification]>([])
+        let observation = coordinator.addSaveObserver { note in received.withLock { $0.append(note) } }
+        defer { observation.cancel() }
+        try order.setRelatedObject(bob, forKey: "customer")
+        try order.addRelatedObject(tag, forKey: "tags")
+        try context.save()
+        let updated = try #require(received.withLock { $0.first }?.stores.first?.updated)
+        #expect(updated[order.objectID] == ["customer", "tags"])
+        #expect(updated[ann.objectID] == ["orders"])
+        #expect(updated[bob.objectID] == ["orders"])
+        #expect(updated[tag.objectID] == ["orders"])
+    }
+
     /// Core Data's merge of a did-save notification: objects another context updated show the saved values,
     /// deleted ones leave the context (writing to them throws detachedObject, fetches skip them), inserted ones
     /// are found by fetches; all without the merging context re-fetching anything itself.
