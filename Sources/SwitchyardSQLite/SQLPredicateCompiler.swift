@@ -94,6 +94,13 @@ package struct SQLPredicateCompiler {
         return SQLFragment("SELECT COUNT(*) FROM ") + from(root) + whereClause(filter)
     }
 
+    /// `SELECT t0.Z_PK FROM ... WHERE ...`: the keys of the rows the request matches, for a batch statement.
+    package func matchingKeys(_ request: StoreFetchRequest) throws -> SQLFragment {
+        let state = State(requestEntity: request.entityName)
+        let (root, filter) = try base(request, state: state)
+        return SQLFragment("SELECT t0.\"Z_PK\" FROM ") + from(root) + whereClause(filter)
+    }
+
     private func base(_ request: StoreFetchRequest, state: State) throws -> (Scope, SQLFragment?) {
         guard let entity = schema.entities[request.entityName] else {
             throw StoreError.unsupportedPredicate(path: path, configuration: configurationName, reason: "entity \(request.entityName) has no table here")

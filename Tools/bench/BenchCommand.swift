@@ -59,6 +59,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Objects walked with ObjectContext.forEach in batches against one fetch, with the peak memory each adds; 0 skips it.")
     var walkObjects = 0
 
+    @Option(help: "Rows for batch update and delete (half of them each) against one SQL statement and against objects, per backend; runs only this measurement (0 skips it).")
+    var batchRows = 0
+
     @Option(help: "Saves measured with and without a save observer (and with a context merging each), per backend; runs only this measurement (0 skips it).")
     var observedSaves = 0
 
@@ -89,6 +92,7 @@ struct BenchCommand: ParsableCommand {
         guard chainRows >= 0 else { throw ValidationError("--chain-rows must be 0 or positive") }
         guard migrationKindsRows >= 0 else { throw ValidationError("--migration-kinds-rows must be 0 or positive") }
         guard migrationRows >= 0 else { throw ValidationError("--migration-rows must be 0 or positive") }
+        guard batchRows >= 0 else { throw ValidationError("--batch-rows must be 0 or positive") }
         guard observedSaves >= 0 else { throw ValidationError("--observed-saves must be 0 or positive") }
         guard fetchedSources == 0 || fetchedSources >= 2 else { throw ValidationError("--fetched-sources must be 0 or at least 2") }
         guard prefetchSources == 0 || prefetchSources >= 2 else { throw ValidationError("--prefetch-sources must be 0 or at least 2") }
@@ -143,6 +147,10 @@ struct BenchCommand: ParsableCommand {
             for backend in try selectedBackends() {
                 results += try MigrationKindsBench(rows: migrationKindsRows, backend: backend, dir: dir).run(log: log)
             }
+            return try report(results)
+        }
+        if batchRows > 0 {
+            results += try BatchBench(rows: batchRows, dir: dir, backends: try selectedBackends()).run(log: log)
             return try report(results)
         }
         if observedSaves > 0 {

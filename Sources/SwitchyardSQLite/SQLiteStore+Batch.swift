@@ -1,0 +1,66 @@
+import Foundation
+internal import GRDB
+import SwitchyardModel
+import SwitchyardStores
+
+// MARK: - Batch statements
+
+extension SQLiteStore: BatchWritingStore {
+    /// `UPDATE <table> SET <columns>, Z_OPT = Z_OPT + 1 WHERE Z_PK IN (<matching keys>) RETURNING Z_PK, Z_ENT`
+    /// in one write transaction. Nil when a value goes to an attribute with external storage (its files are
+    /// written row by row).
+    package func batchUpdate(_ request: StoreFetchRequest, values: [String: AttributeValue]) throws -> [RowReference]? {
+        try checkWritable("batch update")
+        let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
+        var assignments: [(column: String, value: DatabaseValue)] = []
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+            guard let index = layout.attributeIndex[name] else { return nil }
+            let attribute = layout.attributes[index]
+            if attribute.isExternal { return nil }
+            guard let encoded = SQLiteValueCoding.encode(value, as: attribute.type) else { return nil }
+            assignments.append((attribute.column, encoded))
+        }
+        guard !assignments.isEmpty else { return nil }
+        let matching = try compiler.matchingKeys(try request.prepared(forStore: identifier, model: model))
+        let table = SQLiteNames.quote(schema.table(of: layout).name)
+        let sql = "UPDATE \(table) SET " + assignments.map { "\(SQLiteNames.quote($0.column)) = ?" }.joined(separator: ", ")
+            + ", \"Z_OPT\" = \"Z_OPT\" + 1 WHERE \"Z_PK\" IN (\(matching.sql)) RETURNING \"Z_PK\", \"Z_ENT\""
+        return try tracer.measure({ "SQLite batch update \(tracer.describe(request)): \($0.count) rows" }) {
+            try write("batch update") { db in
+                do {
+                    return try changedRows(db, sql: sql, arguments: assignments.map(\.value) + matching.arguments)
+                } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                    throw StoreError.uniquenessViolation(
+                        path: displayPath, configuration: configurationName, entity: layout.name,
+                        properties: values.keys.sorted(), values: values.keys.sorted().map { values[$0]!.description })
+                }
+            }
+        }
+    }
+
+    /// `DELETE FROM <table> WHERE Z_PK IN (<matching keys>) RETURNING Z_PK, Z_ENT` in one write transaction.
+    /// Nil when the entity has attributes with external storage (their files go with the rows).
+    package func batchDelete(_ request: StoreFetchRequest) throws -> [RowReference]? {
+        try checkWritable("batch delete")
+        let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
+        if layout.attributes.contains(where: \.isExternal) { return nil }
+        let matching = try compiler.matchingKeys(try request.prepared(forStore: identifier, model: model))
+        let table = SQLiteNames.quote(schema.table(of: layout).name)
+        let sql = "DELETE FROM \(table) WHERE \"Z_PK\" IN (\(matching.sql)) RETURNING \"Z_PK\", \"Z_ENT\""
+        return try tracer.measure({ "SQLite batch delete \(tracer.describe(request)): \($0.count) rows" }) {
+            try write("batch delete") { db in try changedRows(db, sql: sql, arguments: matching.arguments) }
+        }
+    }
+
+    /// Runs a statement with `RETURNING Z_PK, Z_ENT` and names the rows it returned by entity.
+    private func changedRows(_ db: Database, sql: String, arguments: [DatabaseValue]) throws -> [RowReference] {
+        let names = Dictionary(uniqueKeysWithValues: schema.entities.values.map { ($0.number, $0.name) })
+        var result: [RowReference] = []
+        let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+        while let row = try rows.next() {
+            let entity: Int64 = row[1]
+            result.append(RowReference(entityName: names[entity] ?? "", primaryKey: row[0]))
+        }
+        return result
+    }
+}
