@@ -94,11 +94,14 @@ package struct SQLPredicateCompiler {
         return SQLFragment("SELECT COUNT(*) FROM ") + from(root) + whereClause(filter)
     }
 
-    /// `SELECT t0.Z_PK FROM ... WHERE ...`: the keys of the rows the request matches, for a batch statement.
-    package func matchingKeys(_ request: StoreFetchRequest) throws -> SQLFragment {
+    /// What a batch statement on the request's table needs: the ` WHERE ...` clause over the table named `t0`
+    /// when the predicate needs no join (`UPDATE <table> AS t0 ... WHERE ...` then), else the keys of the matching
+    /// rows (`SELECT t0.Z_PK FROM ... WHERE ...`, for `WHERE Z_PK IN (...)`).
+    package func batchFilter(_ request: StoreFetchRequest) throws -> (whereClause: SQLFragment?, matchingKeys: SQLFragment?) {
         let state = State(requestEntity: request.entityName)
         let (root, filter) = try base(request, state: state)
-        return SQLFragment("SELECT t0.\"Z_PK\" FROM ") + from(root) + whereClause(filter)
+        if root.joins.isEmpty { return (whereClause(filter), nil) }
+        return (nil, SQLFragment("SELECT t0.\"Z_PK\" FROM ") + from(root) + whereClause(filter))
     }
 
     private func base(_ request: StoreFetchRequest, state: State) throws -> (Scope, SQLFragment?) {

@@ -21,14 +21,14 @@ extension SQLiteStore: BatchWritingStore {
             assignments.append((attribute.column, encoded))
         }
         guard !assignments.isEmpty else { return nil }
-        let matching = try compiler.matchingKeys(try request.prepared(forStore: identifier, model: model))
-        let table = SQLiteNames.quote(schema.table(of: layout).name)
-        let sql = "UPDATE \(table) SET " + assignments.map { "\(SQLiteNames.quote($0.column)) = ?" }.joined(separator: ", ")
-            + ", \"Z_OPT\" = \"Z_OPT\" + 1 WHERE \"Z_PK\" IN (\(matching.sql)) RETURNING \"Z_PK\", \"Z_ENT\""
+        let (sql, arguments) = try batchStatement(
+            "UPDATE", request, layout: layout,
+            set: " SET " + assignments.map { "\(SQLiteNames.quote($0.column)) = ?" }.joined(separator: ", ") + ", \"Z_OPT\" = \"Z_OPT\" + 1",
+            setArguments: assignments.map(\.value))
         return try tracer.measure({ "SQLite batch update \(tracer.describe(request)): \($0.count) rows" }) {
             try write("batch update") { db in
                 do {
-                    return try changedRows(db, sql: sql, arguments: assignments.map(\.value) + matching.arguments)
+                    return try changedRows(db, sql: sql, arguments: arguments)
                 } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
                     throw StoreError.uniquenessViolation(
                         path: displayPath, configuration: configurationName, entity: layout.name,
@@ -44,12 +44,25 @@ extension SQLiteStore: BatchWritingStore {
         try checkWritable("batch delete")
         let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         if layout.attributes.contains(where: \.isExternal) { return nil }
-        let matching = try compiler.matchingKeys(try request.prepared(forStore: identifier, model: model))
-        let table = SQLiteNames.quote(schema.table(of: layout).name)
-        let sql = "DELETE FROM \(table) WHERE \"Z_PK\" IN (\(matching.sql)) RETURNING \"Z_PK\", \"Z_ENT\""
+        let (sql, arguments) = try batchStatement("DELETE FROM", request, layout: layout, set: "", setArguments: [])
         return try tracer.measure({ "SQLite batch delete \(tracer.describe(request)): \($0.count) rows" }) {
-            try write("batch delete") { db in try changedRows(db, sql: sql, arguments: matching.arguments) }
+            try write("batch delete") { db in try changedRows(db, sql: sql, arguments: arguments) }
         }
+    }
+
+    /// `<verb> <table> AS t0<set> WHERE <filter> RETURNING Z_PK, Z_ENT`, or with `WHERE Z_PK IN (<matching keys>)`
+    /// when the predicate needs joins (which UPDATE and DELETE cannot have).
+    private func batchStatement(
+        _ verb: String, _ request: StoreFetchRequest, layout: SQLiteEntityLayout, set: String, setArguments: [DatabaseValue]
+    ) throws -> (String, [DatabaseValue]) {
+        let filter = try compiler.batchFilter(try request.prepared(forStore: identifier, model: model))
+        let table = SQLiteNames.quote(schema.table(of: layout).name)
+        let returning = " RETURNING \"Z_PK\", \"Z_ENT\""
+        if let keys = filter.matchingKeys {
+            return ("\(verb) \(table)\(set) WHERE \"Z_PK\" IN (\(keys.sql))" + returning, setArguments + keys.arguments)
+        }
+        let condition = filter.whereClause ?? SQLFragment("")
+        return ("\(verb) \(table) AS t0\(set)\(condition.sql)" + returning, setArguments + condition.arguments)
     }
 
     /// Runs a statement with `RETURNING Z_PK, Z_ENT` and names the rows it returned by entity.

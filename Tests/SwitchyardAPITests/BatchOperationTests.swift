@@ -103,6 +103,16 @@ import Testing
         try context.save()
         #expect(try coordinator.batchUpdate("Order", where: try FetchPredicate(format: "customer.name == 'Ann' AND qty > 0"), set: ["width": .double(7)]) == 2)
         #expect(try Self.codes(coordinator, "width == 7") == ["O2", "O4"])
+        let tagged = try context.insert("Tag")
+        try tagged.set("label", "x")
+        for order in try context.fetch(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "qty < 2"))) {
+            try order.addRelatedObject(tagged, forKey: "tags")
+        }
+        try context.save()
+        #expect(try coordinator.batchUpdate("Order", where: try FetchPredicate(format: "ANY tags.label == 'x'"), set: ["width": .double(3)]) == 2)
+        #expect(try Self.codes(coordinator, "width == 3") == ["O0", "O1"])
+        #expect(try coordinator.batchDelete("Tag", where: try FetchPredicate(format: "label == 'x'")) == 1)
+        #expect(try coordinator.batchUpdate("Order", where: try FetchPredicate(format: "tags.@count > 0"), set: ["width": .double(4)]) == 0)
         #expect(try coordinator.batchUpdate("Order", where: try FetchPredicate(format: "qty > 100"), set: ["width": .double(1)]) == 0)
         #expect(try Self.codes(coordinator, "width == 1") == [])
     }
