@@ -20,9 +20,11 @@ package actor LiveQuery {
     private let readEntities: Set<String>
     private let executor: DedicatedThreadExecutor
     private let continuation: AsyncThrowingStream<QuerySnapshot, any Error>.Continuation
-    /// Set by relevant saves; `scheduled` says a refresh task is queued; `updated` collects IDs saves changed.
-    private let pending = Locked<(scheduled: Bool, updated: Set<ObjectID>)>((false, []))
+    /// Whether a refresh is queued (set by relevant saves, cleared when the refresh starts).
+    private let scheduled = Locked(false)
     private var previous: QuerySnapshot?
+    /// Each result's `Z_OPT` in the previous snapshot: a later one that differs is an update.
+    private var previousVersions: [ObjectID: Int64] = [:]
     private var observation: SaveObservation?
 
     package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -55,17 +57,14 @@ package actor LiveQuery {
 
     /// Called on the saving thread: marks the query stale when the save touched an entity it reads.
     private nonisolated func saved(_ note: SaveNotification) {
-        var touched: [ObjectID] = []
-        for store in note.stores {
-            for id in store.inserted where isRead(id.entityName) { touched.append(id) }
-            for id in store.updated.keys where isRead(id.entityName) { touched.append(id) }
-            for id in store.deleted where isRead(id.entityName) { touched.append(id) }
+        let relevant = note.stores.contains { store in
+            store.inserted.contains { isRead($0.entityName) } || store.updated.keys.contains { isRead($0.entityName) }
+                || store.deleted.contains { isRead($0.entityName) }
         }
-        guard !touched.isEmpty else { return }
-        let first = pending.withLock { state -> Bool in
-            state.updated.formUnion(touched)
-            defer { state.scheduled = true }
-            return !state.scheduled
+        guard relevant else { return }
+        let first = scheduled.withLock { queued -> Bool in
+            defer { queued = true }
+            return !queued
         }
         if first { Task { await self.refresh() } }
     }
@@ -80,17 +79,25 @@ package actor LiveQuery {
     }
 
     private func schedule() {
-        pending.withLock { $0.scheduled = true }
+        scheduled.withLock { $0 = true }
         Task { self.refresh() }
+    }
+
+    /// A section key's value as a section name: text as it is, Booleans as "0"/"1" (what
+    /// `NSFetchedResultsController` shows for an `NSNumber`), no value as "".
+    private static func sectionName(_ value: AttributeValue) -> String {
+        switch value {
+        case .null: return ""
+        case .string(let text): return text
+        case .uri(let url): return url.absoluteString
+        case .bool(let flag): return flag ? "1" : "0"
+        default: return value.description
+        }
     }
 
     /// Re-runs the fetch and yields a snapshot when the results differ from the previous one.
     private func refresh() {
-        let changedIDs = pending.withLock { state -> Set<ObjectID> in
-            state.scheduled = false
-            defer { state.updated = [] }
-            return state.updated
-        }
+        scheduled.withLock { $0 = false }
         do {
             let context = ObjectContext(coordinator: coordinator)
             let objects = try context.fetch(request)
@@ -99,8 +106,7 @@ package actor LiveQuery {
                 var name: String?
                 var ids: [ObjectID] = []
                 for object in objects {
-                    let value = try object.value(forKey: sectionKey)
-                    let text = value.isNull ? "" : value.description
+                    let text = Self.sectionName(try object.value(forKey: sectionKey))
                     if text != name, let current = name {
                         sections.append(QuerySection(name: current, objectIDs: ids))
                         ids = []
@@ -113,23 +119,28 @@ package actor LiveQuery {
                 sections = [QuerySection(name: "", objectIDs: objects.map(\.objectID))]
             }
             let ids = objects.map(\.objectID)
+            let versions = Dictionary(objects.map { ($0.objectID, $0.snapshot?.version ?? 0) }, uniquingKeysWith: { a, _ in a })
+            defer { previousVersions = versions }
             guard let previous else {
                 let first = QuerySnapshot(objectIDs: ids, sections: sections, changes: nil)
                 self.previous = first
                 continuation.yield(first)
                 return
             }
-            let difference = ids.difference(from: previous.objectIDs)
-            var removed: [Int] = [], inserted: [Int] = []
-            for change in difference {
+            var removed: [Int] = [], inserted: [Int] = [], moved: [QueryChanges.Move] = []
+            for change in ids.difference(from: previous.objectIDs).inferringMoves() {
                 switch change {
-                case let .remove(offset, _, _): removed.append(offset)
-                case let .insert(offset, _, _): inserted.append(offset)
+                case let .remove(offset, _, move):
+                    if move == nil { removed.append(offset) }
+                case let .insert(offset, _, move):
+                    if let from = move { moved.append(QueryChanges.Move(from: from, to: offset)) } else { inserted.append(offset) }
                 }
             }
             let insertedSet = Set(inserted)
-            let updated = ids.indices.filter { !insertedSet.contains($0) && changedIDs.contains(ids[$0]) }
-            let changes = QueryChanges(removed: removed.sorted(), inserted: inserted.sorted(), updated: updated)
+            let updated = ids.indices.filter { index in
+                !insertedSet.contains(index) && previousVersions[ids[index]].map { $0 != versions[ids[index]] } == true
+            }
+            let changes = QueryChanges(removed: removed.sorted(), inserted: inserted.sorted(), moved: moved.sorted { $0.to < $1.to }, updated: updated)
             guard !changes.isEmpty || sections.map(\.name) != previous.sections.map(\.name) else { return }
             let snapshot = QuerySnapshot(objectIDs: ids, sections: sections, changes: changes)
             self.previous = snapshot
@@ -151,14 +162,15 @@ extension StoreCoordinator {
     ///
     /// ```swift
     /// let unread = try coordinator.observe(FetchRequest(entityName: "Message", predicate: try FetchPredicate(format: "isRead == NO"),
-    ///                                                   sortKeys: [SortKey("sentAt")]), sectionedBy: "chatID")
+    ///                                                   sortKeys: [SortKey("chatID"), SortKey("sentAt")]), sectionedBy: "chatID")
     /// for try await snapshot in unread {
     ///     print(snapshot.objectIDs.count, snapshot.changes?.inserted ?? [])
     /// }
     /// ```
     ///
     /// - Parameter sectionKey: an attribute of the fetched entity whose value groups consecutive results into
-    ///   sections (sort by it first, as with `NSFetchedResultsController`).
+    ///   sections, named by the value (text as it is, Booleans "0"/"1", no value ""). Sort by it first, as with
+    ///   `NSFetchedResultsController`: otherwise one value can head several sections.
     /// - Throws: `ContextError.unknownEntity` or `QueryError.unknownKeyPath` at once for a request (or section key)
     ///   the model cannot answer; a later fetch failure ends the sequence with its error.
     public func observe(_ request: FetchRequest, sectionedBy sectionKey: String? = nil) throws -> AsyncThrowingStream<QuerySnapshot, any Error> {

@@ -83,9 +83,12 @@ extension ObjectContext {
 
         // What the committed stores wrote, for the coordinator's save observers (collected only when there are
         // some); published even when a later store fails, since what committed stays committed.
-        let observing = coordinator.isObservingSaves
+        let observing = coordinator.beginSave()
         var published: [StoreSaveChanges] = []
-        defer { if observing { coordinator.publish(SaveNotification(coordinator: coordinator, stores: published)) } }
+        defer {
+            coordinator.endSave(observed: observing)
+            if observing { coordinator.publish(SaveNotification(coordinator: coordinator, stores: published)) }
+        }
 
         for key in order {
             let b = batches[key]!

@@ -23,22 +23,42 @@ public struct QuerySection: Sendable, Hashable {
     public let objectIDs: [ObjectID]
 }
 
-/// The difference between two consecutive snapshots, by position.
+/// The difference between two consecutive snapshots, by position, as `NSFetchedResultsController` reports it:
+/// removals, insertions, moves and updates.
 public struct QueryChanges: Sendable, Hashable {
+    /// An object that stayed in the results at another position.
+    public struct Move: Sendable, Hashable {
+        /// Its position in the previous snapshot.
+        public let from: Int
+        /// Its position in the new snapshot.
+        public let to: Int
+
+        /// A move from `from` to `to`.
+        public init(from: Int, to: Int) {
+            self.from = from
+            self.to = to
+        }
+    }
+
     /// Positions in the previous snapshot of the objects that left the results (deleted, or no longer
     /// matching), ascending.
     public let removed: [Int]
     /// Positions in the new snapshot of the objects that joined the results, ascending.
     public let inserted: [Int]
-    /// Positions in the new snapshot of objects that stayed in the results and that a save changed.
+    /// Objects that stayed in the results but changed position (a change of a sort key), by new position.
+    public let moved: [Move]
+    /// Positions in the new snapshot of objects that stayed in the results and that a save changed (their row's
+    /// `Z_OPT` moved on), whether or not they moved.
     public let updated: [Int]
+
     /// Changes at the given positions (each list ascending), as a snapshot reports them.
-    public init(removed: [Int], inserted: [Int], updated: [Int]) {
+    public init(removed: [Int], inserted: [Int], moved: [Move] = [], updated: [Int]) {
         self.removed = removed
         self.inserted = inserted
+        self.moved = moved
         self.updated = updated
     }
 
     /// Whether anything changed.
-    public var isEmpty: Bool { removed.isEmpty && inserted.isEmpty && updated.isEmpty }
+    public var isEmpty: Bool { removed.isEmpty && inserted.isEmpty && moved.isEmpty && updated.isEmpty }
 }

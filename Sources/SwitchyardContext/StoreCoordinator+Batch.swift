@@ -31,11 +31,15 @@ extension StoreCoordinator {
         guard !values.isEmpty else { return [] }
         let keys = try target.allocatePrimaryKeys(for: entity.name, count: values.count)
         let inserts = zip(keys, values).map { StoreRow(entityName: entity.name, primaryKey: $0, values: $1) }
+        let observing = beginSave()
+        defer { endSave(observed: observing) }
         try target.save(StoreChangeSet(inserts: inserts))
         let ids = inserts.map { ObjectID(store: target.identifier, entityName: entity.name, primaryKey: $0.primaryKey) }
-        publish(SaveNotification(coordinator: self, stores: [
-            StoreSaveChanges(storeIdentifier: target.identifier, configuration: target.configurationName, inserted: Set(ids)),
-        ]))
+        if observing {
+            publish(SaveNotification(coordinator: self, stores: [
+                StoreSaveChanges(storeIdentifier: target.identifier, configuration: target.configurationName, inserted: Set(ids)),
+            ]))
+        }
         return ids
     }
 
@@ -56,23 +60,25 @@ extension StoreCoordinator {
         guard !checked.isEmpty else { return 0 }
         let request = try FetchRequest(entityName: entity.name, predicate: predicate).normalized()
         let keys = Set(checked.keys)
-        let observing = isObservingSaves
+        let observing = beginSave()
         var published: [StoreSaveChanges] = []
-        defer { if observing { publish(SaveNotification(coordinator: self, stores: published)) } }
+        defer {
+            endSave(observed: observing)
+            if observing { publish(SaveNotification(coordinator: self, stores: published)) }
+        }
         var total = 0
         for store in try targetStores(for: request) {
             // One statement where the store can (SQLite); otherwise the matching rows, updated row by row.
-            var changed = try (store as? any BatchWritingStore)?.batchUpdate(storeRequest(request), values: checked)
+            var changed = try (store as? any BatchWritingStore)?.batchUpdate(storeRequest(request), values: checked, naming: observing)
             if changed == nil {
                 let rows = try store.fetch(storeRequest(request))
                 try store.save(StoreChangeSet(updates: rows.map {
                     RowUpdate(entityName: $0.entityName, primaryKey: $0.primaryKey, expectedVersion: $0.version, values: checked)
                 }))
-                changed = rows.map(\.reference)
+                changed = (rows.count, rows.map(\.reference))
             }
-            let references = changed ?? []
-            total += references.count
-            guard observing else { continue }
+            total += changed?.count ?? 0
+            guard observing, let references = changed?.rows else { continue }
             published.append(StoreSaveChanges(
                 storeIdentifier: store.identifier, configuration: store.configurationName,
                 updated: Dictionary(references.map { (ObjectID(store: store.identifier, entityName: $0.entityName, primaryKey: $0.primaryKey), keys) },
@@ -105,22 +111,24 @@ extension StoreCoordinator {
             return objects.count
         }
         let normalized = try request.normalized()
-        let observing = isObservingSaves
+        let observing = beginSave()
         var published: [StoreSaveChanges] = []
-        defer { if observing { publish(SaveNotification(coordinator: self, stores: published)) } }
+        defer {
+            endSave(observed: observing)
+            if observing { publish(SaveNotification(coordinator: self, stores: published)) }
+        }
         var total = 0
         for store in try targetStores(for: normalized) {
-            var deleted = try (store as? any BatchWritingStore)?.batchDelete(storeRequest(normalized))
+            var deleted = try (store as? any BatchWritingStore)?.batchDelete(storeRequest(normalized), naming: observing)
             if deleted == nil {
                 let rows = try store.fetch(storeRequest(normalized))
                 try store.save(StoreChangeSet(deletes: rows.map {
                     RowDeletion(entityName: $0.entityName, primaryKey: $0.primaryKey, expectedVersion: $0.version)
                 }))
-                deleted = rows.map(\.reference)
+                deleted = (rows.count, rows.map(\.reference))
             }
-            let references = deleted ?? []
-            total += references.count
-            guard observing else { continue }
+            total += deleted?.count ?? 0
+            guard observing, let references = deleted?.rows else { continue }
             published.append(StoreSaveChanges(
                 storeIdentifier: store.identifier, configuration: store.configurationName,
                 deleted: Set(references.map { ObjectID(store: store.identifier, entityName: $0.entityName, primaryKey: $0.primaryKey) })))

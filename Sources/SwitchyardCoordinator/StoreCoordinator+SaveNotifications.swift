@@ -35,19 +35,21 @@ extension StoreCoordinator {
             observers.callbacks[observers.next] = observer
             return observers.next
         }
-        hasSaveObservers.withLock { $0 = true }
+        // Saves that began before this, unobserved, finish first: whatever they wrote is visible to a read
+        // made after this returns, and every later save reaches the observer.
+        saveGate.addObserver()
         return SaveObservation { [weak self] in
             guard let self else { return }
-            let empty = saveObservers.withLock { observers -> Bool in
-                observers.callbacks[token] = nil
-                return observers.callbacks.isEmpty
-            }
-            if empty { hasSaveObservers.withLock { $0 = false } }
+            saveObservers.withLock { observers in observers.callbacks[token] = nil }
+            saveGate.removeObserver()
         }
     }
 
-    /// Whether anyone observes saves: a save collects its changes only then.
-    package var isObservingSaves: Bool { hasSaveObservers.withLock { $0 } }
+    /// A save begins: whether anyone observes (it then collects its changes). Pair with `endSave(observed:)`.
+    package func beginSave() -> Bool { saveGate.begin() }
+
+    /// The save `beginSave` answered `observed` for is over.
+    package func endSave(observed: Bool) { saveGate.end(observed: observed) }
 
     /// Delivers `notification` to every observer registered now.
     package func publish(_ notification: SaveNotification) {

@@ -42,8 +42,8 @@ public final class StoreCoordinator: Sendable {
     package let hasSuccessors = Locked<Bool>(false)
     /// Who is told about saves (see `addSaveObserver`).
     package let saveObservers = Locked(SaveObservers())
-    /// Whether `saveObservers` has any: read on every save, so an unobserved save collects nothing.
-    package let hasSaveObservers = Locked(false)
+    /// Whether anyone observes saves, ordered against saves in flight (see `SaveGate`).
+    package let saveGate = SaveGate()
 
     /// Creates a coordinator with no stores. It logs through `logger` (swift-log): stores added, migration
     /// decisions (identical, compatible, migratable or incompatible, and on what basis) and each migration step

@@ -185,6 +185,71 @@ import Testing
         #expect(snapshots[1].changes?.inserted == [0, 1])
     }
 
+    /// An observation started while a large save is committing still ends up with that save's rows (found by
+    /// a user: the save decided before its commit that nobody observed, and the first fetch ran before it).
+    @Test(arguments: [Backend.sqlite, .lmdb])
+    func anObservationStartedDuringASaveSeesIt(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        // How long such a save takes here, so the observation below starts near the end of the real one, while
+        // its store transaction runs (the window the bug lived in).
+        let scratch = try TempDir()
+        let timing = try Shop.coordinator(backend, in: scratch)
+        let context = ObjectContext(coordinator: timing)
+        for i in 0..<20_000 { try Shop.order(context, "r\(i)", qty: Int64(i)) }
+        let clock = ContinuousClock()
+        let saveTime = try clock.measure { try context.save() }
+
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        let aboutToSave = Mutex(false)
+        let saving = Task.detached {
+            try await coordinator.performBackgroundTask { context in
+                for i in 0..<20_000 { try Shop.order(context, "r\(i)", qty: Int64(i)) }
+                aboutToSave.withLock { $0 = true }
+                try context.save()
+            }
+        }
+        while !aboutToSave.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+        try await Task.sleep(for: saveTime * 0.7)
+        let collector = Collector(try coordinator.observe(FetchRequest(entityName: "Order")))
+        defer { collector.task.cancel() }
+        try await saving.value
+        let deadline = ContinuousClock.now + .seconds(20)
+        while collector.received.last?.objectIDs.count != 20_000, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(collector.received.last?.objectIDs.count == 20_000)
+    }
+
+    /// Section names are the values as text (no quotes), Booleans "0"/"1", no value "".
+    @Test func sectionNamesAreTheValuesAsText() async throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(.memory, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        for (code, qty) in [("new", 1), ("new", 2), ("old", 3)] { try Shop.order(context, code, qty: Int64(qty)) }
+        try context.save()
+        let collector = Collector(try coordinator.observe(FetchRequest(entityName: "Order", sortKeys: [SortKey("code"), SortKey("qty")]), sectionedBy: "code"))
+        defer { collector.task.cancel() }
+        #expect(try await collector.wait(for: 1).first?.sections.map(\.name) == ["new", "old"])
+    }
+
+    /// A change of a sort key moves an object (reported as a move and an update, as NSFetchedResultsController
+    /// reports it), and only objects whose row changed are updates.
+    @Test(arguments: Backend.allCases)
+    func aSortKeyChangeIsAMove(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        let coordinator = try SaveNotificationTests.seeded(backend, in: dir)
+        let collector = Collector(try coordinator.observe(FetchRequest(entityName: "Order", sortKeys: [SortKey("qty")])))
+        defer { collector.task.cancel() }
+        _ = try await collector.wait(for: 1)
+        let context = ObjectContext(coordinator: coordinator)
+        try SaveNotificationTests.order(context, "A1").set("qty", Int64(10))
+        try context.save()
+        let snapshots = try await collector.wait(for: 2)
+        try #require(snapshots.count == 2)
+        #expect(try Self.codes(snapshots[1].objectIDs, coordinator) == ["A2", "A3", "A1"])
+        #expect(snapshots[1].changes == QueryChanges(removed: [], inserted: [], moved: [QueryChanges.Move(from: 0, to: 2)], updated: [2]))
+    }
+
     /// A request the model cannot answer is refused at once, naming what is wrong.
     @Test func badRequestsAreRefusedAtOnce() throws {
         let dir = try TempDir()
