@@ -4,10 +4,11 @@ import Foundation
 
 /// A serial executor that runs its jobs on one thread of its own, outside Swift's cooperative pool, so the
 /// blocking work a context does (SQLite and LMDB file I/O, store locks) never holds one of the pool's few
-/// threads. `BackgroundContext` is an actor on one of these.
+/// threads. `BackgroundContext` and `LiveQuery` are actors on one of these; as a task executor it also lets a
+/// task start there without waiting for a pool thread to hop from.
 ///
 /// The thread starts in `init` and ends after `shutdown()` once the jobs already enqueued have run.
-package final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
+package final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
     // @unchecked Sendable: `jobs` and `isShuttingDown` are read and written only while `condition` is locked,
     // and `thread` is set once in `init` before the thread starts and only read afterwards.
     private let condition = NSCondition()
@@ -33,6 +34,10 @@ package final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable
 
     package func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
+    }
+
+    package func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
     }
 
     package func checkIsolated() {

@@ -18,7 +18,8 @@ package actor LiveQuery {
     /// Entities whose objects can change the results: the fetched entity and every entity its predicate's and
     /// sort keys' relationship paths reach (each with its subentities).
     private let readEntities: Set<String>
-    private let executor: DedicatedThreadExecutor
+    /// The query's thread: its actor work and the tasks that start it run there, never waiting for the pool.
+    package nonisolated let executor: DedicatedThreadExecutor
     private let continuation: AsyncThrowingStream<QuerySnapshot, any Error>.Continuation
     /// Whether a refresh is queued (set by relevant saves, cleared when the refresh starts).
     private let scheduled = Locked(false)
@@ -66,7 +67,7 @@ package actor LiveQuery {
             defer { queued = true }
             return !queued
         }
-        if first { Task { await self.refresh() } }
+        if first { Task(executorPreference: executor) { await self.refresh() } }
     }
 
     private nonisolated func isRead(_ entityName: String) -> Bool {
@@ -191,8 +192,8 @@ extension StoreCoordinator {
         }
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: QuerySnapshot.self, throwing: (any Error).self)
         let query = LiveQuery(coordinator: self, request: request, sectionKey: sectionKey, readEntities: read, continuation: continuation)
-        continuation.onTermination = { _ in Task { await query.stop() } }
-        Task { await query.start() }
+        continuation.onTermination = { _ in Task(executorPreference: query.executor) { await query.stop() } }
+        Task(executorPreference: query.executor) { await query.start() }
         return stream
     }
 }

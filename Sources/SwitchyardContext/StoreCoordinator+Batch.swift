@@ -60,31 +60,21 @@ extension StoreCoordinator {
         guard !checked.isEmpty else { return 0 }
         let request = try FetchRequest(entityName: entity.name, predicate: predicate).normalized()
         let keys = Set(checked.keys)
-        let observing = beginSave()
-        var published: [StoreSaveChanges] = []
-        defer {
-            endSave(observed: observing)
-            if observing { publish(SaveNotification(coordinator: self, stores: published)) }
-        }
-        var total = 0
-        for store in try targetStores(for: request) {
+        return try eachStoreObserved(request) { store, observing in
             // One statement where the store can (SQLite); otherwise the matching rows, updated row by row.
-            var changed = try (store as? any BatchWritingStore)?.batchUpdate(storeRequest(request), values: checked, naming: observing)
-            if changed == nil {
-                let rows = try store.fetch(storeRequest(request))
-                try store.save(StoreChangeSet(updates: rows.map {
-                    RowUpdate(entityName: $0.entityName, primaryKey: $0.primaryKey, expectedVersion: $0.version, values: checked)
-                }))
-                changed = (rows.count, rows.map(\.reference))
+            if let done = try (store as? any BatchWritingStore)?.batchUpdate(storeRequest(request), values: checked, naming: observing) {
+                return (done.count, done.rows)
             }
-            total += changed?.count ?? 0
-            guard observing, let references = changed?.rows else { continue }
-            published.append(StoreSaveChanges(
+            let rows = try store.fetch(storeRequest(request))
+            try store.save(StoreChangeSet(updates: rows.map {
+                RowUpdate(entityName: $0.entityName, primaryKey: $0.primaryKey, expectedVersion: $0.version, values: checked)
+            }))
+            return (rows.count, rows.map(\.reference))
+        } changes: { store, ids in
+            StoreSaveChanges(
                 storeIdentifier: store.identifier, configuration: store.configurationName,
-                updated: Dictionary(references.map { (ObjectID(store: store.identifier, entityName: $0.entityName, primaryKey: $0.primaryKey), keys) },
-                                    uniquingKeysWith: { a, _ in a })))
+                updated: Dictionary(ids.map { ($0, keys) }, uniquingKeysWith: { a, _ in a }))
         }
-        return total
     }
 
     /// Deletes every object of `entityName` (and its subentities) that `predicate` matches, in one transaction
@@ -111,6 +101,28 @@ extension StoreCoordinator {
             return objects.count
         }
         let normalized = try request.normalized()
+        return try eachStoreObserved(normalized) { store, observing in
+            if let done = try (store as? any BatchWritingStore)?.batchDelete(storeRequest(normalized), naming: observing) {
+                return (done.count, done.rows)
+            }
+            let rows = try store.fetch(storeRequest(normalized))
+            try store.save(StoreChangeSet(deletes: rows.map {
+                RowDeletion(entityName: $0.entityName, primaryKey: $0.primaryKey, expectedVersion: $0.version)
+            }))
+            return (rows.count, rows.map(\.reference))
+        } changes: { store, ids in
+            StoreSaveChanges(storeIdentifier: store.identifier, configuration: store.configurationName, deleted: Set(ids))
+        }
+    }
+
+    // MARK: Private
+
+    /// Runs `write` on every store serving `request`'s entity, between `beginSave` and `endSave`, and publishes
+    /// what each wrote (as `changes` describes it) when someone observes: the rows a write names only then.
+    private func eachStoreObserved(
+        _ request: FetchRequest, _ write: (any PersistentStore, Bool) throws -> (count: Int, rows: [RowReference]),
+        changes: (any PersistentStore, [ObjectID]) -> StoreSaveChanges
+    ) throws -> Int {
         let observing = beginSave()
         var published: [StoreSaveChanges] = []
         defer {
@@ -118,25 +130,17 @@ extension StoreCoordinator {
             if observing { publish(SaveNotification(coordinator: self, stores: published)) }
         }
         var total = 0
-        for store in try targetStores(for: normalized) {
-            var deleted = try (store as? any BatchWritingStore)?.batchDelete(storeRequest(normalized), naming: observing)
-            if deleted == nil {
-                let rows = try store.fetch(storeRequest(normalized))
-                try store.save(StoreChangeSet(deletes: rows.map {
-                    RowDeletion(entityName: $0.entityName, primaryKey: $0.primaryKey, expectedVersion: $0.version)
+        for store in try targetStores(for: request) {
+            let written = try write(store, observing)
+            total += written.count
+            if observing {
+                published.append(changes(store, written.rows.map {
+                    ObjectID(store: store.identifier, entityName: $0.entityName, primaryKey: $0.primaryKey)
                 }))
-                deleted = (rows.count, rows.map(\.reference))
             }
-            total += deleted?.count ?? 0
-            guard observing, let references = deleted?.rows else { continue }
-            published.append(StoreSaveChanges(
-                storeIdentifier: store.identifier, configuration: store.configurationName,
-                deleted: Set(references.map { ObjectID(store: store.identifier, entityName: $0.entityName, primaryKey: $0.primaryKey) })))
         }
         return total
     }
-
-    // MARK: Private
 
     private func batchEntity(_ name: String, inserting: Bool) throws -> EntityDescription {
         guard let entity = model.entity(named: name) else { throw ContextError.unknownEntity(name) }

@@ -52,7 +52,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
     ///
     /// `mdb_env_open` runs before the environment object exists, so a failed open (an empty `data.mdb` opened
     /// read-only, a read-only file system) throws without a `deinit` that would take the registry lock again.
-    static func shared(
+    package static func shared(
         path: String, configuration: String, mapSize: Int, maxDatabases: Int, readOnly: Bool,
         writeTimeout: TimeInterval = StoreOptions.defaultWriteTimeout
     ) throws -> LMDBEnvironment {
@@ -242,7 +242,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
     /// (from a put or from the commit) the transaction is aborted, the map doubled and `body` run again from
     /// the start, so `body` must derive everything it writes from its inputs.
     @discardableResult
-    func write<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
+    package func write<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
         if isReadOnly { throw StoreError.readOnly(path: path, configuration: configuration, operation: "write") }
         writeLock.lock()
         defer { writeLock.unlock() }

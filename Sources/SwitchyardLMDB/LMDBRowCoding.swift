@@ -251,7 +251,7 @@ package enum LMDBRowCoding {
 
     /// One tagged value.
     @inline(__always)
-    static func decodeValue(_ r: inout LMDBByteReader) throws -> AttributeValue {
+    package static func decodeValue(_ r: inout LMDBByteReader) throws -> AttributeValue {
         let raw = try r.byte()
         guard let tag = Tag(rawValue: raw) else { throw DecodingError(description: "unknown value tag \(raw)") }
         switch tag {

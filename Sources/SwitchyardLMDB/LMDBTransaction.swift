@@ -137,7 +137,7 @@ package final class LMDBTransaction {
 
     /// Stores `value` under `key`; with `.noOverwrite`, returns `false` (and writes nothing) if the key exists.
     @discardableResult
-    func put(
+    package func put(
         _ database: LMDBDatabase, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: PutFlags = []
     ) throws -> Bool {
         try requireActive("mdb_put")
@@ -152,7 +152,7 @@ package final class LMDBTransaction {
 
     /// `put` for byte arrays.
     @discardableResult
-    func put(_ database: LMDBDatabase, _ key: [UInt8], _ value: [UInt8], flags: PutFlags = []) throws -> Bool {
+    package func put(_ database: LMDBDatabase, _ key: [UInt8], _ value: [UInt8], flags: PutFlags = []) throws -> Bool {
         try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(database, k, v, flags: flags) } }
     }
 

@@ -74,6 +74,11 @@ extension StoreSplitter {
     package struct CopyResult {
         package var rows = 0
         package var checksum: SplitChecksum?
+
+        package init(rows: Int = 0, checksum: SplitChecksum? = nil) {
+            self.rows = rows
+            self.checksum = checksum
+        }
     }
 
     /// True when `entity` has an attribute in Core Data's external storage format in `store`: its rows go

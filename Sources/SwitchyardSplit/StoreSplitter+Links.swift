@@ -10,6 +10,11 @@ extension StoreSplitter {
     package struct LinkResult {
         package var links = 0
         package var checksum: SplitChecksum?
+
+        package init(links: Int = 0, checksum: SplitChecksum? = nil) {
+            self.links = links
+            self.checksum = checksum
+        }
     }
 
     /// One walk over a relationship's owners in one store: the owners' entities, the to-many read, and how the

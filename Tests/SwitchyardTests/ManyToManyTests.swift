@@ -1,17 +1,6 @@
 import Foundation
 import Testing
 @testable import Switchyard
-@testable import SwitchyardContext
-@testable import SwitchyardCoordinator
-@testable import SwitchyardLMDB
-@testable import SwitchyardMemory
-@testable import SwitchyardMigration
-@testable import SwitchyardModel
-@testable import SwitchyardModelFiles
-@testable import SwitchyardQuery
-@testable import SwitchyardSQLite
-@testable import SwitchyardSplit
-@testable import SwitchyardStores
 
 /// Photo <<->> Tag (many-to-many), Playlist <<->> Song (ordered many-to-many), Album 1->> Track (ordered
 /// to-many with a to-one inverse). Entity numbers: Album 1, Photo 2, Playlist 3, Song 4, Tag 5, Track 6.

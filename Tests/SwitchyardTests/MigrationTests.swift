@@ -1,17 +1,6 @@
 import Foundation
 import Testing
 @testable import Switchyard
-@testable import SwitchyardContext
-@testable import SwitchyardCoordinator
-@testable import SwitchyardLMDB
-@testable import SwitchyardMemory
-@testable import SwitchyardMigration
-@testable import SwitchyardModel
-@testable import SwitchyardModelFiles
-@testable import SwitchyardQuery
-@testable import SwitchyardSQLite
-@testable import SwitchyardSplit
-@testable import SwitchyardStores
 
 /// In-place lightweight migration: one test per inferable change kind, on each file backend; the memory
 /// backend starts empty on every open, so it has nothing to migrate.

@@ -1,17 +1,6 @@
 import Foundation
 import Testing
 @testable import Switchyard
-@testable import SwitchyardContext
-@testable import SwitchyardCoordinator
-@testable import SwitchyardLMDB
-@testable import SwitchyardMemory
-@testable import SwitchyardMigration
-@testable import SwitchyardModel
-@testable import SwitchyardModelFiles
-@testable import SwitchyardQuery
-@testable import SwitchyardSQLite
-@testable import SwitchyardSplit
-@testable import SwitchyardStores
 
 /// Real Core Data stores opened read-only: every row of every entity compared with what `sqlite3` reports,
 /// literal spot checks, and files byte-identical afterwards.

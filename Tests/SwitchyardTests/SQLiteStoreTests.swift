@@ -1,17 +1,6 @@
 import Foundation
 import Testing
 @testable import Switchyard
-@testable import SwitchyardContext
-@testable import SwitchyardCoordinator
-@testable import SwitchyardLMDB
-@testable import SwitchyardMemory
-@testable import SwitchyardMigration
-@testable import SwitchyardModel
-@testable import SwitchyardModelFiles
-@testable import SwitchyardQuery
-@testable import SwitchyardSQLite
-@testable import SwitchyardSplit
-@testable import SwitchyardStores
 
 /// `SQLiteStore`: Core Data's file layout, values, keys, saves, read-only opening and foreign files.
 @Suite(.enabled(if: SQLite3.available, "the sqlite3 shell (/usr/bin/sqlite3) is needed to inspect store files"))

@@ -1,17 +1,6 @@
 import Foundation
 import Testing
 @testable import Switchyard
-@testable import SwitchyardContext
-@testable import SwitchyardCoordinator
-@testable import SwitchyardLMDB
-@testable import SwitchyardMemory
-@testable import SwitchyardMigration
-@testable import SwitchyardModel
-@testable import SwitchyardModelFiles
-@testable import SwitchyardQuery
-@testable import SwitchyardSQLite
-@testable import SwitchyardSplit
-@testable import SwitchyardStores
 
 /// A real Core Data store (CoreDataPlus `SampleModel2_V1.sqlite`, rows partly in its `-wal`, persistent history,
 /// derived-attribute triggers) split into two configurations the test adds to the model from its `Z_MODELCACHE`.

@@ -1,17 +1,6 @@
 import Foundation
 import Testing
 @testable import Switchyard
-@testable import SwitchyardContext
-@testable import SwitchyardCoordinator
-@testable import SwitchyardLMDB
-@testable import SwitchyardMemory
-@testable import SwitchyardMigration
-@testable import SwitchyardModel
-@testable import SwitchyardModelFiles
-@testable import SwitchyardQuery
-@testable import SwitchyardSQLite
-@testable import SwitchyardSplit
-@testable import SwitchyardStores
 
 /// A legacy store with every kind of to-many — Photo.tags <<->> Tag.photos, Playlist.songs <<->> Song.playlists
 /// (ordered from both sides), Album.tracks (ordered, to-one inverse), Person.friends (its own inverse) — split

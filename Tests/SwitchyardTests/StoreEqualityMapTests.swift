@@ -1,17 +1,6 @@
 import Foundation
 import Testing
 @testable import Switchyard
-@testable import SwitchyardContext
-@testable import SwitchyardCoordinator
-@testable import SwitchyardLMDB
-@testable import SwitchyardMemory
-@testable import SwitchyardMigration
-@testable import SwitchyardModel
-@testable import SwitchyardModelFiles
-@testable import SwitchyardQuery
-@testable import SwitchyardSQLite
-@testable import SwitchyardSplit
-@testable import SwitchyardStores
 
 /// `StoreEqualityMap` against a plain list searched with `storeEqual`, over values that share keys (1, 1.0, true,
 /// a date at 1 s, decimals near them) so the inline entry, the overflow list and removal from both are exercised.

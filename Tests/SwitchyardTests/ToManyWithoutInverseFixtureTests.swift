@@ -1,17 +1,6 @@
 import Foundation
 import Testing
 @testable import Switchyard
-@testable import SwitchyardContext
-@testable import SwitchyardCoordinator
-@testable import SwitchyardLMDB
-@testable import SwitchyardMemory
-@testable import SwitchyardMigration
-@testable import SwitchyardModel
-@testable import SwitchyardModelFiles
-@testable import SwitchyardQuery
-@testable import SwitchyardSQLite
-@testable import SwitchyardSplit
-@testable import SwitchyardStores
 
 /// Issue #12 point 1 on real stores: CartKit's Core Data store (`CDCartItem.modifiers`, hidden key
 /// `ZCDCARTITEMMODIFIER.Z2MODIFIERS`) and its SwiftData store (`CartModel.items` -> `ZCARTITEMMODEL.Z3ITEMS`,

@@ -1,17 +1,6 @@
 import Foundation
 import Testing
 @testable import Switchyard
-@testable import SwitchyardContext
-@testable import SwitchyardCoordinator
-@testable import SwitchyardLMDB
-@testable import SwitchyardMemory
-@testable import SwitchyardMigration
-@testable import SwitchyardModel
-@testable import SwitchyardModelFiles
-@testable import SwitchyardQuery
-@testable import SwitchyardSQLite
-@testable import SwitchyardSplit
-@testable import SwitchyardStores
 
 /// Saves on a full disk (a 1 MiB tmpfs mounted for the test; skipped where mounting is not allowed) end in an
 /// error that says so; the store keeps its last committed state and takes writes again once there is room.

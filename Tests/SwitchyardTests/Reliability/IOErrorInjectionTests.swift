@@ -2,17 +2,6 @@ import Foundation
 import Testing
 
 @testable import Switchyard
-@testable import SwitchyardContext
-@testable import SwitchyardCoordinator
-@testable import SwitchyardLMDB
-@testable import SwitchyardMemory
-@testable import SwitchyardMigration
-@testable import SwitchyardModel
-@testable import SwitchyardModelFiles
-@testable import SwitchyardQuery
-@testable import SwitchyardSQLite
-@testable import SwitchyardSplit
-@testable import SwitchyardStores
 
 /// I/O errors and a full disk at every write of a save, a migration and a split: `Tools/faultfs/faultfs.py` (a
 /// pass-through FUSE file system) fails the N-th write or fsync with EIO or ENOSPC, for N = 1, 2, 3… until the

@@ -2,17 +2,6 @@ import Foundation
 import Testing
 
 @testable import Switchyard
-@testable import SwitchyardContext
-@testable import SwitchyardCoordinator
-@testable import SwitchyardLMDB
-@testable import SwitchyardMemory
-@testable import SwitchyardMigration
-@testable import SwitchyardModel
-@testable import SwitchyardModelFiles
-@testable import SwitchyardQuery
-@testable import SwitchyardSQLite
-@testable import SwitchyardSplit
-@testable import SwitchyardStores
 
 /// Opening an LMDB store while another process commits to it must never report the healthy store as damaged
 /// (FINDINGS 11: the file size was taken before the meta pages, so a commit in between made the newer meta

@@ -2,17 +2,6 @@ import Foundation
 import Testing
 
 @testable import Switchyard
-@testable import SwitchyardContext
-@testable import SwitchyardCoordinator
-@testable import SwitchyardLMDB
-@testable import SwitchyardMemory
-@testable import SwitchyardMigration
-@testable import SwitchyardModel
-@testable import SwitchyardModelFiles
-@testable import SwitchyardQuery
-@testable import SwitchyardSQLite
-@testable import SwitchyardSplit
-@testable import SwitchyardStores
 
 /// A SQLite writer facing another process's write lock gives up after `StoreOptions.writeTimeout`, as the LMDB
 /// store does, with an error that says so; reads go on meanwhile.

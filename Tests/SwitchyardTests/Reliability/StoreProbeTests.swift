@@ -2,17 +2,6 @@ import Foundation
 import Testing
 
 @testable import Switchyard
-@testable import SwitchyardContext
-@testable import SwitchyardCoordinator
-@testable import SwitchyardLMDB
-@testable import SwitchyardMemory
-@testable import SwitchyardMigration
-@testable import SwitchyardModel
-@testable import SwitchyardModelFiles
-@testable import SwitchyardQuery
-@testable import SwitchyardSQLite
-@testable import SwitchyardSplit
-@testable import SwitchyardStores
 
 /// The tools read an LMDB store in a child process first (`StoreProbe`): a child that dies by a signal
 /// becomes an error naming the store and the signal; the tool itself never goes down.

@@ -1,16 +1,5 @@
 import Foundation
 @testable import Switchyard
-@testable import SwitchyardContext
-@testable import SwitchyardCoordinator
-@testable import SwitchyardLMDB
-@testable import SwitchyardMemory
-@testable import SwitchyardMigration
-@testable import SwitchyardModel
-@testable import SwitchyardModelFiles
-@testable import SwitchyardQuery
-@testable import SwitchyardSQLite
-@testable import SwitchyardSplit
-@testable import SwitchyardStores
 
 /// A monolithic store of `Schemas/MessengerLegacy.xcdatamodeld` with known rows, the source of the split
 /// tests: Message.preview and Draft.chat cross stores once split along `Schemas/Messenger.xcdatamodeld`.
