@@ -1,8 +1,9 @@
 // MARK: - MergePolicy
 
-/// How ``ObjectContext/mergeChanges(from:policy:)`` treats an object that another save changed while this
-/// context holds unsaved changes to it: Core Data's merge policies. Objects without unsaved changes always take
-/// the saved state, and objects whose rows were deleted always leave the context (the row is gone).
+/// How ``ObjectContext/mergeChanges(from:policy:)`` and, through ``ObjectContext/mergePolicy``, `save()` treat
+/// an object that another save changed while this context holds unsaved changes to it: Core Data's merge
+/// policies. Objects without unsaved changes always take the saved state, and objects whose rows were deleted
+/// always leave the context (the row is gone).
 public enum MergePolicy: Sendable, Hashable {
     /// `NSErrorMergePolicy`: such an object is a conflict. Nothing is merged and the merge throws
     /// `ContextError.mergeConflict` naming every conflicting object.

@@ -65,7 +65,7 @@ extension ObjectContext {
     }
 
     /// Forgets the unsaved change of property `key` of `object`.
-    private func dropChange(of key: String, in object: ManagedObject) {
+    package func dropChange(of key: String, in object: ManagedObject) {
         if let position = object.handle.attributePositions[key] { object.changedValues.remove(at: position) }
         object.changedToOne[key] = nil
         object.changedToMany[key] = nil

@@ -21,6 +21,51 @@ extension ObjectContext {
     /// so the caller can fix and retry, or `rollback()`. Stores are not committed atomically together:
     /// a store that committed before another failed stays committed (as in Core Data).
     public func save() throws {
+        // Each resolved conflict re-reads one object and saves again; a conflict that keeps coming back (a
+        // store that never takes the new version) gives up after every changed object had its turn.
+        var attempts = 0
+        while true {
+            do {
+                try saveOnce()
+                return
+            } catch let error as StoreError {
+                guard mergePolicy != .error, let id = error.objectID, let object = registered[id],
+                    attempts <= changedObjects.count
+                else { throw error }
+                attempts += 1
+                try resolveConflict(object)
+            }
+        }
+    }
+
+    /// A conflicting object under `mergePolicy`: its row re-read and its unsaved changes kept, dropped where the
+    /// store changed the same property (`.storeWins`), or dropped altogether (`.rollback`); an object whose row
+    /// is gone leaves the context, as a merged deletion does.
+    private func resolveConflict(_ object: ManagedObject) throws {
+        guard let row = try coordinator.rows(for: [object.objectID])[object.objectID]?.row else {
+            detachDeleted(object)
+            return
+        }
+        switch mergePolicy {
+        case .rollback:
+            discardChanges(of: object)
+        case .storeWins:
+            let before = object.snapshot
+            var changedInStore: Set<String> = []
+            for name in object.handle.layout.names where before?.values[name] != row.values[name] { changedInStore.insert(name) }
+            for relationship in object.entity.allRelationships where !relationship.isToMany
+                && before?.toOne[relationship.name] != row.toOne[relationship.name] {
+                changedInStore.insert(relationship.name)
+            }
+            for key in changedInStore.intersection(object.changedKeys) { dropChange(of: key, in: object) }
+            if !object.hasChanges { changedObjects[ObjectIdentifier(object)] = nil }
+        case .contextWins, .error:
+            break
+        }
+        takeSavedState(row, for: object)
+    }
+
+    private func saveOnce() throws {
         guard hasChanges else { return }
         try applyDeleteRules()
         let inserts = insertedObjects

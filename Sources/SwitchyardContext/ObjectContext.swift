@@ -23,6 +23,10 @@ public final class ObjectContext {
     package var insertedObjects: [ManagedObject] = []
     /// Saved objects with unsaved changes or deletes.
     package var changedObjects: [ObjectIdentifier: ManagedObject] = [:]
+    /// How `save()` treats an object another save changed since this context read it (Core Data's
+    /// `mergePolicy`): `.error` (the default) throws `StoreError.conflict`; the other policies re-read that
+    /// object, resolve it as `mergeChanges(from:policy:)` would, and save again.
+    public var mergePolicy: MergePolicy = .error
     /// Calls to `PersistentStore.relatedReferences`: how tests see that member reads are batched.
     package var memberReads = 0
     /// Whether some registered object may hold members read from its store (`committedToMany`): a save
