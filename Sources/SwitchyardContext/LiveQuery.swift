@@ -199,8 +199,8 @@ extension StoreCoordinator {
 }
 
 extension StoreCoordinator {
-    /// Observes a typed fetch: ``observe(_:sectionedBy:)`` with the predicate and sort keys written against
-    /// `E`'s key paths. Snapshots hold object IDs; read the objects in a context with
+    /// Observes a typed fetch: ``observe(_:sectionedBy:)`` with the predicate, sort keys and section key written
+    /// against `E`'s key paths. Snapshots hold object IDs; read the objects in a context with
     /// `existingObject(_:with:)`.
     ///
     /// ```swift
@@ -209,9 +209,12 @@ extension StoreCoordinator {
     /// }
     /// ```
     public func observe<E: EntityObject>(
-        _ type: E.Type, where predicate: TypedPredicate<E>? = nil, sortedBy sortKeys: [TypedSortKey<E>] = []
+        _ type: E.Type, where predicate: TypedPredicate<E>? = nil, sortedBy sortKeys: [TypedSortKey<E>] = [],
+        sectionedBy sectionKey: PartialKeyPath<E>? = nil
     ) throws -> AsyncThrowingStream<QuerySnapshot, any Error> {
         try registerType(type)
-        return try observe(FetchRequest(entityName: E.entityName, predicate: predicate?.predicate, sortKeys: sortKeys.map(\.sortKey)))
+        return try observe(
+            FetchRequest(entityName: E.entityName, predicate: predicate?.predicate, sortKeys: sortKeys.map(\.sortKey)),
+            sectionedBy: sectionKey.map(E.name(of:)))
     }
 }

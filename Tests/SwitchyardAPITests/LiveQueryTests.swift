@@ -169,7 +169,8 @@ import Testing
         let model = try ModelLoader.load(at: URL(fileURLWithPath: "Schemas/Messenger.xcdatamodeld"))
         let coordinator = StoreCoordinator(model: model)
         try coordinator.addStore(.sqlite, configuration: "Cloud", at: dir.url.appendingPathComponent("Cloud.sqlite"))
-        let collector = Collector(try coordinator.observe(Message.self, where: \.isRead == false, sortedBy: [.ascending(\.sentAt)]))
+        let collector = Collector(try coordinator.observe(
+            Message.self, where: \.isRead == false, sortedBy: [.ascending(\.isRead), .ascending(\.sentAt)], sectionedBy: \.isRead))
         defer { collector.task.cancel() }
         #expect(try await collector.wait(for: 1).first?.objectIDs == [])
         let context = ObjectContext(coordinator: coordinator)
@@ -185,6 +186,7 @@ import Testing
         let ids = try snapshots[1].objectIDs.map { try context.existingObject(Message.self, with: $0).messageID }
         #expect(Set(ids) == ["m1", "m3"])
         #expect(snapshots[1].changes?.inserted == [0, 1])
+        #expect(snapshots[1].sections.map(\.name) == ["0"])
     }
 
     /// An observation started while a large save is committing still ends up with that save's rows (found by
