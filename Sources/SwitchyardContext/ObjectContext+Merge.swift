@@ -1,6 +1,7 @@
 import Foundation
 import SwitchyardCoordinator
 import SwitchyardModel
+import SwitchyardStores
 
 // MARK: - Merging another context's save
 
@@ -49,23 +50,30 @@ extension ObjectContext {
                 detachDeleted(object)
                 continue
             }
-            if object.hasChanges {
-                switch policy {
-                case .rollback:
-                    discardChanges(of: object)
-                case .storeWins:
-                    for key in keys.intersection(object.changedKeys) { dropChange(of: key, in: object) }
-                    if !object.hasChanges { changedObjects[ObjectIdentifier(object)] = nil }
-                case .contextWins, .error:
-                    break
-                }
-            }
-            takeSavedState(row.row, for: object)
+            resolve(object, savedRow: row.row, changedInStore: keys, policy: policy)
         }
     }
 
+    /// Brings `object` to `savedRow` under `policy`, for a merge and for a save that met a conflict: its unsaved
+    /// changes are kept (`.contextWins`, `.error`), dropped where the store changed the same property
+    /// (`.storeWins`), or dropped altogether (`.rollback`); then the row becomes its saved state.
+    package func resolve(_ object: ManagedObject, savedRow: StoreRow, changedInStore keys: Set<String>, policy: MergePolicy) {
+        if object.hasChanges {
+            switch policy {
+            case .rollback:
+                discardChanges(of: object)
+            case .storeWins:
+                for key in keys.intersection(object.changedKeys) { dropChange(of: key, in: object) }
+                if !object.hasChanges { changedObjects[ObjectIdentifier(object)] = nil }
+            case .contextWins, .error:
+                break
+            }
+        }
+        takeSavedState(savedRow, for: object)
+    }
+
     /// Forgets the unsaved change of property `key` of `object`.
-    package func dropChange(of key: String, in object: ManagedObject) {
+    private func dropChange(of key: String, in object: ManagedObject) {
         if let position = object.handle.attributePositions[key] { object.changedValues.remove(at: position) }
         object.changedToOne[key] = nil
         object.changedToMany[key] = nil

@@ -46,23 +46,15 @@ extension ObjectContext {
             detachDeleted(object)
             return
         }
-        switch mergePolicy {
-        case .rollback:
-            discardChanges(of: object)
-        case .storeWins:
-            let before = object.snapshot
-            var changedInStore: Set<String> = []
-            for name in object.handle.layout.names where before?.values[name] != row.values[name] { changedInStore.insert(name) }
-            for relationship in object.entity.allRelationships where !relationship.isToMany
-                && before?.toOne[relationship.name] != row.toOne[relationship.name] {
-                changedInStore.insert(relationship.name)
-            }
-            for key in changedInStore.intersection(object.changedKeys) { dropChange(of: key, in: object) }
-            if !object.hasChanges { changedObjects[ObjectIdentifier(object)] = nil }
-        case .contextWins, .error:
-            break
+        // What the other save changed: the properties whose stored values differ from the object's snapshot.
+        let before = object.snapshot
+        var changedInStore: Set<String> = []
+        for name in object.handle.layout.names where before?.values[name] != row.values[name] { changedInStore.insert(name) }
+        for relationship in object.entity.allRelationships where !relationship.isToMany
+            && before?.toOne[relationship.name] != row.toOne[relationship.name] {
+            changedInStore.insert(relationship.name)
         }
-        takeSavedState(row, for: object)
+        resolve(object, savedRow: row, changedInStore: changedInStore, policy: mergePolicy)
     }
 
     private func saveOnce() throws {
