@@ -120,50 +120,45 @@ extension ObjectContext {
 
         // What the committed stores wrote, for the coordinator's save observers (collected only when there are
         // some); published even when a later store fails, since what committed stays committed.
-        let observing = coordinator.beginSave()
-        var published: [StoreSaveChanges] = []
-        defer {
-            coordinator.endSave(observed: observing)
-            if observing { coordinator.publish(SaveNotification(coordinator: coordinator, stores: published)) }
-        }
-
-        for key in order {
-            let b = batches[key]!
-            var changes = StoreChangeSet()
-            if let lists = toMany[key] {
-                (changes.linkInserts, changes.linkDeletes, changes.orders) = (lists.inserts, lists.deletes, lists.orders)
-            }
-            for object in b.inserts {
-                var row = StoreRow(entityName: object.entity.name, primaryKey: newKeys[ObjectIdentifier(object)]!, values: object.changedValues.rowValues(object.handle.layout))
-                for (name, target) in object.changedToOne { if let r = reference(target) { row.toOne[name] = r } }
-                changes.inserts.append(row)
-            }
-            for object in b.updates {
-                var update = RowUpdate(
-                    entityName: object.entity.name, primaryKey: object.objectID.primaryKey!,
-                    expectedVersion: object.snapshot?.version ?? 0, values: object.changedValues.dictionary(object.handle.layout))
-                for (name, target) in object.changedToOne { update.toOne[name] = .some(reference(target)) }
-                changes.updates.append(update)
-            }
-            for object in b.deletes {
-                changes.deletes.append(RowDeletion(
-                    entityName: object.entity.name, primaryKey: object.objectID.primaryKey!, expectedVersion: object.snapshot?.version ?? 0))
-            }
-            var saved: StoreSaveChanges?
-            if observing {
-                saved = StoreSaveChanges(storeIdentifier: b.store.identifier, configuration: b.store.configurationName)
-                for object in b.updates { saved!.updated[object.objectID] = object.changedKeys }
-                saved!.deleted = Set(b.deletes.map(\.objectID))
-            }
-            try b.store.save(changes)
-            // Each store is final once committed: if a later store fails, these objects stay saved
-            // and a retry writes only what is left. The inserted rows become the objects' snapshots as they are.
-            let inserted = changes.inserts
-            changes = StoreChangeSet()
-            finishSave(inserts: b.inserts, rows: inserted, changed: b.updates + b.deletes, store: b.store.identifier, newKeys: newKeys)
-            if var saved {
-                saved.inserted = Set(b.inserts.map(\.objectID))
-                published.append(saved)
+        try coordinator.observingSave { observing, published in
+            for key in order {
+                let b = batches[key]!
+                var changes = StoreChangeSet()
+                if let lists = toMany[key] {
+                    (changes.linkInserts, changes.linkDeletes, changes.orders) = (lists.inserts, lists.deletes, lists.orders)
+                }
+                for object in b.inserts {
+                    var row = StoreRow(entityName: object.entity.name, primaryKey: newKeys[ObjectIdentifier(object)]!, values: object.changedValues.rowValues(object.handle.layout))
+                    for (name, target) in object.changedToOne { if let r = reference(target) { row.toOne[name] = r } }
+                    changes.inserts.append(row)
+                }
+                for object in b.updates {
+                    var update = RowUpdate(
+                        entityName: object.entity.name, primaryKey: object.objectID.primaryKey!,
+                        expectedVersion: object.snapshot?.version ?? 0, values: object.changedValues.dictionary(object.handle.layout))
+                    for (name, target) in object.changedToOne { update.toOne[name] = .some(reference(target)) }
+                    changes.updates.append(update)
+                }
+                for object in b.deletes {
+                    changes.deletes.append(RowDeletion(
+                        entityName: object.entity.name, primaryKey: object.objectID.primaryKey!, expectedVersion: object.snapshot?.version ?? 0))
+                }
+                var saved: StoreSaveChanges?
+                if observing {
+                    saved = StoreSaveChanges(storeIdentifier: b.store.identifier, configuration: b.store.configurationName)
+                    for object in b.updates { saved!.updated[object.objectID] = object.changedKeys }
+                    saved!.deleted = Set(b.deletes.map(\.objectID))
+                }
+                try b.store.save(changes)
+                // Each store is final once committed: if a later store fails, these objects stay saved
+                // and a retry writes only what is left. The inserted rows become the objects' snapshots as they are.
+                let inserted = changes.inserts
+                changes = StoreChangeSet()
+                finishSave(inserts: b.inserts, rows: inserted, changed: b.updates + b.deletes, store: b.store.identifier, newKeys: newKeys)
+                if var saved {
+                    saved.inserted = Set(b.inserts.map(\.objectID))
+                    published.append(saved)
+                }
             }
         }
     }
@@ -171,17 +166,7 @@ extension ObjectContext {
     /// The store an inserted object goes to: its assignment, or the only store serving its entity.
     private func route(_ object: ManagedObject) throws -> any PersistentStore {
         if let store = object.store { return store }
-        let candidates = coordinator.stores(serving: object.entity.name)
-        switch candidates.count {
-        case 1: return candidates[0]
-        case 0:
-            throw CoordinatorError.noStoreForEntity(
-                entity: object.entity.name, configurations: coordinator.model.configurations(containing: object.entity.name))
-        default:
-            throw CoordinatorError.ambiguousStore(
-                entity: object.entity.name, object: object.objectID.description,
-                stores: candidates.map { "\($0.displayPath) (\($0.configurationName))" })
-        }
+        return try coordinator.onlyStore(serving: object.entity.name, inserting: object.objectID.description)
     }
 
     /// Required attributes and to-one relationships, and to-one targets in the same store.

@@ -31,16 +31,14 @@ extension StoreCoordinator {
         guard !values.isEmpty else { return [] }
         let keys = try target.allocatePrimaryKeys(for: entity.name, count: values.count)
         let inserts = zip(keys, values).map { StoreRow(entityName: entity.name, primaryKey: $0, values: $1) }
-        let observing = beginSave()
-        defer { endSave(observed: observing) }
-        try target.save(StoreChangeSet(inserts: inserts))
-        let ids = inserts.map { ObjectID(store: target.identifier, entityName: entity.name, primaryKey: $0.primaryKey) }
-        if observing {
-            publish(SaveNotification(coordinator: self, stores: [
-                StoreSaveChanges(storeIdentifier: target.identifier, configuration: target.configurationName, inserted: Set(ids)),
-            ]))
+        return try observingSave { observing, published in
+            try target.save(StoreChangeSet(inserts: inserts))
+            let ids = inserts.map { ObjectID(store: target.identifier, entityName: entity.name, primaryKey: $0.primaryKey) }
+            if observing {
+                published.append(StoreSaveChanges(storeIdentifier: target.identifier, configuration: target.configurationName, inserted: Set(ids)))
+            }
+            return ids
         }
-        return ids
     }
 
     /// Sets attributes of every object of `entityName` (and its subentities) that `predicate` matches, without
@@ -117,29 +115,26 @@ extension StoreCoordinator {
 
     // MARK: Private
 
-    /// Runs `write` on every store serving `request`'s entity, between `beginSave` and `endSave`, and publishes
-    /// what each wrote (as `changes` describes it) when someone observes: the rows a write names only then.
+    /// Runs `write` on every store serving `request`'s entity inside the save gate, and publishes what each
+    /// wrote (as `changes` describes it) when someone observes: the rows a write names only then.
     private func eachStoreObserved(
         _ request: FetchRequest, _ write: (any PersistentStore, Bool) throws -> (count: Int, rows: [RowReference]),
         changes: (any PersistentStore, [ObjectID]) -> StoreSaveChanges
     ) throws -> Int {
-        let observing = beginSave()
-        var published: [StoreSaveChanges] = []
-        defer {
-            endSave(observed: observing)
-            if observing { publish(SaveNotification(coordinator: self, stores: published)) }
-        }
-        var total = 0
-        for store in try targetStores(for: request) {
-            let written = try write(store, observing)
-            total += written.count
-            if observing {
-                published.append(changes(store, written.rows.map {
-                    ObjectID(store: store.identifier, entityName: $0.entityName, primaryKey: $0.primaryKey)
-                }))
+        let stores = try targetStores(for: request)
+        return try observingSave { observing, published in
+            var total = 0
+            for store in stores {
+                let written = try write(store, observing)
+                total += written.count
+                if observing {
+                    published.append(changes(store, written.rows.map {
+                        ObjectID(store: store.identifier, entityName: $0.entityName, primaryKey: $0.primaryKey)
+                    }))
+                }
             }
+            return total
         }
-        return total
     }
 
     private func batchEntity(_ name: String, inserting: Bool) throws -> EntityDescription {
@@ -149,20 +144,11 @@ extension StoreCoordinator {
     }
 
     private func batchInsertStore(_ entity: EntityDescription, _ given: (any PersistentStore)?) throws -> any PersistentStore {
-        let candidates = stores(serving: entity.name)
-        if let given {
-            guard candidates.contains(where: { $0 === given }) else {
-                throw CoordinatorError.noStoreForEntity(entity: entity.name, configurations: model.configurations(containing: entity.name))
-            }
-            return given
+        guard let given else { return try onlyStore(serving: entity.name, inserting: "a batch insert") }
+        guard stores(serving: entity.name).contains(where: { $0 === given }) else {
+            throw CoordinatorError.noStoreForEntity(entity: entity.name, configurations: model.configurations(containing: entity.name))
         }
-        switch candidates.count {
-        case 1: return candidates[0]
-        case 0: throw CoordinatorError.noStoreForEntity(entity: entity.name, configurations: model.configurations(containing: entity.name))
-        default:
-            throw CoordinatorError.ambiguousStore(
-                entity: entity.name, object: "a batch insert", stores: candidates.map { "\($0.displayPath) (\($0.configurationName))" })
-        }
+        return given
     }
 
     /// `values` checked against `entity` as a save would check them; with `filling`, the missing attributes

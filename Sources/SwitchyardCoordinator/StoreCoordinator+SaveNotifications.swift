@@ -45,11 +45,18 @@ extension StoreCoordinator {
         }
     }
 
-    /// A save begins: whether anyone observes (it then collects its changes). Pair with `endSave(observed:)`.
-    package func beginSave() -> Bool { saveGate.begin() }
-
-    /// The save `beginSave` answered `observed` for is over.
-    package func endSave(observed: Bool) { saveGate.end(observed: observed) }
+    /// Runs a save's writes (a context's save or a batch) inside the save gate: `body` learns whether anyone
+    /// observes (collect changes only then) and appends what each committed store wrote to `published`, which is
+    /// published afterwards, also when `body` throws after a store committed.
+    package func observingSave<T>(_ body: (_ observing: Bool, _ published: inout [StoreSaveChanges]) throws -> T) rethrows -> T {
+        let observing = saveGate.begin()
+        var published: [StoreSaveChanges] = []
+        defer {
+            saveGate.end(observed: observing)
+            if observing { publish(SaveNotification(coordinator: self, stores: published)) }
+        }
+        return try body(observing, &published)
+    }
 
     /// Delivers `notification` to every observer registered now.
     package func publish(_ notification: SaveNotification) {

@@ -81,6 +81,20 @@ public final class StoreCoordinator: Sendable {
         return stores.filter { store in store.entities.contains { names.contains($0.name) } }
     }
 
+    /// The store a new object of `entityName` goes to when none was chosen: the only store serving the entity.
+    /// None is `CoordinatorError.noStoreForEntity`; several is `.ambiguousStore`, naming `object` (what is being
+    /// inserted) and the candidates.
+    package func onlyStore(serving entityName: String, inserting object: String) throws -> any PersistentStore {
+        let candidates = stores(serving: entityName)
+        switch candidates.count {
+        case 1: return candidates[0]
+        case 0: throw CoordinatorError.noStoreForEntity(entity: entityName, configurations: model.configurations(containing: entityName))
+        default:
+            throw CoordinatorError.ambiguousStore(
+                entity: entityName, object: object, stores: candidates.map { "\($0.displayPath) (\($0.configurationName))" })
+        }
+    }
+
     /// Opens (or creates) a store for `configuration` and adds it.
     ///
     /// A store written with another model is migrated in place when every change is inferable; a disposable
