@@ -150,16 +150,7 @@ public final class ManagedObject {
 
     /// Sets attribute `key`; a value of the wrong kind is `ContextError.typeMismatch`.
     public func setValue(_ value: AttributeValue, forKey key: String) throws {
-        guard let position = handle.attributePositions[key] else {
-            throw ContextError.unknownKey(entity: handle.name, key: key)
-        }
-        let type = handle.attributeTypes[position]
-        guard let normalized = value.normalized(for: type) else {
-            let refusal = value.storageRefusal(for: type)
-            throw ContextError.typeMismatch(
-                entity: handle.name, key: key, expected: refusal.map { "\(type.rawValue) (\($0))" } ?? type.rawValue,
-                actual: "\(value) (\(value.kindName))")
-        }
+        let (position, normalized) = try handle.checked(value, forKey: key)
         try liveContext().willChange(self)
         changedValues.set(normalized, at: position, width: handle.attributeTypes.count)
     }
@@ -317,4 +308,21 @@ extension ManagedObject: PredicateArgumentConvertible {
     /// An object stands for its `ObjectID` (`chat == %@`): it matches that object only, in the store that holds
     /// it (rows of another store never match, whatever their keys), and unsaved objects in this context.
     public var predicateArgument: PredicateArgument { .object(objectID) }
+}
+
+extension EntityHandle {
+    /// `value` for attribute `key` as the store will hold it, with the attribute's position: what setting an
+    /// attribute and a batch operation check alike. An unknown key is `ContextError.unknownKey`, a value that
+    /// does not fit the attribute's type `ContextError.typeMismatch` saying why.
+    package func checked(_ value: AttributeValue, forKey key: String) throws -> (position: Int, value: AttributeValue) {
+        guard let position = attributePositions[key] else { throw ContextError.unknownKey(entity: name, key: key) }
+        let type = attributeTypes[position]
+        guard let normalized = value.normalized(for: type) else {
+            let refusal = value.storageRefusal(for: type)
+            throw ContextError.typeMismatch(
+                entity: name, key: key, expected: refusal.map { "\(type.rawValue) (\($0))" } ?? type.rawValue,
+                actual: "\(value) (\(value.kindName))")
+        }
+        return (position, normalized)
+    }
 }

@@ -157,13 +157,13 @@ extension StoreCoordinator {
         _ values: [String: AttributeValue], entity: EntityDescription, filling: Bool, what: String
     ) throws -> [String: AttributeValue] {
         var result: [String: AttributeValue] = [:]
+        let handle = entityHandles[entity.name]!
         for (key, value) in values {
+            // Transient attributes are never stored: a batch cannot set them.
             guard let attribute = entity.attribute(named: key), !attribute.isTransient else {
                 throw ContextError.unknownKey(entity: entity.name, key: key)
             }
-            guard let normalized = value.normalized(for: attribute.type) else {
-                throw ContextError.typeMismatch(entity: entity.name, key: key, expected: attribute.type.rawValue, actual: value.kindName)
-            }
+            let normalized = try handle.checked(value, forKey: key).value
             if normalized.isNull, !attribute.isOptional {
                 throw ContextError.missingRequiredValue(entity: entity.name, key: key, object: what)
             }
