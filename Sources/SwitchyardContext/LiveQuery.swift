@@ -16,7 +16,8 @@ package actor LiveQuery {
     private let request: FetchRequest
     private let sectionKey: String?
     /// Entities whose objects can change the results: the fetched entity and every entity its predicate's and
-    /// sort keys' relationship paths reach (each with its subentities).
+    /// sort keys' relationship paths reach, each with its subentities (a saved object's concrete entity is
+    /// looked up here once, with no walk up its ancestors).
     private let readEntities: Set<String>
     /// The query's thread: its actor work and the tasks that start it run there, never waiting for the pool.
     package nonisolated let executor: DedicatedThreadExecutor
@@ -70,14 +71,7 @@ package actor LiveQuery {
         if first { Task(executorPreference: executor) { await self.refresh() } }
     }
 
-    private nonisolated func isRead(_ entityName: String) -> Bool {
-        var current: String? = entityName
-        while let name = current {
-            if readEntities.contains(name) { return true }
-            current = coordinator.model.entity(named: name)?.parentName
-        }
-        return false
-    }
+    private nonisolated func isRead(_ entityName: String) -> Bool { readEntities.contains(entityName) }
 
     private func schedule() {
         scheduled.withLock { $0 = true }
@@ -190,6 +184,7 @@ extension StoreCoordinator {
                 read.insert(current)
             }
         }
+        read = Set(read.flatMap { model.entity(named: $0)?.selfAndDescendantNames ?? [$0] })
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: QuerySnapshot.self, throwing: (any Error).self)
         let query = LiveQuery(coordinator: self, request: request, sectionKey: sectionKey, readEntities: read, continuation: continuation)
         continuation.onTermination = { _ in Task(executorPreference: query.executor) { await query.stop() } }
