@@ -54,6 +54,25 @@ extension ObjectContext {
         }
     }
 
+    /// Brings the objects this context holds up to date with transactions read from persistent history
+    /// (`StoreCoordinator.history(after:in:)` or `historyTransactions(after:in:)`), written by this process or
+    /// another one: Core Data's `mergeChanges(fromContextDidSave:)` with a history transaction's
+    /// `objectIDNotification()`. The transactions are merged in order, each as a save notification.
+    ///
+    /// ```swift
+    /// for try await transaction in coordinator.historyTransactions(after: token, in: "Cloud")
+    ///     where transaction.author != context.transactionAuthor {
+    ///     try context.mergeChanges(from: [transaction], policy: .storeWins)
+    /// }
+    /// ```
+    ///
+    /// - Throws: what `mergeChanges(from:policy:)` throws for a notification.
+    public func mergeChanges(from transactions: [HistoryTransaction], policy: MergePolicy = .error) throws {
+        for transaction in transactions {
+            try mergeChanges(from: SaveNotification(coordinator: coordinator, stores: [transaction.storeChanges]), policy: policy)
+        }
+    }
+
     /// Brings `object` to `savedRow` under `policy`, for a merge and for a save that met a conflict: its unsaved
     /// changes are kept (`.contextWins`, `.error`), dropped where the store changed the same property
     /// (`.storeWins`), or dropped altogether (`.rollback`); then the row becomes its saved state.

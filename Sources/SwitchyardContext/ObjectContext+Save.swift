@@ -123,7 +123,7 @@ extension ObjectContext {
         try coordinator.observingSave { observing, published in
             for key in order {
                 let b = batches[key]!
-                var changes = StoreChangeSet()
+                var changes = StoreChangeSet(author: transactionAuthor, contextName: name)
                 if let lists = toMany[key] {
                     (changes.linkInserts, changes.linkDeletes, changes.orders) = (lists.inserts, lists.deletes, lists.orders)
                 }
@@ -137,6 +137,7 @@ extension ObjectContext {
                         entityName: object.entity.name, primaryKey: object.objectID.primaryKey!,
                         expectedVersion: object.snapshot?.version ?? 0, values: object.changedValues.dictionary(object.handle.layout))
                     for (name, target) in object.changedToOne { update.toOne[name] = .some(reference(target)) }
+                    update.toManyKeys = object.touchedToMany.union(object.changedToMany.keys)
                     changes.updates.append(update)
                 }
                 for object in b.deletes {

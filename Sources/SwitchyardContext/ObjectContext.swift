@@ -27,6 +27,11 @@ public final class ObjectContext {
     /// `mergePolicy`): `.error` (the default) throws `StoreError.conflict`; the other policies re-read that
     /// object, resolve it as `mergeChanges(from:policy:)` would, and save again.
     public var mergePolicy: MergePolicy = .error
+    /// Who this context's saves are by, recorded in persistent history (`HistoryTransaction.author`), so a
+    /// process can skip its own transactions when it merges: Core Data's `transactionAuthor`.
+    public var transactionAuthor: String?
+    /// The context's name, recorded in persistent history (`HistoryTransaction.contextName`).
+    public var name: String?
     /// Calls to `PersistentStore.relatedReferences`: how tests see that member reads are batched.
     package var memberReads = 0
     /// Whether some registered object may hold members read from its store (`committedToMany`): a save

@@ -30,6 +30,11 @@ public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertibl
     /// A store with the same `NSStoreUUID` is already added (a copy of it, for example): object IDs could not
     /// tell the two apart.
     case duplicateStoreIdentifier(path: String, identifier: UUID, existing: String)
+    /// No store of the coordinator serves the configuration.
+    case noStoreForConfiguration(name: String, added: [String])
+    /// A history token was given to a store it does not belong to (`configuration`, `store` and `path` name the
+    /// store it was given to; nil when no store of the coordinator has the token's UUID).
+    case historyTokenFromAnotherStore(token: String, configuration: String?, store: UUID?, path: String?)
 
     public var description: String {
         switch self {
@@ -60,6 +65,14 @@ public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertibl
         case let .duplicateStoreIdentifier(path, identifier, existing):
             return "\(path) has the store UUID \(identifier.uuidString) of \(existing), which is already added (a copy of the same store?): "
                 + "object IDs could not tell them apart; add it to another coordinator"
+        case let .noStoreForConfiguration(name, added):
+            return "no store is added for configuration '\(name)'"
+                + (added.isEmpty ? "" : "; stores are added for: \(added.joined(separator: ", "))")
+        case let .historyTokenFromAnotherStore(token, configuration, store, path):
+            guard let configuration, let store, let path else {
+                return "history token \(token) belongs to no store of this coordinator"
+            }
+            return "history token \(token) belongs to another store; \(path) (configuration \(configuration)) is store \(store.uuidString)"
         }
     }
 }

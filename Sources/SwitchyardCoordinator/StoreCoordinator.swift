@@ -320,7 +320,7 @@ public final class StoreCoordinator: Sendable {
     package func openStore(_ d: StoreDescription, migrationProgress: MigrationProgressHandler?) throws -> any PersistentStore {
         switch d.type {
         case .memory:
-            return try InMemoryStore(model: model, configuration: d.configuration)
+            return try InMemoryStore(model: model, configuration: d.configuration, options: d.options)
         case .sqlite:
             guard let url = d.url else { throw CoordinatorError.missingURL(type: d.type, configuration: d.configuration) }
             return try SQLiteStore(

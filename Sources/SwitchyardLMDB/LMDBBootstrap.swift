@@ -19,6 +19,8 @@ package struct LMDBBootstrap {
     /// The store was opened read-only: nothing is created, migrated or written, even when another store of
     /// this process shares the environment writable.
     package var readOnly = false
+    /// Create the `history` database when the store has none (`StoreOptions.persistentHistory`).
+    package var persistentHistory = false
 
     /// What `run` found or created.
     package struct Opened {
@@ -128,7 +130,10 @@ package struct LMDBBootstrap {
                 try backfill(missing, root: root, schema: schema, rows: rows, databases: databases, txn: txn)
             }
         }
-        let databases = LMDBStoreDatabases(rows: rows, meta: meta, modelCache: modelCache, links: links, indexes: indexes)
+        var history = try LMDBDatabase.open(LMDBStoreDatabases.historyName, in: txn)
+        if history == nil, writable, persistentHistory { history = try required(LMDBStoreDatabases.historyName, txn, create: true) }
+        let databases = LMDBStoreDatabases(
+            rows: rows, meta: meta, modelCache: modelCache, links: links, indexes: indexes, history: history)
         let created = try txn.get(meta, Array(LMDBStoreDatabases.configurationKey.utf8)).map { String(decoding: $0, as: UTF8.self) }
         if let migration {
             try migration.pruneIndexes(roots: prunedRoots, databases: databases, txn: txn)

@@ -173,6 +173,7 @@ extension LMDBStore {
         for (root, key) in maxKeys {
             if key > (try maxKey(root: root, txn: txn)) { try setMaxKey(key, root: root, txn: txn) }
         }
+        if databases.history != nil { try recordHistory(.recording(changes, model: model), txn: txn) }
     }
 
     // MARK: - Validation

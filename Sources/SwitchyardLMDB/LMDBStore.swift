@@ -76,7 +76,7 @@ public final class LMDBStore: PersistentStore {
             readOnly: options.readOnly, writeTimeout: options.writeTimeout)
         let opened = try LMDBBootstrap(
             model: model, configuration: configuration, served: entities, path: path, progress: migrationProgress,
-            readOnly: options.readOnly
+            readOnly: options.readOnly, persistentHistory: options.persistentHistory
         ).run(in: environment)
         self.location = url
         self.path = path
@@ -227,6 +227,8 @@ package struct LMDBStoreDatabases: Sendable {
     package static let modelCacheKey = "model"
     package static let entityNumbersKey = "entities"
     package static let configurationKey = "configuration"
+    /// The persistent-history database (see `LMDBStore+History`).
+    package static let historyName = "history"
 
     package let rows: LMDBDatabase
     package let meta: LMDBDatabase
@@ -236,9 +238,15 @@ package struct LMDBStoreDatabases: Sendable {
     /// Index databases by root entity number (an array: every save and lookup needs them), each list aligned
     /// with `LMDBSchema.indexes`; `nil` where a store opened read-only lacks an index (its lookups scan).
     private let indexesByRoot: [[LMDBDatabase?]]
+    /// Persistent history; `nil` when the store does not record it.
+    package let history: LMDBDatabase?
 
-    package init(rows: LMDBDatabase, meta: LMDBDatabase, modelCache: LMDBDatabase, links: LMDBDatabase?, indexes: [Int: [LMDBDatabase?]]) {
+    package init(
+        rows: LMDBDatabase, meta: LMDBDatabase, modelCache: LMDBDatabase, links: LMDBDatabase?, indexes: [Int: [LMDBDatabase?]],
+        history: LMDBDatabase? = nil
+    ) {
         self.rows = rows
+        self.history = history
         self.links = links
         self.meta = meta
         self.modelCache = modelCache

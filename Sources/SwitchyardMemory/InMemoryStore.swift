@@ -27,6 +27,10 @@ public final class InMemoryStore: PersistentStore {
         /// Positions of ordered to-many members by end key, then source primary key, then member primary key.
         package var positions: [String: [Int64: [Int64: Int64]]] = [:]
         package var metadata: StoreMetadata
+        /// Persistent history (`StoreOptions.persistentHistory`), oldest first.
+        package var history: [StoredHistoryTransaction] = []
+        /// The last history number handed out.
+        package var lastHistoryNumber: Int64 = 0
     }
 
     public let type = StoreType.memory
@@ -42,8 +46,13 @@ public final class InMemoryStore: PersistentStore {
     /// The to-manys without inverse with an end in this store (deletes drop their owners' entries).
     package let toManysWithoutInverse: [RelationshipEnd]
 
-    /// Creates an empty store for `configuration` of `model`.
-    public init(model: ObjectModel, configuration: String) throws {
+    /// Whether saves record persistent history (`StoreOptions.persistentHistory`).
+    package let tracksHistory: Bool
+
+    /// Creates an empty store for `configuration` of `model`; `options.persistentHistory` records every save's
+    /// transaction (kept as long as the store).
+    public init(model: ObjectModel, configuration: String, options: StoreOptions = .default) throws {
+        self.tracksHistory = options.persistentHistory
         self.model = model
         self.configurationName = configuration
         self.entities = try model.entities(inConfiguration: configuration)
@@ -204,6 +213,12 @@ public final class InMemoryStore: PersistentStore {
             // Work on a copy; the caller's contents change only if every change applies.
             var next = contents
             try apply(changes, to: &next)
+            if tracksHistory {
+                var transaction = StoredHistoryTransaction.recording(changes, model: model)
+                next.lastHistoryNumber += 1
+                transaction.number = next.lastHistoryNumber
+                next.history.append(transaction)
+            }
             contents = next
         }
     }

@@ -23,6 +23,7 @@ extension SQLiteStore: BatchWritingStore {
             assignments.append((attribute.column, encoded))
         }
         guard !assignments.isEmpty else { return nil }
+        let naming = naming || tracksHistory
         let (sql, arguments) = try batchStatement(
             "UPDATE", request, layout: layout,
             set: " SET " + assignments.map { "\(SQLiteNames.quote($0.column)) = ?" }.joined(separator: ", ") + ", \"Z_OPT\" = \"Z_OPT\" + 1",
@@ -30,7 +31,9 @@ extension SQLiteStore: BatchWritingStore {
         return try tracer.measure({ "SQLite batch update \(tracer.describe(request)): \($0.count) rows" }) {
             try write("batch update") { db in
                 do {
-                    return try changedRows(db, sql: sql, arguments: arguments, naming: naming)
+                    let changed = try changedRows(db, sql: sql, arguments: arguments, naming: naming)
+                    try recordBatch(changed.rows, kind: .update, keys: values.keys.sorted(), db: db)
+                    return changed
                 } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
                     throw StoreError.uniquenessViolation(
                         path: displayPath, configuration: configurationName, entity: layout.name,
@@ -46,10 +49,25 @@ extension SQLiteStore: BatchWritingStore {
         try checkWritable("batch delete")
         let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         if layout.attributes.contains(where: \.isExternal) { return nil }
+        let naming = naming || tracksHistory
         let (sql, arguments) = try batchStatement("DELETE FROM", request, layout: layout, set: "", setArguments: [], naming: naming)
         return try tracer.measure({ "SQLite batch delete \(tracer.describe(request)): \($0.count) rows" }) {
-            try write("batch delete") { db in try changedRows(db, sql: sql, arguments: arguments, naming: naming) }
+            try write("batch delete") { db in
+                let changed = try changedRows(db, sql: sql, arguments: arguments, naming: naming)
+                try recordBatch(changed.rows, kind: .delete, keys: [], db: db)
+                return changed
+            }
         }
+    }
+
+    /// Records a batch statement's rows in persistent history, when the store tracks it.
+    private func recordBatch(_ rows: [RowReference], kind: HistoryChangeKind, keys: [String], db: Database) throws {
+        guard tracksHistory, !rows.isEmpty else { return }
+        try recordHistory(StoredHistoryTransaction(
+            number: 0, timestamp: Date(), author: nil, contextName: nil, processID: HistoryProcess.processID,
+            bundleID: HistoryProcess.bundleID,
+            changes: rows.map { StoredHistoryChange(kind: kind, entityName: $0.entityName, primaryKey: $0.primaryKey, updatedKeys: keys) }),
+            db: db)
     }
 
     /// `<verb> <table> AS t0<set> WHERE <filter>`, or with `WHERE Z_PK IN (<matching keys>)` when the predicate

@@ -89,6 +89,7 @@ extension SQLiteStore {
         }
         let updates = try changes.updates.map { update in (update, try encodeUpdate(update, newFiles: &newFiles)) }
         let deletes = try changes.deletes.map { ($0, try servedLayout($0.entityName)) }
+        let history = tracksHistory ? StoredHistoryTransaction.recording(changes, model: model) : nil
 
         return try write("save") { db in
             var released: [String] = []
@@ -134,6 +135,7 @@ extension SQLiteStore {
                 }
             }
             try applyRelationshipChanges(changes, deleted: changes.deletes, db: db)
+            if let history { try recordHistory(history, db: db) }
             return released
         }
     }

@@ -42,6 +42,8 @@ public final class SQLiteStore: PersistentStore {
     package let migrationReport: CompatibilityReport?
     /// Trace output (`StoreOptions.traceLevel`).
     package let tracer: StoreTracer
+    /// Whether saves record persistent history (`StoreOptions.persistentHistory`, or history tables present).
+    package let tracksHistory: Bool
     /// The support folder's external binary data files.
     package let externalData: SQLiteExternalData
 
@@ -81,6 +83,12 @@ public final class SQLiteStore: PersistentStore {
         self.entities = entities
         self.isReadOnly = options.readOnly
         self.pool = opened.pool
+        do {
+            self.tracksHistory = try SQLiteHistory.prepare(opened.pool, enable: options.persistentHistory, readOnly: options.readOnly)
+        } catch {
+            try? opened.pool.close()
+            throw Self.mapError(error, path: url.path, configuration: configuration)
+        }
         self.schema = opened.schema
         self.servedEntityNames = Set(entities.map(\.name))
         self.state = SQLiteStoreState(identifier: opened.identifier)

@@ -39,6 +39,12 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
     /// The store was written with a model it cannot be migrated from; `report` says what changed and why not.
     /// Nothing in the store was changed.
     case incompatibleModel(path: String, configuration: String, report: CompatibilityReport)
+    /// Persistent history was asked of a store that does not record it (open it with
+    /// `StoreOptions.persistentHistory`).
+    case historyNotTracked(path: String, configuration: String)
+    /// The history after transaction `after` was partly deleted (`deleteHistory`): the oldest transaction kept is
+    /// `oldestKept`. Whoever held the token must refetch what they show instead of merging.
+    case historyExpired(path: String, configuration: String, after: Int64, oldestKept: Int64)
 
     public var description: String {
         switch self {
@@ -73,6 +79,12 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
         case let .incompatibleModel(path, configuration, report):
             return "\(path) (configuration \(configuration)): the store's model cannot be migrated to this model: "
                 + report.blockingReasons.joined(separator: "; ")
+        case let .historyNotTracked(path, configuration):
+            return "\(path) (configuration \(configuration)): the store does not record persistent history; "
+                + "open it with StoreOptions(persistentHistory: true)"
+        case let .historyExpired(path, configuration, after, oldest):
+            return "\(path) (configuration \(configuration)): history after transaction \(after) was deleted "
+                + "(the oldest transaction kept is \(oldest)); refetch instead of merging"
         }
     }
 
@@ -92,7 +104,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
         case let .openFailed(_, c, _), let .sqlite(_, c, _, _, _), let .conflict(_, c, _, _, _, _, _),
             let .uniquenessViolation(_, c, _, _, _), let .readOnly(_, c, _), let .entityNotInStore(_, c, _),
             let .unknownProperty(_, c, _, _), let .invalidValue(_, c, _, _, _, _), let .schemaMismatch(_, c, _),
-            let .unsupportedPredicate(_, c, _), let .closed(_, c), let .incompatibleModel(_, c, _), let .lmdb(_, c, _, _, _):
+            let .unsupportedPredicate(_, c, _), let .closed(_, c), let .incompatibleModel(_, c, _), let .lmdb(_, c, _, _, _),
+            let .historyNotTracked(_, c), let .historyExpired(_, c, _, _):
             return c
         case .notAStore:
             return nil

@@ -51,12 +51,19 @@ public struct StoreChangeSet: Sendable, Hashable {
     public var linkDeletes: [RelationshipLink]
     /// New member orders of ordered to-many relationships, applied after every other change.
     public var orders: [RelationshipOrder]
+    /// Who made the change (`ObjectContext.transactionAuthor`), recorded by stores that track persistent history.
+    public var author: String?
+    /// The saving context's `name`, recorded by stores that track persistent history.
+    public var contextName: String?
 
     /// A change set of the given changes (each empty unless given).
     public init(
         inserts: [StoreRow] = [], updates: [RowUpdate] = [], deletes: [RowDeletion] = [],
-        linkInserts: [RelationshipLink] = [], linkDeletes: [RelationshipLink] = [], orders: [RelationshipOrder] = []
+        linkInserts: [RelationshipLink] = [], linkDeletes: [RelationshipLink] = [], orders: [RelationshipOrder] = [],
+        author: String? = nil, contextName: String? = nil
     ) {
+        self.author = author
+        self.contextName = contextName
         self.inserts = inserts
         self.updates = updates
         self.deletes = deletes
@@ -84,12 +91,16 @@ public struct RowUpdate: Sendable, Hashable {
     public var values: [String: AttributeValue]
     /// Changed to-one relationships; `nil` clears the relationship.
     public var toOne: [String: RowReference?]
+    /// To-many relationships whose members changed without a column of this row changing (through the members'
+    /// inverse to-one, or links saved alongside): persistent history records them as changed keys of the row.
+    public var toManyKeys: Set<String>
 
     /// An update of one row.
     public init(
         entityName: String, primaryKey: Int64, expectedVersion: Int64, values: [String: AttributeValue] = [:],
-        toOne: [String: RowReference?] = [:]
+        toOne: [String: RowReference?] = [:], toManyKeys: Set<String> = []
     ) {
+        self.toManyKeys = toManyKeys
         self.entityName = entityName
         self.primaryKey = primaryKey
         self.expectedVersion = expectedVersion

@@ -39,6 +39,11 @@ public struct StoreOptions: Sendable, Hashable {
     public var writeTimeout: TimeInterval
     /// How much the store traces (see `StoreTraceLevel`); nil takes `SWITCHYARD_TRACE` from the environment.
     public var traceLevel: StoreTraceLevel?
+    /// Record persistent history: every save's transaction with its author, time and changed objects, in the
+    /// save's own transaction (Core Data's `NSPersistentHistoryTrackingKey`; SQLite keeps Core Data's
+    /// `ATRANSACTION` / `ACHANGE` / `ATRANSACTIONSTRING` tables). A store that already has history keeps
+    /// recording it even without this option, so the history other processes read stays complete.
+    public var persistentHistory: Bool
 
     /// The default `writeTimeout`: 10 seconds.
     public static let defaultWriteTimeout: TimeInterval = 10
@@ -46,8 +51,10 @@ public struct StoreOptions: Sendable, Hashable {
     /// Options; every argument has the everyday default.
     public init(
         readOnly: Bool = false, disposable: Bool = false, quarantine: Bool = false, initialMapSize: Int = 16 << 20,
-        writeTimeout: TimeInterval = StoreOptions.defaultWriteTimeout, traceLevel: StoreTraceLevel? = nil
+        writeTimeout: TimeInterval = StoreOptions.defaultWriteTimeout, traceLevel: StoreTraceLevel? = nil,
+        persistentHistory: Bool = false
     ) {
+        self.persistentHistory = persistentHistory
         self.readOnly = readOnly
         self.disposable = disposable
         self.quarantine = quarantine

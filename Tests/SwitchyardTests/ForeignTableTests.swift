@@ -2,13 +2,15 @@ import Foundation
 import Testing
 import Switchyard
 
-/// Issue #12 point 9: tables Switchyard does not own — Core Data's persistent history (`ATRANSACTION`, `ACHANGE`,
-/// `ATRANSACTIONSTRING`, `Z_ENT` 16001-16003), CloudKit mirroring (`ANSCK…`) and the app's own tables — survive
-/// opening a real store read-write, saving into it and migrating it; a split names them by kind.
+/// Issue #12 point 9: tables Switchyard does not own — CloudKit mirroring (`ANSCK…`) and the app's own tables —
+/// survive opening a real store read-write, saving into it and migrating it; a split names them by kind. Core
+/// Data's persistent history (`ATRANSACTION`, `ACHANGE`, `ATRANSACTIONSTRING`, `Z_ENT` 16001-16003) is kept and
+/// continued (issue #16): its rows stay as they were, and each save appends its transaction.
 @Suite(.enabled(if: Fixtures.available && SQLite3.available, "needs ../shared/fixtures/coredata and the sqlite3 CLI"))
 struct ForeignTableTests {
     static let store = "alemar11__CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite"
-    static let foreign = ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING", "ANSCKRECORDMETADATA", "APPLOG"]
+    static let foreign = ["ANSCKRECORDMETADATA", "APPLOG"]
+    static let history = ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"]
 
     /// The real store, plus a CloudKit mirroring table and entity and an app table as the app would leave them.
     static func prepare(_ temp: TemporaryDirectory) throws -> URL {
@@ -26,19 +28,39 @@ struct ForeignTableTests {
         return url
     }
 
-    /// Every foreign table's rows and the `Z_PRIMARYKEY` rows at 16000 and above, as text.
+    /// Every foreign table's rows and the `Z_PRIMARYKEY` rows above the history's, as text.
     static func foreignContent(_ url: URL) throws -> [String: [[String]]] {
         var content: [String: [[String]]] = [:]
         for table in foreign { content[table] = try SQLite3.rows(url.path, "SELECT * FROM \(table) ORDER BY 1") }
-        content["Z_PRIMARYKEY"] = try SQLite3.rows(url.path, "SELECT * FROM Z_PRIMARYKEY WHERE Z_ENT >= 16000 ORDER BY 1")
+        content["Z_PRIMARYKEY"] = try SQLite3.rows(url.path, "SELECT * FROM Z_PRIMARYKEY WHERE Z_ENT > 16003 ORDER BY 1")
         return content
+    }
+
+    /// The history tables' rows, as text.
+    static func historyContent(_ url: URL) throws -> [String: [[String]]] {
+        var content: [String: [[String]]] = [:]
+        for table in history { content[table] = try SQLite3.rows(url.path, "SELECT * FROM \(table) ORDER BY 1") }
+        return content
+    }
+
+    /// Checks the history rows of `before` are still there, unchanged, and that `transactions` transactions of
+    /// `changes` changes were appended.
+    static func expectHistoryContinued(_ url: URL, from before: [String: [[String]]], transactions: Int, changes: Int) throws {
+        let after = try historyContent(url)
+        for table in history {
+            let old = before[table] ?? [], new = after[table] ?? []
+            #expect(Array(new.prefix(old.count)) == old, "\(table): recorded rows changed")
+        }
+        #expect((after["ATRANSACTION"]?.count ?? 0) - (before["ATRANSACTION"]?.count ?? 0) == transactions)
+        #expect((after["ACHANGE"]?.count ?? 0) - (before["ACHANGE"]?.count ?? 0) == changes)
     }
 
     @Test func readWriteOpenSaveAndMigrationLeaveThemUntouched() async throws {
         let temp = TemporaryDirectory()
         let url = try Self.prepare(temp)
         let before = try Self.foreignContent(url)
-        #expect(before["ACHANGE"]?.count == 5468)
+        let history = try Self.historyContent(url)
+        #expect(history["ACHANGE"]?.count == 5468)
         let stored = try #require(try StoreInspection.storedModel(url))
 
         // Read-write open with the store's own model, and a save.
@@ -51,6 +73,7 @@ struct ForeignTableTests {
             try context.save()
         }
         #expect(try Self.foreignContent(url) == before)
+        try Self.expectHistoryContinued(url, from: history, transactions: 1, changes: 1)
 
         // A migration: an attribute added to Feedback and an entity added whose model number (1) is taken.
         var entities = stored.entities.map { entity -> EntityDescription in
@@ -70,6 +93,7 @@ struct ForeignTableTests {
             #expect(try context.count(FetchRequest(entityName: "Feedback")) == 444)
         }
         #expect(try Self.foreignContent(url) == before)
+        try Self.expectHistoryContinued(url, from: history, transactions: 2, changes: 2)
         let number = try SQLite3.query(url.path, "SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Aardvark'")
         #expect(Int(number).map { $0 < 16000 } == true, "Aardvark got Z_ENT \(number), inside Core Data's reserved range")
     }
