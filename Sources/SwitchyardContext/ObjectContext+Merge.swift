@@ -62,12 +62,12 @@ extension ObjectContext {
     /// ```swift
     /// for try await transaction in coordinator.historyTransactions(after: token, in: "Cloud")
     ///     where transaction.author != context.transactionAuthor {
-    ///     try context.mergeChanges(from: [transaction], policy: .storeWins)
+    ///     try context.mergeChanges(fromHistory: [transaction], policy: .storeWins)
     /// }
     /// ```
     ///
     /// - Throws: what `mergeChanges(from:policy:)` throws for a notification.
-    public func mergeChanges(from transactions: [HistoryTransaction], policy: MergePolicy = .error) throws {
+    public func mergeChanges(fromHistory transactions: [HistoryTransaction], policy: MergePolicy = .error) throws {
         for transaction in transactions {
             try mergeChanges(from: SaveNotification(coordinator: coordinator, stores: [transaction.storeChanges]), policy: policy)
         }

@@ -50,7 +50,7 @@ public struct HistoryChange: Sendable, Hashable {
 
 /// One committed write transaction of a store that records persistent history (`StoreOptions.persistentHistory`),
 /// by whichever process wrote it: Core Data's `NSPersistentHistoryTransaction`. Merge it into a context with
-/// `ObjectContext.mergeChanges(from:policy:)` (the overload taking transactions).
+/// `ObjectContext.mergeChanges(fromHistory:policy:)`.
 public struct HistoryTransaction: Sendable, Hashable {
     /// This transaction's position: pass it to ``StoreCoordinator/history(after:in:limit:)`` for what came after.
     public let token: HistoryToken

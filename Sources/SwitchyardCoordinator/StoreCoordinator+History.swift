@@ -11,7 +11,7 @@ extension StoreCoordinator {
     ///
     /// ```swift
     /// let transactions = try coordinator.history(after: lastMerged, in: "Cloud")
-    /// try context.mergeChanges(from: transactions.filter { $0.author != "app" })
+    /// try context.mergeChanges(fromHistory: transactions.filter { $0.author != "app" })
     /// lastMerged = transactions.last?.token ?? lastMerged
     /// ```
     ///
@@ -69,7 +69,7 @@ extension StoreCoordinator {
     /// let token = try coordinator.currentHistoryToken(for: "Cloud")
     /// for try await transaction in coordinator.historyTransactions(after: token, in: "Cloud")
     ///     where transaction.processID != ProcessInfo.processInfo.processName {
-    ///     try context.mergeChanges(from: [transaction])
+    ///     try context.mergeChanges(fromHistory: [transaction])
     /// }
     /// ```
     public func historyTransactions(

@@ -46,6 +46,22 @@ public struct StoreInspection: Sendable, Codable {
     public var skipped: [SplitPlan.Skipped]
     /// Files in an SQLite store's `.<name>_SUPPORT/_EXTERNAL_DATA` folder (external binary data); 0 otherwise.
     public var externalDataFiles: Int = 0
+    /// The store's persistent history; nil when it records none.
+    public var history: History? = nil
+
+    /// What a store's persistent history holds.
+    public struct History: Sendable, Codable, Hashable {
+        /// Transactions kept.
+        public var transactions: Int
+        /// Changes (one per object per transaction) in them.
+        public var changes: Int
+        /// The number of the oldest transaction kept; nil when none is.
+        public var oldest: Int64?
+        /// The number of the last transaction committed (it may have been deleted since).
+        public var last: Int64
+        /// When the oldest and the newest transaction kept were recorded.
+        public var oldestDate: Date?, newestDate: Date?
+    }
 
     /// Opens the store at `url` read-only (with `model`, else its model cache) and counts each entity's rows.
     public static func inspect(_ url: URL, model: ObjectModel? = nil) throws -> StoreInspection {
@@ -63,13 +79,21 @@ public struct StoreInspection: Sendable, Codable {
         let skipped = try (store as? BulkCopyStore)?.extraneousItems().map {
             SplitPlan.Skipped(kind: $0.kind, name: $0.name, rows: $0.rows, reason: $0.reason)
         } ?? []
+        var history: History?
+        if let tracking = store as? any HistoryTrackingStore, tracking.tracksHistory {
+            let kept = try tracking.history(after: 0, limit: nil)
+            history = History(
+                transactions: kept.count, changes: kept.reduce(0) { $0 + $1.changes.count }, oldest: kept.first?.number,
+                last: try tracking.lastHistoryNumber(), oldestDate: kept.first?.timestamp, newestDate: kept.last?.timestamp)
+        }
         return StoreInspection(
             path: url.path, type: store.type, configuration: store.configurationName, uuid: metadata.uuid.uuidString, storeType: metadata.storeType,
             versionIdentifiers: metadata.versionIdentifiers,
             versionHashes: metadata.versionHashes.mapValues { $0.map { String(format: "%02x", $0) }.joined() },
             additionalMetadata: metadata.additional.mapValues(Self.text), model: origin, entities: entities,
             skipped: skipped,
-            externalDataFiles: store.type == .sqlite ? SQLiteExternalData(store: url, configuration: store.configurationName).fileCount() : 0)
+            externalDataFiles: store.type == .sqlite ? SQLiteExternalData(store: url, configuration: store.configurationName).fileCount() : 0,
+            history: history)
     }
 
     /// The model recorded in the store's model cache; nil when it has none.

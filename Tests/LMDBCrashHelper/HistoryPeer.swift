@@ -40,7 +40,7 @@ func runHistoryPeerModeIfAsked() {
                 let context = ObjectContext(coordinator: coordinator)
                 for try await transaction in coordinator.historyTransactions(after: start, in: "Default") where transaction.author != "peer" {
                     let received = Date().timeIntervalSince1970
-                    try context.mergeChanges(from: [transaction])
+                    try context.mergeChanges(fromHistory: [transaction])
                     let labels = try transaction.changes.map { try context.existingObject(with: $0.objectID).get("label", as: String.self) ?? "?" }
                     emit("seen \(transaction.token.transactionNumber) \(transaction.author ?? "-") \(received) \(labels.joined(separator: ","))")
                 }

@@ -110,9 +110,9 @@ import Testing
         let transactions = try coordinator.history(after: token, in: "Main")
         #expect(transactions.count == 1)
         expectContextError("unsaved change under .error", { if case .mergeConflict = $0 { return true } else { return false } }) {
-            try reader.mergeChanges(from: transactions)
+            try reader.mergeChanges(fromHistory: transactions)
         }
-        try reader.mergeChanges(from: transactions, policy: .contextWins)
+        try reader.mergeChanges(fromHistory: transactions, policy: .contextWins)
         #expect(try seen[0].get("qty", as: Int64.self) == 100)
         #expect(try seen[2].get("qty", as: Int64.self) == 300)
         #expect(try seen[2].get("width", as: Double.self) == 9.0)

@@ -78,13 +78,17 @@ import Testing
         try coordinator.addStore(type, configuration: "Default", at: url, options: StoreOptions(persistentHistory: true))
         let start = try coordinator.currentHistoryToken(for: "Default")
 
-        // This process's watcher: a context merging every transaction of the peer, with the time it arrived.
+        // This process's watcher: a context merging every transaction of the peer, with the time it arrived. It
+        // runs on a thread of its own, as an app's main actor would: the other suites running alongside keep the
+        // cooperative pool's threads busy, and what is measured is the store, not their queue.
         let arrivals = Locked<[(number: Int64, received: Double, labels: [String])]>([])
-        let watcher = Task {
+        let executor = DedicatedThreadExecutor(name: "history watcher")
+        defer { executor.shutdown() }
+        let watcher = Task(executorPreference: executor) {
             let context = ObjectContext(coordinator: coordinator)
             for try await transaction in coordinator.historyTransactions(after: start, in: "Default") where transaction.author == "peer" {
                 let received = Date().timeIntervalSince1970
-                try context.mergeChanges(from: [transaction])
+                try context.mergeChanges(fromHistory: [transaction])
                 let labels = try transaction.changes.map { try context.existingObject(with: $0.objectID).get("label", as: String.self) ?? "?" }
                 arrivals.withLock { $0.append((transaction.token.transactionNumber, received, labels)) }
             }

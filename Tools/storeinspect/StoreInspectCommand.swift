@@ -99,6 +99,7 @@ struct InspectCommand: ParsableCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.dateEncodingStrategy = .iso8601
             StoreInspectCommand.write(String(decoding: try encoder.encode(inspection), as: UTF8.self) + "\n")
             return
         }
@@ -121,6 +122,12 @@ struct InspectCommand: ParsableCommand {
         }
         if inspection.externalDataFiles > 0 {
             out += "external data: \(inspection.externalDataFiles) files in the support folder (_EXTERNAL_DATA)\n"
+        }
+        if let history = inspection.history {
+            let dates = [history.oldestDate, history.newestDate].compactMap { $0 }.map { ISO8601DateFormatter().string(from: $0) }
+            out += "persistent history: \(history.transactions) transactions kept"
+                + (history.oldest.map { " (\($0)...\(history.last))" } ?? " (last number \(history.last))")
+                + ", \(history.changes) changes" + (dates.isEmpty ? "" : ", recorded \(dates.first!) to \(dates.last!)") + "\n"
         }
         if !inspection.skipped.isEmpty {
             out += "outside the model:\n"
