@@ -96,7 +96,8 @@ package protocol HistoryTrackingStore: PersistentStore {
 extension StoreChangeSet {
     /// The rows this change set changes, as history records them: inserts, deletes, and updates with the keys
     /// whose stored values changed — attributes and to-one relationships of the row, the to-many keys the update
-    /// names, many-to-many links on both ends, new orders on the ordering end. Rows inserted or deleted here are not also updates.
+    /// names, many-to-many links on both ends, new orders on the ordering end. Ordered inserts, updates, deletes,
+    /// each by entity name and primary key. Rows inserted or deleted here are not also updates.
     package func historyChanges(model: ObjectModel) -> [StoredHistoryChange] {
         var changes: [StoredHistoryChange] = []
         var written = Set<RowReference>()
@@ -109,7 +110,7 @@ extension StoreChangeSet {
             written.insert(RowReference(entityName: row.entityName, primaryKey: row.primaryKey))
         }
         var updated: [RowReference: Set<String>] = [:]
-        var order: [RowReference] = []
+        var order: [RowReference] = []   // first-touched order; sorted below
         func touch(_ reference: RowReference, _ keys: some Sequence<String>) {
             guard !written.contains(reference) else { return }
             if updated[reference] == nil { order.append(reference) }
@@ -132,6 +133,9 @@ extension StoreChangeSet {
                 kind: .update, entityName: reference.entityName, primaryKey: reference.primaryKey,
                 updatedKeys: updated[reference, default: []].sorted()))
         }
+        // One canonical order, whatever order the saving context listed its objects in: inserts, updates, deletes,
+        // each by entity and primary key.
+        changes.sort { ($0.kind.rawValue, $0.entityName, $0.primaryKey) < ($1.kind.rawValue, $1.entityName, $1.primaryKey) }
         return changes
     }
 }

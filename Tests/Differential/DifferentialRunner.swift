@@ -89,10 +89,12 @@ public struct DifferentialRunner {
         var sides: [DifferentialSide] = []
         for backend in backends {
             let coordinator = StoreCoordinator(model: model)
+            // Every side records persistent history: at the end, each must have recorded the same transactions.
+            let options = StoreOptions(persistentHistory: true)
             switch backend {
-            case .sqlite: try coordinator.addStore(.sqlite, configuration: "Main", at: root.appendingPathComponent("d.sqlite"))
-            case .lmdb: try coordinator.addStore(.lmdb, configuration: "Main", at: root.appendingPathComponent("d.lmdb"))
-            case .memory: try coordinator.addStore(.memory, configuration: "Main")
+            case .sqlite: try coordinator.addStore(.sqlite, configuration: "Main", at: root.appendingPathComponent("d.sqlite"), options: options)
+            case .lmdb: try coordinator.addStore(.lmdb, configuration: "Main", at: root.appendingPathComponent("d.lmdb"), options: options)
+            case .memory: try coordinator.addStore(.memory, configuration: "Main", options: options)
             }
             sides.append(DifferentialSide(name: backend.rawValue, coordinator: coordinator))
         }
@@ -108,6 +110,29 @@ public struct DifferentialRunner {
             }
             summary.steps += 1
         }
+        if let mismatch = try historyMismatch(sides), !steps.isEmpty {
+            return .failure(Failure(index: steps.count - 1, message: "after step \(steps.count): persistent history differs: \(mismatch)"))
+        }
         return .success(summary)
+    }
+
+    /// Each side's history as (kind, entity, primary key, updated keys) per transaction; the first side whose
+    /// history differs from the first side's, described; nil when all agree.
+    func historyMismatch(_ sides: [DifferentialSide]) throws -> String? {
+        func recorded(_ side: DifferentialSide) throws -> [[String]] {
+            try side.coordinator.history(after: nil, in: "Main").map { transaction in
+                transaction.changes.map { "\($0.kind) \($0.objectID.entityName)/\($0.objectID.primaryKey ?? -1) \($0.updatedKeys.sorted())" }
+            }
+        }
+        guard let first = sides.first else { return nil }
+        let expected = try recorded(first)
+        for side in sides.dropFirst() {
+            let actual = try recorded(side)
+            guard actual != expected else { continue }
+            let index = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(actual.count, expected.count)
+            return "\(side.name) has \(actual.count) transactions, \(first.name) \(expected.count); transaction \(index + 1): "
+                + "\(side.name) \(index < actual.count ? actual[index] : []) vs \(first.name) \(index < expected.count ? expected[index] : [])"
+        }
+        return nil
     }
 }
