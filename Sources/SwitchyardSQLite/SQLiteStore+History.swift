@@ -56,11 +56,10 @@ extension SQLiteStore: HistoryTrackingStore {
         for value in [transaction.author, transaction.bundleID, transaction.contextName, transaction.processID] {
             strings.append(try value.map { try internedString($0, db: db) })
         }
-        try db.execute(
-            sql: """
-                INSERT INTO ATRANSACTION (Z_PK, Z_ENT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """,
+        try db.cachedStatement(sql: """
+            INSERT INTO ATRANSACTION (Z_PK, Z_ENT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """).execute(
             arguments: [number, SQLiteHistory.transactionEntity, strings[0], strings[1], strings[2], strings[3],
                         transaction.timestamp.timeIntervalSinceReferenceDate])
         guard !transaction.changes.isEmpty else { return }
@@ -71,9 +70,7 @@ extension SQLiteStore: HistoryTrackingStore {
         for (key, change) in zip(keys, transaction.changes) {
             let layout = try servedLayout(change.entityName)
             var columns: Data?
-            if change.kind == .update, let entity = model.entity(named: change.entityName) {
-                columns = HistoryColumns.encode(change.updatedKeys, entity: entity)
-            }
+            if change.kind == .update, let layout = historyColumns[change.entityName] { columns = layout.encode(change.updatedKeys) }
             try statement.execute(arguments: [
                 key, SQLiteHistory.changeEntity, Int64(change.kind.rawValue), layout.number, change.primaryKey, number, columns,
             ])
@@ -82,9 +79,8 @@ extension SQLiteStore: HistoryTrackingStore {
 
     /// Keys above `Z_MAX` of the history entity `entity`, recorded in the same transaction.
     private func allocate(_ entity: Int64, count: Int, db: Database) throws -> ClosedRange<Int64> {
-        try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + ? WHERE Z_ENT = ?", arguments: [Int64(count), entity])
-        guard db.changesCount == 1, let max = try Int64.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [entity])
-        else {
+        let statement = try db.cachedStatement(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + ? WHERE Z_ENT = ? RETURNING Z_MAX")
+        guard let max = try Int64.fetchOne(statement, arguments: [Int64(count), entity]) else {
             throw StoreError.schemaMismatch(
                 path: displayPath, configuration: configurationName, reason: "Z_PRIMARYKEY has no row with Z_ENT = \(entity) (persistent history)")
         }
@@ -147,7 +143,9 @@ extension SQLiteStore: HistoryTrackingStore {
                     let primaryKey: Int64 = row[3]
                 else { continue }
                 var keys: [String] = []
-                if kind == .update, let columns: Data = row[4] { keys = HistoryColumns.decode(columns, entity: entity) }
+                if kind == .update, let columns: Data = row[4] {
+                    keys = (historyColumns[name] ?? HistoryColumns(entity)).decode(columns)
+                }
                 transactions[index].changes.append(StoredHistoryChange(kind: kind, entityName: name, primaryKey: primaryKey, updatedKeys: keys))
             }
             return transactions

@@ -44,6 +44,8 @@ public final class SQLiteStore: PersistentStore {
     package let tracer: StoreTracer
     /// Whether saves record persistent history (`StoreOptions.persistentHistory`, or history tables present).
     package let tracksHistory: Bool
+    /// `ACHANGE.ZCOLUMNS` layouts by entity name (empty when the store does not record history).
+    package let historyColumns: [String: HistoryColumns]
     /// The support folder's external binary data files.
     package let externalData: SQLiteExternalData
 
@@ -89,6 +91,7 @@ public final class SQLiteStore: PersistentStore {
             try? opened.pool.close()
             throw Self.mapError(error, path: url.path, configuration: configuration)
         }
+        self.historyColumns = tracksHistory ? HistoryColumns.table(model) : [:]
         self.schema = opened.schema
         self.servedEntityNames = Set(entities.map(\.name))
         self.state = SQLiteStoreState(identifier: opened.identifier)

@@ -142,20 +142,28 @@ extension StoreChangeSet {
 
 // MARK: - Changed-column bit vectors
 
-/// Core Data's `ACHANGE.ZCOLUMNS`: the changed properties of an update as a bit vector, bit `i` (byte `i / 8`,
-/// least significant bit first) for the entity's `i`-th persistent property in name order (attributes and
-/// relationships together).
-package enum HistoryColumns {
+/// Core Data's `ACHANGE.ZCOLUMNS` for one entity: the changed properties of an update as a bit vector, bit `i`
+/// (byte `i / 8`, least significant bit first) for the entity's `i`-th persistent property in name order
+/// (attributes and relationships together). Computed once per entity by the store that records history.
+package struct HistoryColumns: Sendable {
     /// The entity's persistent property names in bit order.
-    package static func names(of entity: EntityDescription) -> [String] {
-        (entity.allAttributes.filter { !$0.isTransient }.map(\.name) + entity.allRelationships.filter { !$0.isTransient }.map(\.name)).sorted()
+    package let names: [String]
+    private let positions: [String: Int]
+
+    package init(_ entity: EntityDescription) {
+        names = (entity.allAttributes.filter { !$0.isTransient }.map(\.name)
+            + entity.allRelationships.filter { !$0.isTransient }.map(\.name)).sorted()
+        positions = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
+    }
+
+    /// The columns of every entity of `model`, by entity name.
+    package static func table(_ model: ObjectModel) -> [String: HistoryColumns] {
+        Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, HistoryColumns($0)) })
     }
 
     /// The bit vector of `keys` (names the entity lacks are left out).
-    package static func encode(_ keys: [String], entity: EntityDescription) -> Data {
-        let names = names(of: entity)
+    package func encode(_ keys: [String]) -> Data {
         var bytes = [UInt8](repeating: 0, count: (names.count + 7) / 8)
-        let positions = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
         for key in keys {
             guard let i = positions[key] else { continue }
             bytes[i / 8] |= UInt8(1) << UInt8(i % 8)
@@ -164,8 +172,7 @@ package enum HistoryColumns {
     }
 
     /// The names whose bits are set (bits past the entity's properties are ignored).
-    package static func decode(_ data: Data, entity: EntityDescription) -> [String] {
-        let names = names(of: entity)
+    package func decode(_ data: Data) -> [String] {
         var keys: [String] = []
         for (i, name) in names.enumerated() where i / 8 < data.count {
             if data[data.startIndex + i / 8] & (UInt8(1) << UInt8(i % 8)) != 0 { keys.append(name) }
