@@ -57,7 +57,8 @@ extension ObjectContext {
     /// Brings the objects this context holds up to date with transactions read from persistent history
     /// (`StoreCoordinator.history(after:in:)` or `historyTransactions(after:in:)`), written by this process or
     /// another one: Core Data's `mergeChanges(fromContextDidSave:)` with a history transaction's
-    /// `objectIDNotification()`. The transactions are merged in order, each as a save notification.
+    /// `objectIDNotification()`. The transactions are merged together, all or nothing: under `.error`, an
+    /// object that any of them changed and this context has unsaved changes to stops the whole merge.
     ///
     /// ```swift
     /// for try await transaction in coordinator.historyTransactions(after: token, in: "Cloud")
@@ -66,11 +67,14 @@ extension ObjectContext {
     /// }
     /// ```
     ///
-    /// - Throws: what `mergeChanges(from:policy:)` throws for a notification.
+    /// - Throws: what `mergeChanges(from:policy:)` throws for a notification;
+    ///   `CoordinatorError.historyTokenFromAnotherStore` for a transaction of a store this context's coordinator
+    ///   does not have (nothing is merged).
     public func mergeChanges(fromHistory transactions: [HistoryTransaction], policy: MergePolicy = .error) throws {
-        for transaction in transactions {
-            try mergeChanges(from: SaveNotification(coordinator: coordinator, stores: [transaction.storeChanges]), policy: policy)
+        for transaction in transactions where coordinator.store(withIdentifier: transaction.token.storeIdentifier) == nil {
+            throw CoordinatorError.historyTokenFromAnotherStore(token: transaction.token.description, configuration: nil, store: nil, path: nil)
         }
+        try mergeChanges(from: SaveNotification(coordinator: coordinator, stores: transactions.map(\.storeChanges)), policy: policy)
     }
 
     /// Brings `object` to `savedRow` under `policy`, for a merge and for a save that met a conflict: its unsaved

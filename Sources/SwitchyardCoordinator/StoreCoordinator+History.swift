@@ -17,7 +17,8 @@ extension StoreCoordinator {
     ///
     /// - Throws: `CoordinatorError.noStoreForConfiguration`; `StoreError.historyNotTracked` when the store does not
     ///   record history; `CoordinatorError.historyTokenFromAnotherStore` for a token of another store;
-    ///   `StoreError.historyExpired` when history after `token` was deleted.
+    ///   `StoreError.historyExpired` when history after `token` was deleted; `StoreError.historyTokenAhead` when
+    ///   `token` is past the store's last transaction (the store was restored from an older copy or replaced).
     public func history(after token: HistoryToken?, in configuration: String, limit: Int? = nil) throws -> [HistoryTransaction] {
         let store = try historyStore(configuration)
         let after = try number(of: token, in: store)
@@ -63,12 +64,14 @@ extension StoreCoordinator {
     /// its history fetch. A thread of the stream's own checks the store's last transaction number every
     /// `pollInterval` (one read of history bookkeeping, never of the data tables) and reads the new transactions;
     /// the stream ends when its consumer is cancelled or drops it, and throws what reading history throws
-    /// (a token of another store, expired history, the store closed).
+    /// (a token of another store, expired history, a token past the store's last transaction, the store closed)
+    /// and `CoordinatorError.storeNotInCoordinator` once the store is removed, moved or replaced: subscribe again
+    /// from the last token received.
     ///
     /// ```swift
     /// let token = try coordinator.currentHistoryToken(for: "Cloud")
     /// for try await transaction in coordinator.historyTransactions(after: token, in: "Cloud")
-    ///     where transaction.processID != ProcessInfo.processInfo.processName {
+    ///     where transaction.author != context.transactionAuthor {
     ///     try context.mergeChanges(fromHistory: [transaction])
     /// }
     /// ```
@@ -77,10 +80,12 @@ extension StoreCoordinator {
     ) -> AsyncThrowingStream<HistoryTransaction, Error> {
         AsyncThrowingStream { continuation in
             let store: any HistoryTrackingStore
-            let start: Int64
+            let start: Int64?
             do {
                 store = try historyStore(configuration)
                 start = try number(of: token, in: store)
+                // The token is checked now (another store's, expired, ahead of the store), not at the first save.
+                _ = try store.history(after: start, limit: 0)
             } catch {
                 continuation.finish(throwing: error)
                 return
@@ -89,12 +94,18 @@ extension StoreCoordinator {
             continuation.onTermination = { _ in stopped.withLock { $0 = true } }
             let pause = max(0.001, Double(pollInterval.components.seconds) + Double(pollInterval.components.attoseconds) / 1e18)
             // A thread, not a task: reading the store blocks, and must not hold one of the cooperative pool's threads.
-            let watcher = Thread {
+            let watcher = Thread { [weak self] in
                 var after = start
                 do {
                     while !stopped.withLock({ $0 }) {
                         let last = try store.lastHistoryNumber()
-                        guard last > after else {
+                        guard last > (after ?? 0) else {
+                            // A store removed from the coordinator (or replaced, moved) is no longer followed.
+                            guard let self, self.store(withIdentifier: store.identifier) === store else {
+                                throw CoordinatorError.storeNotInCoordinator(path: store.displayPath)
+                            }
+                            // A store that went back (restored from an older copy) says so.
+                            if let after, last < after { _ = try store.history(after: after, limit: 0) }
                             Thread.sleep(forTimeInterval: pause)
                             continue
                         }
@@ -102,7 +113,7 @@ extension StoreCoordinator {
                         for transaction in transactions {
                             continuation.yield(HistoryTransaction(transaction, store: store.identifier, configuration: configuration))
                         }
-                        after = max(transactions.last?.number ?? last, after)
+                        after = max(transactions.last?.number ?? last, after ?? 0)
                     }
                     continuation.finish()
                 } catch {
@@ -127,12 +138,18 @@ extension StoreCoordinator {
         return tracking
     }
 
-    /// The transaction number `token` names in `store` (0 for nil), or `historyTokenFromAnotherStore`.
-    private func number(of token: HistoryToken?, in store: any HistoryTrackingStore) throws -> Int64 {
-        guard let token else { return 0 }
+    /// The transaction number `token` names in `store` (nil for a nil token: everything kept), or
+    /// `historyTokenFromAnotherStore`; a negative number is `StoreError.invalidValue`.
+    private func number(of token: HistoryToken?, in store: any HistoryTrackingStore) throws -> Int64? {
+        guard let token else { return nil }
         guard token.storeIdentifier == store.identifier else {
             throw CoordinatorError.historyTokenFromAnotherStore(
                 token: token.description, configuration: store.configurationName, store: store.identifier, path: store.displayPath)
+        }
+        guard token.transactionNumber >= 0 else {
+            throw StoreError.invalidValue(
+                path: store.displayPath, configuration: store.configurationName, entity: "history", attribute: "token",
+                value: token.description, expected: "token (transaction numbers start at 0)")
         }
         return token.transactionNumber
     }

@@ -14,12 +14,31 @@ extension LMDBStore: HistoryTrackingStore {
     private static let formatVersion: UInt64 = 1
     private static let deletedKey = Array("history:deleted".utf8)
 
-    /// Whether saves record history: the store has the `history` database.
-    package var tracksHistory: Bool { databases.history != nil }
+    /// Whether saves record history: the store has the `history` database (also when another process created
+    /// it after this store opened: `historyDatabase()` and saves look for it).
+    package var tracksHistory: Bool { state.withLock { $0.history } != nil }
 
-    /// Appends `transaction`, numbered after the last one, inside the save's write transaction.
-    func recordHistory(_ transaction: StoredHistoryTransaction, txn: LMDBTransaction) throws {
-        guard let history = databases.history else { return }
+    /// Records the transaction of `changes` inside the save's write transaction, when the store has history:
+    /// a store opened without it looks for the database another process may have created since (one lookup in
+    /// LMDB's main database) and returns the handle it found: the caller makes it the store's once the
+    /// transaction commits (an aborted transaction closes it).
+    func recordHistory(_ changes: StoreChangeSet, txn: LMDBTransaction) throws -> LMDBDatabase? {
+        if let history = state.withLock({ $0.history }) {
+            try recordHistory(.recording(changes, model: model), into: history, txn: txn)
+            return nil
+        }
+        guard let found = try LMDBDatabase.open(LMDBStoreDatabases.historyName, in: txn) else { return nil }
+        try recordHistory(.recording(changes, model: model), into: found, txn: txn)
+        return found
+    }
+
+    /// Makes a history database found by a committed save the store's.
+    func adoptHistory(_ found: LMDBDatabase?) {
+        if let found { state.withLock { $0.history = found } }
+    }
+
+    /// Appends `transaction`, numbered after the last one.
+    private func recordHistory(_ transaction: StoredHistoryTransaction, into history: LMDBDatabase, txn: LMDBTransaction) throws {
         let number = try lastNumber(history, txn: txn) + 1
         var w = LMDBByteWriter(capacity: 64 + 24 * transaction.changes.count)
         w.unsigned(Self.formatVersion)
@@ -43,17 +62,15 @@ extension LMDBStore: HistoryTrackingStore {
         try txn.put(history, Self.key(number), w.bytes)
     }
 
-    package func history(after: Int64, limit: Int?) throws -> [StoredHistoryTransaction] {
+    package func history(after: Int64?, limit: Int?) throws -> [StoredHistoryTransaction] {
         let history = try historyDatabase()
         return try environment.read { txn in
-            let last = try lastNumber(history, txn: txn)
             let cursor = try LMDBCursor(history, in: txn)
-            let oldest = try cursor.first().map { try number(of: $0.key) } ?? last + 1
-            if after > 0, after < last, oldest > after + 1 {
-                throw StoreError.historyExpired(path: path, configuration: configurationName, after: after, oldestKept: oldest)
-            }
+            try HistoryBounds.check(
+                after: after, last: try lastNumber(history, txn: txn), oldest: try cursor.first().map { try number(of: $0.key) },
+                path: path, configuration: configurationName)
             var transactions: [StoredHistoryTransaction] = []
-            var entry = try cursor.seek(atLeast: Self.key(max(after, 0) &+ 1))
+            var entry = try cursor.seek(atLeast: Self.key(max(after ?? 0, 0) &+ 1))
             while let current = entry, limit.map({ transactions.count < $0 }) ?? true {
                 let number = try self.number(of: current.key)
                 do {
@@ -120,8 +137,13 @@ extension LMDBStore: HistoryTrackingStore {
 
     private func historyDatabase() throws -> LMDBDatabase {
         try checkOpen()
-        guard let history = databases.history else { throw StoreError.historyNotTracked(path: path, configuration: configurationName) }
-        return history
+        if let history = state.withLock({ $0.history }) { return history }
+        // Created by another process since this store opened?
+        guard let found = try environment.readKeepingDatabases({ try LMDBDatabase.open(LMDBStoreDatabases.historyName, in: $0) }) else {
+            throw StoreError.historyNotTracked(path: path, configuration: configurationName)
+        }
+        state.withLock { $0.history = found }
+        return found
     }
 
     /// The last number handed out: the last key kept, or the highest deleted.

@@ -57,24 +57,26 @@ extension LMDBStore {
         try checkWritable("save")
         if changes.isEmpty { return }
         guard tracer.level >= .statements else {
-            try environment.write { txn in try apply(changes, txn: txn) }
+            adoptHistory(try environment.write { txn in try apply(changes, txn: txn) })
             return
         }
         // Level 2: the write transaction's calls, and its work apart from the commit (the fsync).
         let started = DispatchTime.now().uptimeNanoseconds
         var calls = (puts: 0, deletes: 0, work: 0.0)
-        try environment.write { txn in
+        adoptHistory(try environment.write { txn in
             let begun = DispatchTime.now().uptimeNanoseconds
-            try apply(changes, txn: txn)
+            let found = try apply(changes, txn: txn)
             calls = (txn.puts, txn.deletes, Double(DispatchTime.now().uptimeNanoseconds - begun) / 1e6)
-        }
+            return found
+        })
         let total = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
         tracer.emit(String(
             format: "LMDB write transaction: %d mdb_put, %d mdb_del (rows, indexes, links, keys); work %.3f ms, begin and commit %.3f ms",
             calls.puts, calls.deletes, calls.work, total - calls.work))
     }
 
-    private func apply(_ changes: StoreChangeSet, txn: LMDBTransaction) throws {
+    /// Returns a history database another process created since this store opened (see `recordHistory`).
+    private func apply(_ changes: StoreChangeSet, txn: LMDBTransaction) throws -> LMDBDatabase? {
         let reader = LMDBReader(store: self, transaction: txn)
         var touched: [(layout: LMDBEntityLayout, primaryKey: Int64)] = []
         var maxKeys: [String: Int64] = [:]
@@ -173,7 +175,7 @@ extension LMDBStore {
         for (root, key) in maxKeys {
             if key > (try maxKey(root: root, txn: txn)) { try setMaxKey(key, root: root, txn: txn) }
         }
-        if databases.history != nil { try recordHistory(.recording(changes, model: model), txn: txn) }
+        return try recordHistory(changes, txn: txn)
     }
 
     // MARK: - Validation

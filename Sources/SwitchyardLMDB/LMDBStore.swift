@@ -88,7 +88,7 @@ public final class LMDBStore: PersistentStore {
         self.environment = environment
         self.schema = opened.schema
         self.databases = opened.databases
-        self.state = Locked(LMDBStoreState(identifier: opened.metadata.uuid))
+        self.state = Locked(LMDBStoreState(identifier: opened.metadata.uuid, history: opened.databases.history))
         self.migrationReport = opened.migrationReport
         self.tracer = StoreTracer(level: options.traceLevel, store: path)
     }
@@ -215,6 +215,8 @@ public final class LMDBStore: PersistentStore {
 /// What changes after open: the UUID (`setMetadata`), closed (`destroy`), and a diagnostic counter.
 package struct LMDBStoreState: Sendable {
     package var identifier: UUID
+    /// The persistent-history database; nil while the store has none (see `LMDBStore+History`).
+    package var history: LMDBDatabase? = nil
     package var isClosed = false
     package var lastFetchRowsVisited = 0
 }

@@ -7,15 +7,13 @@ import SwitchyardStores
 /// A memory store keeps its history in memory, as long as the store: it serves merging between contexts of one
 /// process and the same API as the file stores.
 extension InMemoryStore: HistoryTrackingStore {
-    package func history(after: Int64, limit: Int?) throws -> [StoredHistoryTransaction] {
+    package func history(after: Int64?, limit: Int?) throws -> [StoredHistoryTransaction] {
         try checkHistory()
         return try contents.withLock { c in
             guard let c else { throw StoreError.closed(path: displayPath, configuration: configurationName) }
-            let oldest = c.history.first?.number ?? c.lastHistoryNumber + 1
-            if after > 0, after < c.lastHistoryNumber, oldest > after + 1 {
-                throw StoreError.historyExpired(path: displayPath, configuration: configurationName, after: after, oldestKept: oldest)
-            }
-            let later = c.history.drop { $0.number <= after }
+            try HistoryBounds.check(
+                after: after, last: c.lastHistoryNumber, oldest: c.history.first?.number, path: displayPath, configuration: configurationName)
+            let later = c.history.drop { $0.number <= after ?? 0 }
             return Array(limit.map { later.prefix($0) } ?? later)
         }
     }
@@ -32,7 +30,9 @@ extension InMemoryStore: HistoryTrackingStore {
         try checkHistory()
         return try contents.withLock { c in
             guard let c else { throw StoreError.closed(path: displayPath, configuration: configurationName) }
-            return c.history.last { $0.timestamp < date }?.number ?? 0
+            // Before the first transaction recorded at or after `date`, as on every backend.
+            let later = c.history.firstIndex { $0.timestamp >= date } ?? c.history.endIndex
+            return later > c.history.startIndex ? c.history[later - 1].number : 0
         }
     }
 

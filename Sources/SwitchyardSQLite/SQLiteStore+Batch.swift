@@ -23,7 +23,7 @@ extension SQLiteStore: BatchWritingStore {
             assignments.append((attribute.column, encoded))
         }
         guard !assignments.isEmpty else { return nil }
-        let naming = naming || tracksHistory
+        let naming = try naming || tracksHistory || read(discoverHistory)
         let (sql, arguments) = try batchStatement(
             "UPDATE", request, layout: layout,
             set: " SET " + assignments.map { "\(SQLiteNames.quote($0.column)) = ?" }.joined(separator: ", ") + ", \"Z_OPT\" = \"Z_OPT\" + 1",
@@ -49,7 +49,7 @@ extension SQLiteStore: BatchWritingStore {
         try checkWritable("batch delete")
         let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         if layout.attributes.contains(where: \.isExternal) { return nil }
-        let naming = naming || tracksHistory
+        let naming = try naming || tracksHistory || read(discoverHistory)
         let (sql, arguments) = try batchStatement("DELETE FROM", request, layout: layout, set: "", setArguments: [], naming: naming)
         return try tracer.measure({ "SQLite batch delete \(tracer.describe(request)): \($0.count) rows" }) {
             try write("batch delete") { db in

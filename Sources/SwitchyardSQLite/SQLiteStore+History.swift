@@ -98,14 +98,12 @@ extension SQLiteStore: HistoryTrackingStore {
         return key
     }
 
-    package func history(after: Int64, limit: Int?) throws -> [StoredHistoryTransaction] {
+    package func history(after: Int64?, limit: Int?) throws -> [StoredHistoryTransaction] {
         try checkHistory()
         return try read { db in
-            let last = try lastNumber(db)
-            let oldest = try Int64.fetchOne(db, sql: "SELECT MIN(Z_PK) FROM ATRANSACTION") ?? last + 1
-            if after > 0, after < last, oldest > after + 1 {
-                throw StoreError.historyExpired(path: displayPath, configuration: configurationName, after: after, oldestKept: oldest)
-            }
+            try HistoryBounds.check(
+                after: after, last: try lastNumber(db), oldest: try Int64.fetchOne(db, sql: "SELECT MIN(Z_PK) FROM ATRANSACTION"),
+                path: displayPath, configuration: configurationName)
             var strings: [Int64: String] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT Z_PK, ZNAME FROM ATRANSACTIONSTRING") {
                 if let key: Int64 = row[0], let name: String = row[1] { strings[key] = name }
@@ -114,7 +112,7 @@ extension SQLiteStore: HistoryTrackingStore {
             let rows = try Row.fetchAll(db, sql: """
                 SELECT Z_PK, ZTIMESTAMP, ZAUTHORTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZBUNDLEIDTS, ZAUTHOR, ZCONTEXTNAME, ZPROCESSID, ZBUNDLEID
                 FROM ATRANSACTION WHERE Z_PK > ? ORDER BY Z_PK LIMIT ?
-                """, arguments: [after, limit.map(Int64.init) ?? -1])
+                """, arguments: [after ?? 0, limit.map(Int64.init) ?? -1])
             for row in rows {
                 // Core Data interns the strings (`…TS`); the plain columns are read when a writer filled them.
                 func string(_ interned: Int, _ plain: Int) -> String? {
@@ -160,8 +158,13 @@ extension SQLiteStore: HistoryTrackingStore {
     package func lastHistoryNumber(before date: Date) throws -> Int64 {
         try checkHistory()
         return try read { db in
-            try Int64.fetchOne(
-                db, sql: "SELECT MAX(Z_PK) FROM ATRANSACTION WHERE ZTIMESTAMP < ?", arguments: [date.timeIntervalSinceReferenceDate]) ?? 0
+            // The transactions before the first one recorded at or after `date`: never one recorded later, even when
+            // the clocks of writing processes disagree.
+            let seconds = date.timeIntervalSinceReferenceDate
+            if let later = try Int64.fetchOne(db, sql: "SELECT MIN(Z_PK) FROM ATRANSACTION WHERE ZTIMESTAMP >= ?", arguments: [seconds]) {
+                return try Int64.fetchOne(db, sql: "SELECT MAX(Z_PK) FROM ATRANSACTION WHERE Z_PK < ?", arguments: [later]) ?? 0
+            }
+            return try Int64.fetchOne(db, sql: "SELECT MAX(Z_PK) FROM ATRANSACTION") ?? 0
         }
     }
 
@@ -179,6 +182,19 @@ extension SQLiteStore: HistoryTrackingStore {
     }
 
     private func checkHistory() throws {
-        guard tracksHistory else { throw StoreError.historyNotTracked(path: displayPath, configuration: configurationName) }
+        if tracksHistory { return }
+        guard try read(discoverHistory) else { throw StoreError.historyNotTracked(path: displayPath, configuration: configurationName) }
+    }
+
+    /// For a store that did not record history when it opened: whether another connection has created the
+    /// history tables since (then this store records too, so no reader misses a transaction). Reads the schema
+    /// cookie, and sqlite_master only when it changed.
+    func discoverHistory(_ db: Database) throws -> Bool {
+        if tracksHistory { return true }
+        guard let version = try Int64.fetchOne(db, sql: "PRAGMA schema_version"), state.schemaChanged(to: version),
+            try SQLiteHistory.tablesExist(db)
+        else { return false }
+        state.tracksHistory = true
+        return true
     }
 }

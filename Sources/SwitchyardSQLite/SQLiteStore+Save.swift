@@ -135,7 +135,11 @@ extension SQLiteStore {
                 }
             }
             try applyRelationshipChanges(changes, deleted: changes.deletes, db: db)
-            if let history { try recordHistory(history, db: db) }
+            if let history {
+                try recordHistory(history, db: db)
+            } else if try discoverHistory(db) {
+                try recordHistory(.recording(changes, model: model), db: db)
+            }
             return released
         }
     }

@@ -42,9 +42,10 @@ public final class SQLiteStore: PersistentStore {
     package let migrationReport: CompatibilityReport?
     /// Trace output (`StoreOptions.traceLevel`).
     package let tracer: StoreTracer
-    /// Whether saves record persistent history (`StoreOptions.persistentHistory`, or history tables present).
-    package let tracksHistory: Bool
-    /// `ACHANGE.ZCOLUMNS` layouts by entity name (empty when the store does not record history).
+    /// Whether saves record persistent history (`StoreOptions.persistentHistory`, or history tables present —
+    /// also when another connection created them after this store opened).
+    package var tracksHistory: Bool { state.tracksHistory }
+    /// `ACHANGE.ZCOLUMNS` layouts by entity name.
     package let historyColumns: [String: HistoryColumns]
     /// The support folder's external binary data files.
     package let externalData: SQLiteExternalData
@@ -85,16 +86,18 @@ public final class SQLiteStore: PersistentStore {
         self.entities = entities
         self.isReadOnly = options.readOnly
         self.pool = opened.pool
+        let tracksHistory: Bool
         do {
-            self.tracksHistory = try SQLiteHistory.prepare(opened.pool, enable: options.persistentHistory, readOnly: options.readOnly)
+            tracksHistory = try SQLiteHistory.prepare(opened.pool, enable: options.persistentHistory, readOnly: options.readOnly)
         } catch {
             try? opened.pool.close()
             throw Self.mapError(error, path: url.path, configuration: configuration)
         }
-        self.historyColumns = tracksHistory ? HistoryColumns.table(model) : [:]
+        self.historyColumns = HistoryColumns.table(model)
         self.schema = opened.schema
         self.servedEntityNames = Set(entities.map(\.name))
         self.state = SQLiteStoreState(identifier: opened.identifier)
+        self.state.tracksHistory = tracksHistory
         self.migrationReport = opened.migrationReport
     }
 
@@ -301,8 +304,24 @@ package final class SQLiteStoreState: @unchecked Sendable {
     private let lock = NSLock()
     private var _identifier: UUID
     private var _closed = false
+    private var _tracksHistory = false
+    private var _schemaVersion: Int64?
 
     package init(identifier: UUID) { _identifier = identifier }
+
+    /// Whether saves record persistent history: set at open, and once another connection creates the tables.
+    package var tracksHistory: Bool {
+        get { lock.withLock { _tracksHistory } }
+        set { lock.withLock { _tracksHistory = newValue } }
+    }
+
+    /// Records `version` (`PRAGMA schema_version`) as seen; true when it differs from the last one seen.
+    package func schemaChanged(to version: Int64) -> Bool {
+        lock.withLock {
+            defer { _schemaVersion = version }
+            return _schemaVersion != version
+        }
+    }
 
     package var identifier: UUID {
         get { lock.withLock { _identifier } }

@@ -81,7 +81,7 @@ public struct StoreInspection: Sendable, Codable {
         } ?? []
         var history: History?
         if let tracking = store as? any HistoryTrackingStore, tracking.tracksHistory {
-            let kept = try tracking.history(after: 0, limit: nil)
+            let kept = try tracking.history(after: nil, limit: nil)
             history = History(
                 transactions: kept.count, changes: kept.reduce(0) { $0 + $1.changes.count }, oldest: kept.first?.number,
                 last: try tracking.lastHistoryNumber(), oldestDate: kept.first?.timestamp, newestDate: kept.last?.timestamp)

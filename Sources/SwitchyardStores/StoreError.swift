@@ -45,6 +45,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
     /// The history after transaction `after` was partly deleted (`deleteHistory`): the oldest transaction kept is
     /// `oldestKept`. Whoever held the token must refetch what they show instead of merging.
     case historyExpired(path: String, configuration: String, after: Int64, oldestKept: Int64)
+    /// A history position past the store's last transaction `last`: the store was restored from an older copy,
+    /// converted or replaced since the token was taken. Refetch instead of merging, and take a new token.
+    case historyTokenAhead(path: String, configuration: String, after: Int64, last: Int64)
 
     public var description: String {
         switch self {
@@ -81,10 +84,13 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
                 + report.blockingReasons.joined(separator: "; ")
         case let .historyNotTracked(path, configuration):
             return "\(path) (configuration \(configuration)): the store does not record persistent history; "
-                + "open it with StoreOptions(persistentHistory: true)"
+                + "open it writable with StoreOptions(persistentHistory: true) to start recording"
         case let .historyExpired(path, configuration, after, oldest):
             return "\(path) (configuration \(configuration)): history after transaction \(after) was deleted "
                 + "(the oldest transaction kept is \(oldest)); refetch instead of merging"
+        case let .historyTokenAhead(path, configuration, after, last):
+            return "\(path) (configuration \(configuration)): history position \(after) is past the store's last transaction "
+                + "\(last): the store was restored from an older copy or replaced since; refetch instead of merging and take a new token"
         }
     }
 
@@ -105,7 +111,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
             let .uniquenessViolation(_, c, _, _, _), let .readOnly(_, c, _), let .entityNotInStore(_, c, _),
             let .unknownProperty(_, c, _, _), let .invalidValue(_, c, _, _, _, _), let .schemaMismatch(_, c, _),
             let .unsupportedPredicate(_, c, _), let .closed(_, c), let .incompatibleModel(_, c, _), let .lmdb(_, c, _, _, _),
-            let .historyNotTracked(_, c), let .historyExpired(_, c, _, _):
+            let .historyNotTracked(_, c), let .historyExpired(_, c, _, _), let .historyTokenAhead(_, c, _, _):
             return c
         case .notAStore:
             return nil

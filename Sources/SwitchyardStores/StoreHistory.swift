@@ -82,15 +82,33 @@ package protocol HistoryTrackingStore: PersistentStore {
     /// Whether saves are recorded: the option was given, or the store already has history (a Core Data store
     /// opened without the option keeps its history complete).
     var tracksHistory: Bool { get }
-    /// The transactions after number `after` (0: all that are kept), oldest first, at most `limit`.
-    /// `StoreError.historyExpired` when transactions after `after` were already deleted.
-    func history(after: Int64, limit: Int?) throws -> [StoredHistoryTransaction]
+    /// The transactions after number `after` (nil: all that are kept), oldest first, at most `limit`; checked
+    /// by `HistoryBounds.check` against what the store keeps, in the same read.
+    func history(after: Int64?, limit: Int?) throws -> [StoredHistoryTransaction]
     /// The number of the last transaction committed (0 when none): cheap, reads no data table.
     func lastHistoryNumber() throws -> Int64
     /// The number of the last transaction recorded before `date` (0 when none).
     func lastHistoryNumber(before date: Date) throws -> Int64
     /// Deletes the transactions numbered up to `through`; how many were deleted.
     func deleteHistory(through: Int64) throws -> Int
+}
+
+/// The one check of a history position against what a store keeps.
+package enum HistoryBounds {
+    /// Throws `StoreError.historyExpired` when transactions after `after` were deleted (the oldest kept is
+    /// `oldest`, or none is kept and `last` is past `after`), and `StoreError.historyTokenAhead` when `after` is
+    /// past the store's last transaction `last` (the store was restored from an older copy or replaced).
+    /// A nil `after` (everything kept) always passes.
+    package static func check(after: Int64?, last: Int64, oldest: Int64?, path: String, configuration: String) throws {
+        guard let after else { return }
+        if after > last {
+            throw StoreError.historyTokenAhead(path: path, configuration: configuration, after: after, last: last)
+        }
+        let firstKept = oldest ?? last + 1
+        if after < last, firstKept > after + 1 {
+            throw StoreError.historyExpired(path: path, configuration: configuration, after: after, oldestKept: firstKept)
+        }
+    }
 }
 
 extension StoreChangeSet {

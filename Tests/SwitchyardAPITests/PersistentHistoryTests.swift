@@ -275,4 +275,137 @@ import Testing
         }
         #expect(failure is CoordinatorError)
     }
+
+    /// A token is checked against what the store keeps: one taken before the first save expires once history
+    /// after it is deleted, one past the store's last transaction (a restored or replaced store) is refused, a
+    /// negative one is invalid — never silently an empty or partial answer.
+    @Test(arguments: Backend.allCases)
+    func tokensOutsideWhatIsKeptAreRefused(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        let coordinator = try Self.coordinator(backend, in: dir)
+        let zero = try coordinator.currentHistoryToken(for: "Main")
+        #expect(zero.transactionNumber == 0)
+        let context = ObjectContext(coordinator: coordinator)
+        for i in 1...3 {
+            try Shop.order(context, "T\(i)", qty: Int64(i))
+            try context.save()
+        }
+        #expect(try coordinator.history(after: zero, in: "Main").count == 3)
+        let store = coordinator.stores[0]
+        let ahead = HistoryToken(storeIdentifier: store.identifier, transactionNumber: 7)
+        do {
+            _ = try coordinator.history(after: ahead, in: "Main")
+            Issue.record("a token past the last transaction was accepted")
+        } catch let error as StoreError {
+            guard case .historyTokenAhead(store.displayPath, "Main", 7, 3) = error else { throw error }
+            #expect(error.localizedDescription.contains("restored from an older copy"))
+        }
+        var streamError: Error?
+        do {
+            for try await _ in coordinator.historyTransactions(after: ahead, in: "Main") {}
+        } catch {
+            streamError = error
+        }
+        #expect((streamError as? StoreError).map { if case .historyTokenAhead = $0 { return true } else { return false } } == true)
+        #expect(throws: StoreError.self) {
+            try coordinator.history(after: HistoryToken(storeIdentifier: store.identifier, transactionNumber: -1), in: "Main")
+        }
+        try coordinator.deleteHistory(through: HistoryToken(storeIdentifier: store.identifier, transactionNumber: 1))
+        do {
+            _ = try coordinator.history(after: zero, in: "Main")
+            Issue.record("a token from before the first save survived deleted history")
+        } catch let error as StoreError {
+            guard case .historyExpired(_, _, 0, 2) = error else { throw error }
+        }
+    }
+
+    /// Merging several transactions is all or nothing under `.error`: a conflict in the second leaves the first
+    /// unmerged too; transactions of a store the coordinator does not have are refused.
+    @Test(arguments: Backend.allCases)
+    func mergingSeveralTransactionsIsAllOrNothing(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Self.coordinator(backend, in: dir)
+        let writer = ObjectContext(coordinator: coordinator)
+        let x = try Shop.order(writer, "X", qty: 1)
+        let y = try Shop.order(writer, "Y", qty: 1)
+        try writer.save()
+        let token = try coordinator.currentHistoryToken(for: "Main")
+        let reader = ObjectContext(coordinator: coordinator)
+        let readX = try reader.existingObject(with: x.objectID), readY = try reader.existingObject(with: y.objectID)
+        try readY.set("width", 3.0)
+        try x.set("qty", Int64(2))
+        try writer.save()
+        try y.set("qty", Int64(2))
+        try writer.save()
+        let transactions = try coordinator.history(after: token, in: "Main")
+        #expect(transactions.count == 2)
+        expectContextError("conflict in the second transaction", { if case .mergeConflict = $0 { return true } else { return false } }) {
+            try reader.mergeChanges(fromHistory: transactions)
+        }
+        #expect(try readX.get("qty", as: Int64.self) == 1, "the first transaction was merged although the merge failed")
+        try reader.mergeChanges(fromHistory: transactions, policy: .contextWins)
+        #expect(try readX.get("qty", as: Int64.self) == 2)
+        #expect(try readY.get("qty", as: Int64.self) == 2 && readY.get("width", as: Double.self) == 3.0)
+
+        let other = try TempDir()
+        let elsewhere = try Self.coordinator(backend, in: other)
+        #expect(throws: CoordinatorError.self) { try ObjectContext(coordinator: elsewhere).mergeChanges(fromHistory: transactions) }
+    }
+
+    /// A store opened without the option while another coordinator (another process: an older app version, a
+    /// widget) turns history on: its saves are recorded from then on, so readers of history miss none.
+    @Test(arguments: [Backend.sqlite, .lmdb])
+    func historyTurnedOnByAnotherOpenerIsFollowed(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let early = try Self.coordinator(backend, in: dir, options: .default)
+        let late = try Self.coordinator(backend, in: dir)
+        let lateContext = ObjectContext(coordinator: late), earlyContext = ObjectContext(coordinator: early)
+        try Shop.order(lateContext, "L1", qty: 1)
+        try lateContext.save()
+        let e1 = try Shop.order(earlyContext, "E1", qty: 1)
+        try earlyContext.save()
+        try Shop.order(lateContext, "L2", qty: 1)
+        try lateContext.save()
+        let recorded = try late.history(after: nil, in: "Main")
+        #expect(recorded.count == 3)
+        #expect(recorded.count == 3 && recorded[1].changes.map(\.objectID.primaryKey) == [e1.objectID.primaryKey])
+        // The early opener reads the history too now.
+        #expect(try early.history(after: nil, in: "Main").count == 3)
+    }
+
+    /// Moving or replacing a store keeps it recording history; a stream following a store that is removed from
+    /// the coordinator ends with an error instead of watching it forever.
+    @Test(arguments: [Backend.sqlite, .lmdb])
+    func storeFileOperationsKeepHistoryAndEndStreams(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        let coordinator = try Self.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        try Shop.order(context, "M1", qty: 1)
+        try context.save()
+        // Contents without history replace the store: it goes on recording.
+        let plain = StoreCoordinator(model: try Shop.model())
+        let plainFile = dir.url.appendingPathComponent(backend == .sqlite ? "Plain.sqlite" : "Plain.lmdb")
+        try plain.addStore(backend.storeType, configuration: "Main", at: plainFile)
+        try Shop.order(ObjectContext(coordinator: plain), "P1", qty: 1)
+        try plain.removeStore(plain.stores[0])
+        let replaced = try coordinator.replaceStore(coordinator.stores[0], withContentsOf: plainFile)
+        let afterReplace = ObjectContext(coordinator: coordinator)
+        try Shop.order(afterReplace, "M2", qty: 2)
+        try afterReplace.save()
+        #expect(try coordinator.history(after: nil, in: "Main").count == 1)
+        let moved = try coordinator.moveStore(replaced, to: dir.url.appendingPathComponent(backend == .sqlite ? "Moved.sqlite" : "Moved.lmdb"))
+        try Shop.order(afterReplace, "M3", qty: 3)
+        try afterReplace.save()
+        #expect(try coordinator.history(after: nil, in: "Main").count == 2)
+
+        let stream = coordinator.historyTransactions(after: try coordinator.currentHistoryToken(for: "Main"), in: "Main")
+        try coordinator.removeStore(moved)
+        var ended: Error?
+        do {
+            for try await _ in stream {}
+        } catch {
+            ended = error
+        }
+        #expect((ended as? CoordinatorError).map { if case .storeNotInCoordinator = $0 { return true } else { return false } } == true)
+    }
 }

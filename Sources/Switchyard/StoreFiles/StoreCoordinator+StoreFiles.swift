@@ -44,7 +44,7 @@ extension StoreCoordinator {
             }
         }
         let reopened = try openMigrating(
-            StoreDescription(store.type, configuration: store.configurationName, url: url, options: options ?? StoreOptions(readOnly: store.isReadOnly)),
+            StoreDescription(store.type, configuration: store.configurationName, url: url, options: options ?? Self.reopeningOptions(of: store)),
             progress: nil)
         try substitute(store, with: reopened, followed: true)
         logger.info("store moved", metadata: ["from": "\(source.path)", "to": "\(url.path)", "configuration": "\(store.configurationName)"])
@@ -168,7 +168,7 @@ extension StoreCoordinator {
             throw Self.fileError(error, operation: operation, store: store)
         }
         let reopened = try openMigrating(
-            StoreDescription(store.type, configuration: store.configurationName, url: target, options: options ?? StoreOptions(readOnly: store.isReadOnly)),
+            StoreDescription(store.type, configuration: store.configurationName, url: target, options: options ?? Self.reopeningOptions(of: store)),
             progress: nil)
         try substitute(store, with: reopened, followed: false)
         logger.info("store replaced", metadata: ["store": "\(target.path)", "from": "\(source.path)"])
@@ -279,5 +279,13 @@ extension PersistentStore {
     package func closeForFiles() throws {
         guard let bulk = self as? BulkCopyStore else { return }
         try bulk.closeFiles()
+    }
+}
+
+extension StoreCoordinator {
+    /// The options a store is reopened with after a move or replacement when the caller gives none: read-only
+    /// as it was, and still recording persistent history if it did.
+    static func reopeningOptions(of store: any PersistentStore) -> StoreOptions {
+        StoreOptions(readOnly: store.isReadOnly, persistentHistory: (store as? any HistoryTrackingStore)?.tracksHistory ?? false)
     }
 }
