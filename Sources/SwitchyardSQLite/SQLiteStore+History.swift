@@ -32,6 +32,15 @@ enum SQLiteHistory {
         "INSERT OR IGNORE INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (16001, 'CHANGE', 0, 0), (16002, 'TRANSACTION', 0, 0), (16003, 'TRANSACTIONSTRING', 0, 0)",
     ]
 
+    /// `ACHANGE` rows per INSERT statement (7 parameters each).
+    static let changesPerStatement = 64
+
+    /// `INSERT INTO ACHANGE ... VALUES (...), ...` for `rows` rows.
+    static func insertChanges(_ rows: Int) -> String {
+        "INSERT INTO ACHANGE (Z_PK, Z_ENT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS) VALUES "
+            + Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
+    }
+
     static func tablesExist(_ db: Database) throws -> Bool {
         try db.tableExists("ATRANSACTION") && db.tableExists("ACHANGE") && db.tableExists("ATRANSACTIONSTRING")
     }
@@ -64,17 +73,33 @@ extension SQLiteStore: HistoryTrackingStore {
                         transaction.timestamp.timeIntervalSinceReferenceDate])
         guard !transaction.changes.isEmpty else { return }
         let keys = try allocate(SQLiteHistory.changeEntity, count: transaction.changes.count, db: db)
-        let statement = try db.cachedStatement(sql: """
-            INSERT INTO ACHANGE (Z_PK, Z_ENT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS) VALUES (?, ?, ?, ?, ?, ?, ?)
-            """)
+        // Rows go in multi-row INSERTs of up to `changesPerStatement`: one statement step per chunk, not per change.
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(7 * min(transaction.changes.count, SQLiteHistory.changesPerStatement))
+        var rows = 0
+        func flush() throws {
+            guard rows > 0 else { return }
+            let statement = try db.cachedStatement(sql: SQLiteHistory.insertChanges(rows))
+            if let (index, code) = statement.bindDirectly(values) {
+                throw StoreError.sqlite(
+                    path: displayPath, configuration: configurationName, sql: statement.sql, code: code, message: "cannot bind parameter \(index)")
+            }
+            try statement.execute()
+            values.removeAll(keepingCapacity: true)
+            rows = 0
+        }
         for (key, change) in zip(keys, transaction.changes) {
             let layout = try servedLayout(change.entityName)
-            var columns: Data?
-            if change.kind == .update, let layout = historyColumns[change.entityName] { columns = layout.encode(change.updatedKeys) }
-            try statement.execute(arguments: [
-                key, SQLiteHistory.changeEntity, Int64(change.kind.rawValue), layout.number, change.primaryKey, number, columns,
-            ])
+            var columns = DatabaseValue.null
+            if change.kind == .update, let layout = historyColumns[change.entityName] { columns = layout.encode(change.updatedKeys).databaseValue }
+            values += [
+                key.databaseValue, SQLiteHistory.changeEntity.databaseValue, Int64(change.kind.rawValue).databaseValue,
+                layout.number.databaseValue, change.primaryKey.databaseValue, number.databaseValue, columns,
+            ]
+            rows += 1
+            if rows == SQLiteHistory.changesPerStatement { try flush() }
         }
+        try flush()
     }
 
     /// Keys above `Z_MAX` of the history entity `entity`, recorded in the same transaction.

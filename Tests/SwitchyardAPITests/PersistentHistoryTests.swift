@@ -139,6 +139,13 @@ import Testing
         #expect(later[0].changes.allSatisfy { $0.kind == .update && $0.updatedKeys == ["width"] })
         #expect(Set(later[1].changes.map(\.objectID)) == Set(ids[3...4]))
         #expect(later[1].changes.allSatisfy { $0.kind == .delete })
+
+        // A transaction of more changes than one INSERT of Core Data's change rows holds (SQLite writes them in
+        // chunks): every one recorded, in order.
+        let before = try coordinator.currentHistoryToken(for: "Main")
+        let many = try coordinator.batchInsert("Tag", (1...150).map { ["label": .string("t\($0)")] })
+        let big = try coordinator.history(after: before, in: "Main")
+        #expect(big.count == 1 && big.first?.changes.map(\.objectID) == many.sorted { $0.primaryKey! < $1.primaryKey! })
     }
 
     /// Deleting history by token or by date; a token older than what is kept is refused (refetch instead), and
