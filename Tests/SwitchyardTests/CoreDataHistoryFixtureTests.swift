@@ -79,4 +79,26 @@ struct CoreDataHistoryFixtureTests {
         #expect(try ObjectContext(coordinator: coordinator).existingObject(with: cart).get("storeId", as: String.self) == "store-legacy")
         #expect(try coordinator.currentHistoryToken(for: "Default").transactionNumber == 1)
     }
+
+    /// `storeinspect history` reads a real store's history without Xcode: the summary line, every change with
+    /// `--changes`, JSON, and clear errors for bad arguments and positions.
+    @Test(.enabled(if: CLITests.built, "storeinspect not built in .build/debug"))
+    func storeinspectPrintsTheHistory() throws {
+        let temp = TemporaryDirectory()
+        let url = try Self.copy("alemar11__CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite", temp)
+        let summary = try CLITests.run("storeinspect", ["history", url.path])
+        #expect(summary.status == 0, "\(summary.stderr)")
+        #expect(summary.stdout == "#1 2024-05-10T18:14:07Z process xctest, bundle com.apple.dt.xctest.tool: 5468 changes (5468 inserts)\n")
+        let listed = try CLITests.run("storeinspect", ["history", url.path, "--changes"])
+        #expect(listed.stdout.split(separator: "\n").count == 1 + 5468)
+        #expect(listed.stdout.contains("\n  insert Page/p221\n"))
+        let json = try CLITests.run("storeinspect", ["history", url.path, "--json"])
+        let decoded = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+        #expect(decoded?.count == 1 && (decoded?.first?["changes"] as? [Any])?.count == 5468)
+        #expect(try CLITests.run("storeinspect", ["history", url.path, "--after", "1"]).stdout == "no transactions\n")
+        let ahead = try CLITests.run("storeinspect", ["history", url.path, "--after", "9"])
+        #expect(ahead.status == 2 && ahead.stderr.hasPrefix("storeinspect: history failed: \(url.path)"))
+        let bad = try CLITests.run("storeinspect", ["history", url.path, "--limit", "0"])
+        #expect(bad.status == 64 && bad.stderr.contains("--limit must be 1 or more"))
+    }
 }

@@ -13,7 +13,8 @@ struct StoreInspectCommand: ParsableCommand {
         discussion: "Exit codes: 0 success; 2 failure (the store or model cannot be read); 64 bad arguments.",
         version: SwitchyardInfo.version,
         subcommands: [
-            InspectCommand.self, ModelCommand.self, GraphCommand.self, CompatCommand.self, CodegenCommand.self, ProbeCommand.self,
+            InspectCommand.self, HistoryCommand.self, ModelCommand.self, GraphCommand.self, CompatCommand.self, CodegenCommand.self,
+            ProbeCommand.self,
         ],
         defaultSubcommand: InspectCommand.self)
 
