@@ -124,11 +124,7 @@ extension LMDBStore: HistoryTrackingStore {
             }
             cursor.close()
             for key in keys { try txn.delete(history, key) }
-            if through > (try deletedThrough(txn)) {
-                var w = LMDBByteWriter(capacity: 8)
-                w.bigEndian(UInt64(bitPattern: through))
-                try txn.put(databases.meta, Self.deletedKey, w.bytes)
-            }
+            if through > (try metaCounter(Self.deletedKey, txn: txn)) { try setMetaCounter(through, Self.deletedKey, txn: txn) }
             return keys.count
         }
     }
@@ -150,12 +146,7 @@ extension LMDBStore: HistoryTrackingStore {
     private func lastNumber(_ history: LMDBDatabase, txn: LMDBTransaction) throws -> Int64 {
         let cursor = try LMDBCursor(history, in: txn)
         let last = try cursor.last().map { try number(of: $0.key) } ?? 0
-        return max(last, try deletedThrough(txn))
-    }
-
-    private func deletedThrough(_ txn: LMDBTransaction) throws -> Int64 {
-        guard let bytes = try txn.get(databases.meta, Self.deletedKey), bytes.count == 8 else { return 0 }
-        return Int64(bitPattern: bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        return max(last, try metaCounter(Self.deletedKey, txn: txn))
     }
 
     private static func key(_ number: Int64) -> [UInt8] {
@@ -168,7 +159,7 @@ extension LMDBStore: HistoryTrackingStore {
         guard key.count == 8 else {
             throw StoreError.notAStore(path: path, expected: .lmdb, reason: "the history database has a key of \(key.count) bytes, not 8")
         }
-        return Int64(bitPattern: key.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        return Int64(bitPattern: LMDBRowKey.readBigEndian64(key, 0))
     }
 
     private static func decode(_ value: UnsafeRawBufferPointer, number: Int64) throws -> StoredHistoryTransaction {

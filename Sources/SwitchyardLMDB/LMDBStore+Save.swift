@@ -29,17 +29,27 @@ extension LMDBStore {
     }
 
     package func maxKey(root: String, txn: LMDBTransaction) throws -> Int64 {
-        guard let bytes = try txn.get(databases.meta, LMDBStoreDatabases.maxKey(root: root)) else { return 0 }
-        guard bytes.count == 8 else {
-            throw StoreError.notAStore(path: path, expected: .lmdb, reason: "meta's max:\(root) is not 8 bytes")
-        }
-        return Int64(bitPattern: bytes.reduce(0) { $0 << 8 | UInt64($1) })
+        try metaCounter(LMDBStoreDatabases.maxKey(root: root), txn: txn)
     }
 
     package func setMaxKey(_ value: Int64, root: String, txn: LMDBTransaction) throws {
+        try setMetaCounter(value, LMDBStoreDatabases.maxKey(root: root), txn: txn)
+    }
+
+    /// An 8-byte big-endian counter in `meta` (a table's `Z_MAX`, the highest history number deleted); 0 when
+    /// absent, `StoreError.notAStore` when it is not 8 bytes.
+    package func metaCounter(_ key: [UInt8], txn: LMDBTransaction) throws -> Int64 {
+        guard let bytes = try txn.get(databases.meta, key) else { return 0 }
+        guard bytes.count == 8 else {
+            throw StoreError.notAStore(path: path, expected: .lmdb, reason: "meta's \(String(decoding: key, as: UTF8.self)) is not 8 bytes")
+        }
+        return Int64(bitPattern: bytes.withUnsafeBytes { LMDBRowKey.readBigEndian64($0, 0) })
+    }
+
+    package func setMetaCounter(_ value: Int64, _ key: [UInt8], txn: LMDBTransaction) throws {
         var w = LMDBByteWriter(capacity: 8)
         w.bigEndian(UInt64(bitPattern: value))
-        try txn.put(databases.meta, LMDBStoreDatabases.maxKey(root: root), w.bytes)
+        try txn.put(databases.meta, key, w.bytes)
     }
 }
 

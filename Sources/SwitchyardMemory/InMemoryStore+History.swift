@@ -9,8 +9,7 @@ import SwitchyardStores
 extension InMemoryStore: HistoryTrackingStore {
     package func history(after: Int64?, limit: Int?) throws -> [StoredHistoryTransaction] {
         try checkHistory()
-        return try contents.withLock { c in
-            guard let c else { throw StoreError.closed(path: displayPath, configuration: configurationName) }
+        return try read { c in
             try HistoryBounds.check(
                 after: after, last: c.lastHistoryNumber, oldest: c.history.first?.number, path: displayPath, configuration: configurationName)
             let later = c.history.drop { $0.number <= after ?? 0 }
@@ -20,16 +19,12 @@ extension InMemoryStore: HistoryTrackingStore {
 
     package func lastHistoryNumber() throws -> Int64 {
         try checkHistory()
-        return try contents.withLock { c in
-            guard let c else { throw StoreError.closed(path: displayPath, configuration: configurationName) }
-            return c.lastHistoryNumber
-        }
+        return try read { $0.lastHistoryNumber }
     }
 
     package func lastHistoryNumber(before date: Date) throws -> Int64 {
         try checkHistory()
-        return try contents.withLock { c in
-            guard let c else { throw StoreError.closed(path: displayPath, configuration: configurationName) }
+        return try read { c in
             // Before the first transaction recorded at or after `date`, as on every backend.
             let later = c.history.firstIndex { $0.timestamp >= date } ?? c.history.endIndex
             return later > c.history.startIndex ? c.history[later - 1].number : 0
@@ -38,11 +33,10 @@ extension InMemoryStore: HistoryTrackingStore {
 
     package func deleteHistory(through number: Int64) throws -> Int {
         try checkHistory()
-        return try contents.withLock { c in
-            guard c != nil else { throw StoreError.closed(path: displayPath, configuration: configurationName) }
-            let before = c!.history.count
-            c!.history.removeAll { $0.number <= number }
-            return before - c!.history.count
+        return try write { c in
+            let before = c.history.count
+            c.history.removeAll { $0.number <= number }
+            return before - c.history.count
         }
     }
 

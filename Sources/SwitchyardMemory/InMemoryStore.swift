@@ -240,14 +240,14 @@ public final class InMemoryStore: PersistentStore {
         return entity
     }
 
-    private func read<R>(_ body: (Contents) throws -> R) throws -> R {
+    func read<R>(_ body: (Contents) throws -> R) throws -> R {
         try contents.withLock { c in
             guard let c else { throw StoreError.closed(path: displayPath, configuration: configurationName) }
             return try body(c)
         }
     }
 
-    private func write<R>(_ body: (inout Contents) throws -> R) throws -> R {
+    func write<R>(_ body: (inout Contents) throws -> R) throws -> R {
         try contents.withLock { c in
             guard var current = c else { throw StoreError.closed(path: displayPath, configuration: configurationName) }
             let result = try body(&current)

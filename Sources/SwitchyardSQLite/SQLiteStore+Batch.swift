@@ -63,10 +63,8 @@ extension SQLiteStore: BatchWritingStore {
     /// Records a batch statement's rows in persistent history, when the store tracks it.
     private func recordBatch(_ rows: [RowReference], kind: HistoryChangeKind, keys: [String], db: Database) throws {
         guard tracksHistory, !rows.isEmpty else { return }
-        try recordHistory(StoredHistoryTransaction(
-            number: 0, timestamp: Date(), author: nil, contextName: nil, processID: HistoryProcess.processID,
-            bundleID: HistoryProcess.bundleID,
-            changes: rows.map { StoredHistoryChange(kind: kind, entityName: $0.entityName, primaryKey: $0.primaryKey, updatedKeys: keys) }),
+        try recordHistory(
+            .recording(rows.map { StoredHistoryChange(kind: kind, entityName: $0.entityName, primaryKey: $0.primaryKey, updatedKeys: keys) }),
             db: db)
     }
 

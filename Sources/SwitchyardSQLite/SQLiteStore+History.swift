@@ -60,7 +60,7 @@ enum SQLiteHistory {
 extension SQLiteStore: HistoryTrackingStore {
     /// Writes `transaction` (its number allocated here) inside the caller's write transaction.
     func recordHistory(_ transaction: StoredHistoryTransaction, db: Database) throws {
-        let number = try allocate(SQLiteHistory.transactionEntity, count: 1, db: db).lowerBound
+        let number = try advanceMax(of: SQLiteHistory.transactionEntity, named: "TRANSACTION", by: 1, db: db).lowerBound
         var strings: [Int64?] = []
         for value in [transaction.author, transaction.bundleID, transaction.contextName, transaction.processID] {
             strings.append(try value.map { try internedString($0, db: db) })
@@ -72,7 +72,7 @@ extension SQLiteStore: HistoryTrackingStore {
             arguments: [number, SQLiteHistory.transactionEntity, strings[0], strings[1], strings[2], strings[3],
                         transaction.timestamp.timeIntervalSinceReferenceDate])
         guard !transaction.changes.isEmpty else { return }
-        let keys = try allocate(SQLiteHistory.changeEntity, count: transaction.changes.count, db: db)
+        let keys = try advanceMax(of: SQLiteHistory.changeEntity, named: "CHANGE", by: transaction.changes.count, db: db)
         // Rows go in multi-row INSERTs of up to `changesPerStatement`: one statement step per chunk, not per change.
         var values: [DatabaseValue] = []
         values.reserveCapacity(7 * min(transaction.changes.count, SQLiteHistory.changesPerStatement))
@@ -80,10 +80,7 @@ extension SQLiteStore: HistoryTrackingStore {
         func flush() throws {
             guard rows > 0 else { return }
             let statement = try db.cachedStatement(sql: SQLiteHistory.insertChanges(rows))
-            if let (index, code) = statement.bindDirectly(values) {
-                throw StoreError.sqlite(
-                    path: displayPath, configuration: configurationName, sql: statement.sql, code: code, message: "cannot bind parameter \(index)")
-            }
+            try bind(values, to: statement)
             try statement.execute()
             values.removeAll(keepingCapacity: true)
             rows = 0
@@ -102,22 +99,12 @@ extension SQLiteStore: HistoryTrackingStore {
         try flush()
     }
 
-    /// Keys above `Z_MAX` of the history entity `entity`, recorded in the same transaction.
-    private func allocate(_ entity: Int64, count: Int, db: Database) throws -> ClosedRange<Int64> {
-        let statement = try db.cachedStatement(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + ? WHERE Z_ENT = ? RETURNING Z_MAX")
-        guard let max = try Int64.fetchOne(statement, arguments: [Int64(count), entity]) else {
-            throw StoreError.schemaMismatch(
-                path: displayPath, configuration: configurationName, reason: "Z_PRIMARYKEY has no row with Z_ENT = \(entity) (persistent history)")
-        }
-        return (max - Int64(count) + 1)...max
-    }
-
     /// The `ATRANSACTIONSTRING` key of `value`, inserting it when new.
     private func internedString(_ value: String, db: Database) throws -> Int64 {
         if let key = try Int64.fetchOne(db.cachedStatement(sql: "SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ?"), arguments: [value]) {
             return key
         }
-        let key = try allocate(SQLiteHistory.stringEntity, count: 1, db: db).lowerBound
+        let key = try advanceMax(of: SQLiteHistory.stringEntity, named: "TRANSACTIONSTRING", by: 1, db: db).lowerBound
         try db.execute(
             sql: "INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, ZNAME) VALUES (?, ?, ?)", arguments: [key, SQLiteHistory.stringEntity, value])
         return key

@@ -21,19 +21,18 @@ extension SQLiteStore {
                 path: displayPath, configuration: configurationName,
                 reason: "Z_PRIMARYKEY has no row for \(layout.rootName), the inheritance root of \(entityName)")
         }
-        return try write("allocate primary keys") { db in
-            try db.execute(
-                sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + ? WHERE Z_ENT = ?",
-                arguments: [Int64(count), root.number])
-            guard db.changesCount == 1, let max = try Int64.fetchOne(
-                db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [root.number])
-            else {
-                throw StoreError.schemaMismatch(
-                    path: displayPath, configuration: configurationName,
-                    reason: "Z_PRIMARYKEY has no row with Z_ENT = \(root.number) (\(root.name))")
-            }
-            return (max - Int64(count) + 1)...max
+        return try write("allocate primary keys") { db in try advanceMax(of: root.number, named: root.name, by: count, db: db) }
+    }
+
+    /// Raises `Z_PRIMARYKEY.Z_MAX` of entity number `number` by `count` inside the caller's write transaction and
+    /// returns the keys it reserved: an entity's primary keys, or Core Data's history counters (16001–16003).
+    func advanceMax(of number: Int64, named name: String, by count: Int, db: Database) throws -> ClosedRange<Int64> {
+        let statement = try db.cachedStatement(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = COALESCE(Z_MAX, 0) + ? WHERE Z_ENT = ? RETURNING Z_MAX")
+        guard let max = try Int64.fetchOne(statement, arguments: [Int64(count), number]) else {
+            throw StoreError.schemaMismatch(
+                path: displayPath, configuration: configurationName, reason: "Z_PRIMARYKEY has no row with Z_ENT = \(number) (\(name))")
         }
+        return (max - Int64(count) + 1)...max
     }
 }
 
@@ -157,7 +156,7 @@ extension SQLiteStore {
         }
     }
 
-    private func bind(_ values: [DatabaseValue], to statement: Statement) throws {
+    func bind(_ values: [DatabaseValue], to statement: Statement) throws {
         if let (index, code) = statement.bindDirectly(values) {
             throw StoreError.sqlite(
                 path: displayPath, configuration: configurationName, sql: statement.sql, code: code,

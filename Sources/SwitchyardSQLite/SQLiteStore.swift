@@ -45,7 +45,7 @@ public final class SQLiteStore: PersistentStore {
     /// Whether saves record persistent history (`StoreOptions.persistentHistory`, or history tables present —
     /// also when another connection created them after this store opened).
     package var tracksHistory: Bool { state.tracksHistory }
-    /// `ACHANGE.ZCOLUMNS` layouts by entity name.
+    /// `ACHANGE.ZCOLUMNS` layouts of the served entities (the only ones a save records), by name.
     package let historyColumns: [String: HistoryColumns]
     /// The support folder's external binary data files.
     package let externalData: SQLiteExternalData
@@ -93,7 +93,7 @@ public final class SQLiteStore: PersistentStore {
             try? opened.pool.close()
             throw Self.mapError(error, path: url.path, configuration: configuration)
         }
-        self.historyColumns = HistoryColumns.table(model)
+        self.historyColumns = HistoryColumns.table(entities)
         self.schema = opened.schema
         self.servedEntityNames = Set(entities.map(\.name))
         self.state = SQLiteStoreState(identifier: opened.identifier)

@@ -81,10 +81,17 @@ public struct StoreInspection: Sendable, Codable {
         } ?? []
         var history: History?
         if let tracking = store as? any HistoryTrackingStore, tracking.tracksHistory {
-            let kept = try tracking.history(after: nil, limit: nil)
-            history = History(
-                transactions: kept.count, changes: kept.reduce(0) { $0 + $1.changes.count }, oldest: kept.first?.number,
-                last: try tracking.lastHistoryNumber(), oldestDate: kept.first?.timestamp, newestDate: kept.last?.timestamp)
+            // Read a page of transactions at a time: an inspection's memory stays bounded however long the history.
+            var summary = History(transactions: 0, changes: 0, oldest: nil, last: try tracking.lastHistoryNumber())
+            var after: Int64?
+            while case let page = try tracking.history(after: after, limit: 1_000), let last = page.last {
+                summary.transactions += page.count
+                summary.changes += page.reduce(0) { $0 + $1.changes.count }
+                if summary.oldest == nil { (summary.oldest, summary.oldestDate) = (page[0].number, page[0].timestamp) }
+                summary.newestDate = last.timestamp
+                after = last.number
+            }
+            history = summary
         }
         return StoreInspection(
             path: url.path, type: store.type, configuration: store.configurationName, uuid: metadata.uuid.uuidString, storeType: metadata.storeType,

@@ -64,9 +64,16 @@ package struct StoredHistoryTransaction: Sendable, Hashable {
 
     /// A transaction being recorded now by this process, from `changes` (numbered by the store).
     package static func recording(_ changes: StoreChangeSet, model: ObjectModel) -> StoredHistoryTransaction {
+        recording(changes.historyChanges(model: model), author: changes.author, contextName: changes.contextName)
+    }
+
+    /// A transaction of `changes` being recorded now by this process (numbered by the store).
+    package static func recording(
+        _ changes: [StoredHistoryChange], author: String? = nil, contextName: String? = nil
+    ) -> StoredHistoryTransaction {
         StoredHistoryTransaction(
-            number: 0, timestamp: Date(), author: changes.author, contextName: changes.contextName,
-            processID: HistoryProcess.processID, bundleID: HistoryProcess.bundleID, changes: changes.historyChanges(model: model))
+            number: 0, timestamp: Date(), author: author, contextName: contextName, processID: HistoryProcess.processID,
+            bundleID: HistoryProcess.bundleID, changes: changes)
     }
 }
 
@@ -174,9 +181,9 @@ package struct HistoryColumns: Sendable {
         positions = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
     }
 
-    /// The columns of every entity of `model`, by entity name.
-    package static func table(_ model: ObjectModel) -> [String: HistoryColumns] {
-        Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, HistoryColumns($0)) })
+    /// The columns of each of `entities`, by entity name.
+    package static func table(_ entities: [EntityDescription]) -> [String: HistoryColumns] {
+        Dictionary(uniqueKeysWithValues: entities.map { ($0.name, HistoryColumns($0)) })
     }
 
     /// The bit vector of `keys` (names the entity lacks are left out).
