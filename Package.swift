@@ -10,6 +10,8 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
     products: [
         .library(name: "Switchyard", targets: ["Switchyard"]),
+        // PostgreSQL for one configuration: a product of its own, so apps without it never build SwiftNIO.
+        .library(name: "SwitchyardPostgreSQL", targets: ["SwitchyardPostgreSQL"]),
         .executable(name: "storesplit", targets: ["storesplit"]),
         .executable(name: "storeinspect", targets: ["storeinspect"]),
         .executable(name: "storefile", targets: ["storefile"]),
@@ -21,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // pkg-config finds liblmdb where Homebrew puts it (Debian ships lmdb.pc too).
@@ -71,6 +74,15 @@ let package = Package(
             name: "Switchyard",
             dependencies: ["SwitchyardMigration", "SwitchyardSplit"],
             path: "Sources/Switchyard"
+        ),
+        // The PostgreSQL store: only this target imports PostgresNIO.
+        .target(
+            name: "SwitchyardPostgreSQL",
+            dependencies: [
+                "SwitchyardCoordinator", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/SwitchyardPostgreSQL"
         ),
         // What the command-line tools share (the terminal progress bar).
         .target(name: "ToolSupport", dependencies: ["Switchyard"], path: "Tools/ToolSupport"),
@@ -123,7 +135,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwitchyardTests",
-            dependencies: ["Switchyard"],
+            dependencies: ["Switchyard", "SwitchyardPostgreSQL", .product(name: "Logging", package: "swift-log")],
             path: "Tests/SwitchyardTests",
             // Inputs that once crashed the library, read from their source path (Support/Reproducers.swift).
             exclude: ["Reproducers"]

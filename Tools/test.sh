@@ -5,6 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Tools/setup.sh
+# A throwaway PostgreSQL cluster on a loopback port for the PostgreSQL store's tests (or the server at
+# SWITCHYARD_POSTGRES_URL when set), stopped and removed whatever happens.
+source Tools/postgres.sh
+trap postgres_stop EXIT
+postgres_start
 swift build --build-tests
 swift test --skip-build "$@"
 if [ "$#" -eq 0 ]; then

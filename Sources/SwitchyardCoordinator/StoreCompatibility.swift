@@ -42,6 +42,9 @@ public struct StoreCompatibility: Sendable, Hashable, Codable {
         case .lmdb: state = try LMDBStore.storedState(at: url, configuration: configuration)
         case .memory:
             throw CoordinatorError.unsupportedStoreType(.memory, reason: "a memory store has nothing on disk to check")
+        case .postgreSQL:
+            throw CoordinatorError.unsupportedStoreType(
+                .postgreSQL, reason: "a PostgreSQL store is checked when it opens (StoreCoordinator.addStore), not from a file")
         }
         if state.metadata.versionHashes == model.versionHashes {
             let report = state.model.map { ModelDiff.compare(from: $0, to: model, configuration: configuration) }

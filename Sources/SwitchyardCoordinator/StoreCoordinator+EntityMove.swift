@@ -22,7 +22,7 @@ extension StoreCoordinator {
     /// that cannot be read (or names an unknown configuration) plans no move: opening it fails on its own.
     package func plannedMoves(_ descriptions: [StoreDescription]) -> [EntityMove] {
         var moves: [EntityMove] = []
-        for source in descriptions where source.type != .memory && !source.options.readOnly {
+        for source in descriptions where source.type.isFileBased && !source.options.readOnly {
             guard let url = source.url, FileManager.default.fileExists(atPath: url.path),
                 let stored = try? (source.type == .sqlite ? SQLiteStore.storedState(at: url, configuration: source.configuration)
                     : LMDBStore.storedState(at: url, configuration: source.configuration)),

@@ -42,7 +42,7 @@ extension StoreCoordinator {
     package func openMigrating(
         _ d: StoreDescription, progress: (@Sendable (StoreLoadEvent) -> Void)?, isCancelled: (@Sendable () -> Bool)?
     ) throws -> (store: any PersistentStore, outcome: StoreLoadResult.Outcome) {
-        let path = d.url?.path ?? "memory:\(d.configuration)"
+        let path = d.displayLocation
         var migrationProgress: MigrationProgressHandler?
         if progress != nil || isCancelled != nil {
             migrationProgress = { @Sendable (step: MigrationProgress) in
@@ -107,7 +107,7 @@ extension StoreCoordinator {
     /// migratable, incompatible) and on what basis, before a store on disk is opened. Reads the store's
     /// metadata and model cache once more, so only when the logger lets `.info` through.
     private func traceCompatibility(_ d: StoreDescription) {
-        guard logger.logLevel <= .info, d.type != .memory, let url = d.url, FileManager.default.fileExists(atPath: url.path) else { return }
+        guard logger.logLevel <= .info, d.type.isFileBased, let url = d.url, FileManager.default.fileExists(atPath: url.path) else { return }
         do {
             let check = try StoreCompatibility.check(d.type, at: url, model: model, configuration: d.configuration)
             logger.info("stored model compared", metadata: [

@@ -234,7 +234,7 @@ public final class StoreCoordinator: Sendable {
                 finish(.failed(error, report: nil))
                 continue
             }
-            let path = description.url?.path ?? "memory:\(description.configuration)"
+            let path = description.displayLocation
             progress(.opening(path: path, configuration: description.configuration))
             do {
                 // Opening (and migrating) blocks: the caller's other tasks keep running however long it takes.
@@ -294,7 +294,7 @@ public final class StoreCoordinator: Sendable {
         if let url = description.url {
             let key = Self.canonicalPath(url)
             if let existing = stores.first(where: { $0.url.map(Self.canonicalPath) == key }) {
-                throw CoordinatorError.storeAlreadyAdded(path: url.path, configuration: existing.configurationName)
+                throw CoordinatorError.storeAlreadyAdded(path: description.displayLocation, configuration: existing.configurationName)
             }
         }
     }
@@ -302,7 +302,7 @@ public final class StoreCoordinator: Sendable {
     private func register(_ store: any PersistentStore) throws {
         try registry.withLock { stores in
             if let url = store.url, stores.contains(where: { $0.url.map(Self.canonicalPath) == Self.canonicalPath(url) }) {
-                throw CoordinatorError.storeAlreadyAdded(path: url.path, configuration: store.configurationName)
+                throw CoordinatorError.storeAlreadyAdded(path: store.displayPath, configuration: store.configurationName)
             }
             if let existing = stores.first(where: { $0.identifier == store.identifier }) {
                 throw CoordinatorError.duplicateStoreIdentifier(
@@ -329,15 +329,33 @@ public final class StoreCoordinator: Sendable {
             guard let url = d.url else { throw CoordinatorError.missingURL(type: d.type, configuration: d.configuration) }
             return try LMDBStore(
                 url: url, model: model, configuration: d.configuration, options: d.options, migrationProgress: migrationProgress)
+        case .postgreSQL:
+            guard let open = Self.serverStoreOpeners.withLock({ $0[.postgreSQL] }) else {
+                throw CoordinatorError.unsupportedStoreType(
+                    .postgreSQL,
+                    reason: "PostgreSQL stores come with the SwitchyardPostgreSQL product: import SwitchyardPostgreSQL and add "
+                        + "the store with addStore(.postgreSQL, configuration:, url:)")
+            }
+            return try open(d, model)
         }
     }
+
+    /// How a store kind that lives in its own product (PostgreSQL) opens, registered by that product when it is
+    /// first used, so this layer never links it.
+    package typealias ServerStoreOpener = @Sendable (StoreDescription, ObjectModel) throws -> any PersistentStore
+
+    /// The registered openers by store type (see `ServerStoreOpener`).
+    package static let serverStoreOpeners = Locked<[StoreType: ServerStoreOpener]>([:])
 
     /// What `storePreparation` runs: the description, the migration progress handler, the load events.
     package typealias StorePreparation = @Sendable (
         StoreDescription, MigrationProgressHandler?, (@Sendable (StoreLoadEvent) -> Void)?
     ) throws -> Void
 
+    /// What makes two store locations the same store: the resolved file path, or for a server store its URL
+    /// without the password (host, port, database and schema).
     package static func canonicalPath(_ url: URL) -> String {
-        url.standardizedFileURL.resolvingSymlinksInPath().path
+        guard url.isFileURL else { return StoreDescription.displayLocation(type: .postgreSQL, url: url, configuration: "") }
+        return url.standardizedFileURL.resolvingSymlinksInPath().path
     }
 }

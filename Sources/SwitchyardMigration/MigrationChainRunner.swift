@@ -28,7 +28,7 @@ package struct MigrationChainRunner {
         _ description: StoreDescription, migrationProgress: MigrationProgressHandler?,
         events: (@Sendable (StoreLoadEvent) -> Void)?
     ) throws {
-        guard description.type != .memory, !description.options.readOnly, let url = description.url else { return }
+        guard description.type.isFileBased, !description.options.readOnly, let url = description.url else { return }
         let temporary = Self.temporaryURL(for: url)
         Self.remove(temporary, type: description.type)
         guard FileManager.default.fileExists(atPath: url.path) else { return }
@@ -37,7 +37,7 @@ package struct MigrationChainRunner {
         switch description.type {
         case .sqlite: state = try SQLiteStore.storedState(at: url, configuration: configuration)
         case .lmdb: state = try LMDBStore.storedState(at: url, configuration: configuration)
-        case .memory: return
+        case .memory, .postgreSQL: return
         }
         guard let start = chain.versionIndex(hashes: state.metadata.versionHashes, storedModel: state.model, configuration: configuration),
             start < chain.versions.count - 1

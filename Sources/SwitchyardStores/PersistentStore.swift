@@ -72,7 +72,8 @@ public protocol PersistentStore: AnyObject, Sendable {
 
 extension PersistentStore {
     /// A human-readable location for errors: the path, or `memory:<configuration>`.
-    public var displayPath: String { url?.path ?? "memory:\(configurationName)" }
+    /// A PostgreSQL store shows its URL without the password.
+    public var displayPath: String { StoreDescription.displayLocation(type: type, url: url, configuration: configurationName) }
 
     /// True when this store holds rows of `entityName`.
     public func serves(_ entityName: String) -> Bool {

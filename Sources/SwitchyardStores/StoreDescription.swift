@@ -17,6 +17,21 @@ public struct StoreDescription: Sendable, Hashable {
     /// How the store opens (read-only, disposable, ...).
     public var options: StoreOptions
 
+    /// Where the store is, for messages: its path, `memory:<configuration>`, or for PostgreSQL its URL without
+    /// the password (credentials never appear in errors or logs).
+    public var displayLocation: String { Self.displayLocation(type: type, url: url, configuration: configuration) }
+
+    /// The one place that spells a store's location for messages (see `displayLocation`).
+    package static func displayLocation(type: StoreType, url: URL?, configuration: String) -> String {
+        guard let url else { return "memory:\(configuration)" }
+        guard type == .postgreSQL else { return url.path }
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "postgres://(unreadable URL)" }
+        parts.password = nil
+        parts.queryItems = parts.queryItems?.filter { $0.name.lowercased() != "password" }
+        if parts.queryItems?.isEmpty == true { parts.queryItems = nil }
+        return parts.string ?? "postgres://(unreadable URL)"
+    }
+
     /// A store of `type` for `configuration`, at `url` (none for memory), opened with `options`.
     public init(_ type: StoreType, configuration: String, url: URL? = nil, options: StoreOptions = .default) {
         self.type = type

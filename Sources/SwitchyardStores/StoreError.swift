@@ -15,6 +15,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
     case sqlite(path: String, configuration: String, sql: String, code: Int32, message: String)
     /// An LMDB call failed.
     case lmdb(path: String, configuration: String, call: String, code: Int32, message: String)
+    /// A PostgreSQL statement failed, or the server could not be reached (`code` is the SQLSTATE, or the
+    /// client's error code when the server never answered). `path` is the store's URL without its password.
+    case postgreSQL(path: String, configuration: String, sql: String, code: String, message: String)
     /// Optimistic locking: the row changed (or vanished) since it was read. Nothing of the save was written.
     /// `objectID` is the object that conflicted: refresh it (`ObjectContext.refresh`) and save again.
     case conflict(
@@ -79,6 +82,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
             return "\(path) (configuration \(configuration)): cannot run predicate: \(reason)"
         case let .closed(path, configuration):
             return "\(path) (configuration \(configuration)): store is closed"
+        case let .postgreSQL(path, configuration, sql, code, message):
+            return "\(path) (configuration \(configuration)): PostgreSQL error \(code): \(message)" + (sql.isEmpty ? "" : " [\(sql)]")
         case let .incompatibleModel(path, configuration, report):
             return "\(path) (configuration \(configuration)): the store's model cannot be migrated to this model: "
                 + report.blockingReasons.joined(separator: "; ")
@@ -111,7 +116,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
             let .uniquenessViolation(_, c, _, _, _), let .readOnly(_, c, _), let .entityNotInStore(_, c, _),
             let .unknownProperty(_, c, _, _), let .invalidValue(_, c, _, _, _, _), let .schemaMismatch(_, c, _),
             let .unsupportedPredicate(_, c, _), let .closed(_, c), let .incompatibleModel(_, c, _), let .lmdb(_, c, _, _, _),
-            let .historyNotTracked(_, c), let .historyExpired(_, c, _, _), let .historyTokenAhead(_, c, _, _):
+            let .historyNotTracked(_, c), let .historyExpired(_, c, _, _), let .historyTokenAhead(_, c, _, _),
+            let .postgreSQL(_, c, _, _, _):
             return c
         case .notAStore:
             return nil

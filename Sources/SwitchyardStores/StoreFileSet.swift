@@ -22,14 +22,14 @@ package enum StoreFileSet {
                 .filter { FileManager.default.fileExists(atPath: $0.path) }
         case .lmdb:
             return FileManager.default.fileExists(atPath: url.path) ? [url] : []
-        case .memory:
+        case .memory, .postgreSQL:
             return []
         }
     }
 
     /// True when the store itself (the SQLite file or LMDB directory) exists.
     package static func exists(at url: URL, type: StoreType) -> Bool {
-        type != .memory && FileManager.default.fileExists(atPath: url.path)
+        type.isFileBased && FileManager.default.fileExists(atPath: url.path)
     }
 
     /// Removes every file of the store, ignoring those already gone.

@@ -10,6 +10,13 @@ public enum StoreType: String, Sendable, Hashable, CaseIterable, Codable {
     case lmdb = "LMDB"
     /// Memory only: gone when the coordinator goes.
     case memory = "InMemory"
+    /// A schema in a PostgreSQL database, shared by several processes and machines; its URL is
+    /// `postgres://user@host:port/database?schema=name`. Opened by the `SwitchyardPostgreSQL` product
+    /// (`StoreCoordinator.addStore(_:configuration:url:options:)`).
+    case postgreSQL = "PostgreSQL"
+
+    /// True for the stores whose data lives in local files (SQLite, LMDB).
+    public var isFileBased: Bool { self == .sqlite || self == .lmdb }
 
     /// Infers the type from a path's extension: `.sqlite` (and other SQLite names) or `.lmdb`.
     public init?(pathExtension: String) {

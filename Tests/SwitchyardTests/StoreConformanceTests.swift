@@ -31,7 +31,7 @@ import Testing
 
     // MARK: - Metadata
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func newStoreMetadata(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Main", in: dir)
         let metadata = try store.metadata()
@@ -41,7 +41,7 @@ import Testing
         #expect(metadata.versionIdentifiers == ["1"])
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func metadataKeepsAppKeys(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Main", in: dir)
         var metadata = try store.metadata()
@@ -54,7 +54,7 @@ import Testing
         #expect(read.uuid == metadata.uuid)
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func newStoreRecordsItsModel(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Main", in: dir)
         let stored = try #require(try store.storedModel())
@@ -65,7 +65,7 @@ import Testing
 
     // MARK: - Keys
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func primaryKeysAreNeverReused(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Main", in: dir)
         let first = try store.allocatePrimaryKeys(for: "Book", count: 3)
@@ -81,7 +81,7 @@ import Testing
 
     // MARK: - Values
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func everyAttributeTypeRoundTrips(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Main", in: dir)
         let date = Date(timeIntervalSinceReferenceDate: 123_456_789.25)
@@ -117,7 +117,7 @@ import Testing
         #expect(author["rating"] == .double(4.5))
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func invalidValuesAreRejected(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Main", in: dir)
         var wrongKind = book(1, "x")
@@ -135,7 +135,7 @@ import Testing
         #expect(try store.count(StoreFetchRequest(entityName: "Book")) == 0)
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func entityOutsideConfigurationIsAnError(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Notes", in: dir)
         #expect(throws: StoreError.self) { try store.fetch(StoreFetchRequest(entityName: "Book")) }
@@ -144,7 +144,7 @@ import Testing
 
     // MARK: - Fetch
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func sortLimitOffsetAndNullOrdering(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Main", in: dir)
         try insertBooks(store, [book(0, "c", pages: 30), book(0, "a", pages: nil), book(0, "b", pages: 10), book(0, "d", pages: 10)])
@@ -158,7 +158,7 @@ import Testing
         #expect(try store.count(StoreFetchRequest(entityName: "Book", fetchLimit: 1)) == 4)
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func subentitiesIncludedUnlessExcluded(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Main", in: dir)
         let keys = try store.allocatePrimaryKeys(for: "Publication", count: 3)
@@ -176,7 +176,7 @@ import Testing
         #expect(sorted.map(\.entityName) == ["Magazine", "Book", "Book"])
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func predicatesFilter(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Main", in: dir)
         let a = try store.allocatePrimaryKeys(for: "Author", count: 2)
@@ -206,7 +206,7 @@ import Testing
 
     // MARK: - Save
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func updateIncrementsVersionAndConflictRollsBackEverything(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Main", in: dir)
         try insertBooks(store, [book(0, "Dune", code: "D")])
@@ -233,7 +233,7 @@ import Testing
         #expect(try store.count(StoreFetchRequest(entityName: "Book")) == 1)
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func uniquenessConstraintIsEnforced(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Main", in: dir)
         try insertBooks(store, [book(0, "Dune", code: "D")])
@@ -250,7 +250,7 @@ import Testing
         #expect(try store.count(StoreFetchRequest(entityName: "Book")) == 3)
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func concurrentWritersAndReaders(backend: Backend) async throws {
         let store = try backend.open(model, configuration: "Notes", in: dir)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -273,7 +273,7 @@ import Testing
         #expect(Set(rows.map(\.primaryKey)).count == 200)
     }
 
-    @Test(arguments: Backend.allCases.filter { $0 != .memory })
+    @Test(arguments: Backend.everyStore.filter { $0 != .memory })
     func reopenKeepsEverything(backend: Backend) throws {
         // Memory stores have no file to reopen; every other backend must persist.
         var identifier: UUID
@@ -288,7 +288,7 @@ import Testing
         #expect(try again.allocatePrimaryKeys(for: "Book", count: 1) == 2...2)
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func destroyRemovesTheStore(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Main", in: dir, name: "gone")
         try insertBooks(store, [book(0, "Dune")])

@@ -91,6 +91,11 @@ extension StoreCoordinator {
         let operation = "convert store to \(type.rawValue)"
         _ = try fileBacked(store, operation: operation)
         guard type != .memory else { throw StoreFileOperationError.memoryStore(operation: operation, configuration: store.configurationName) }
+        guard type.isFileBased else {
+            throw StoreFileOperationError.failed(
+                operation: operation, path: url.path, configuration: store.configurationName,
+                reason: "a \(type.rawValue) store is not a file: copy rows into it with storesplit instead")
+        }
         guard type != store.type else {
             throw StoreFileOperationError.failed(
                 operation: operation, path: url.path, configuration: store.configurationName,
@@ -194,6 +199,11 @@ extension StoreCoordinator {
     private func fileBacked(_ store: any PersistentStore, operation: String) throws -> URL {
         guard store.type != .memory, let url = store.url else {
             throw StoreFileOperationError.memoryStore(operation: operation, configuration: store.configurationName)
+        }
+        guard store.type.isFileBased else {
+            throw StoreFileOperationError.failed(
+                operation: operation, path: store.displayPath, configuration: store.configurationName,
+                reason: "a \(store.type.rawValue) store lives on its server, not in files this process can move or copy")
         }
         return url
     }

@@ -1,12 +1,21 @@
 import Foundation
 import Testing
 @testable import Switchyard
+@testable import SwitchyardPostgreSQL
 
-/// Every store backend; behaviour tests are parameterized over `Backend.allCases`.
+/// Every store backend; behaviour tests are parameterized over `Backend.allCases` (the embedded stores) or
+/// `Backend.everyStore` (those and PostgreSQL, for the behaviour every store shares: the conformance suite).
 enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite
     case lmdb
     case memory
+    case postgresql
+
+    /// The embedded stores.
+    static var allCases: [Backend] { [.sqlite, .lmdb, .memory] }
+
+    /// The embedded stores and PostgreSQL (left out only with `SWITCHYARD_SKIP_POSTGRES=1`).
+    static var everyStore: [Backend] { allCases + (TestServer.isSkipped ? [] : [.postgresql]) }
 
     var testDescription: String { rawValue }
 
@@ -15,6 +24,7 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .sqlite: return .sqlite
         case .lmdb: return .lmdb
         case .memory: return .memory
+        case .postgresql: return .postgreSQL
         }
     }
 
@@ -24,6 +34,7 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .sqlite: return dir.file("\(name).sqlite")
         case .lmdb: return dir.file("\(name).lmdb")
         case .memory: return nil
+        case .postgresql: return try? dir.postgresURL(name)
         }
     }
 
@@ -34,12 +45,16 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .sqlite: return try SQLiteStore(url: dir.file("\(name).sqlite"), model: model, configuration: configuration)
         case .lmdb: return try LMDBStore(url: dir.file("\(name).lmdb"), model: model, configuration: configuration)
         case .memory: return try InMemoryStore(model: model, configuration: configuration)
+        case .postgresql: return try PostgreSQLStore(url: try dir.postgresURL(name), model: model, configuration: configuration)
         }
     }
 
     /// Adds a store of this backend to `coordinator`.
     @discardableResult
     func add(to coordinator: StoreCoordinator, configuration: String, in dir: TemporaryDirectory, name: String? = nil) throws -> any PersistentStore {
-        try coordinator.addStore(storeType, configuration: configuration, at: url(in: dir, name: name ?? configuration))
+        if self == .postgresql {
+            return try coordinator.addStore(.postgreSQL, configuration: configuration, url: try dir.postgresURL(name ?? configuration))
+        }
+        return try coordinator.addStore(storeType, configuration: configuration, at: url(in: dir, name: name ?? configuration))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import Switchyard
 
 /// The third-party Core Data material in `../shared/fixtures/coredata/` (never copied into the repository).
 /// Tests that use it are `.enabled(if: Fixtures.available, ...)` so they show as skipped, with the reason,
@@ -40,5 +41,17 @@ final class TemporaryDirectory: @unchecked Sendable {
         try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
     func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-    deinit { try? FileManager.default.removeItem(at: url) }
+    /// Whether a PostgreSQL store was made for this directory (its schemas are dropped with it).
+    let usedServer = Locked(false)
+    /// The URL of the PostgreSQL store called `name` that belongs to this directory.
+    func postgresURL(_ name: String) throws -> URL {
+        usedServer.withLock { $0 = true }
+        return try TestServer.url(owner: url.lastPathComponent.replacingOccurrences(of: "switchyard-test-", with: "").replacingOccurrences(of: "-", with: ""), name: name)
+    }
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+        if usedServer.withLock({ $0 }) {
+            TestServer.dropSchemas(owner: url.lastPathComponent.replacingOccurrences(of: "switchyard-test-", with: "").replacingOccurrences(of: "-", with: ""))
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Switchyard
+@testable import SwitchyardPostgreSQL
 
 /// A small model (Owner 1-n Item, Tag) whose variants exercise one migration change each, and a populated
 /// store of its first version.
@@ -43,6 +44,7 @@ enum MigrationFixtures {
         case .sqlite: store = try SQLiteStore(url: url!, model: v1, configuration: configuration)
         case .lmdb: store = try LMDBStore(url: url!, model: v1, configuration: configuration)
         case .memory: store = try InMemoryStore(model: v1, configuration: configuration)
+        case .postgresql: store = try PostgreSQLStore(url: url!, model: v1, configuration: configuration)
         }
         var rows: [StoreRow] = []
         if store.serves("Item") {
@@ -74,6 +76,7 @@ enum MigrationFixtures {
         case .sqlite: return try SQLiteStore(url: url, model: model, configuration: "Default", migrationProgress: progress)
         case .lmdb: return try LMDBStore(url: url, model: model, configuration: "Default", migrationProgress: progress)
         case .memory: return try InMemoryStore(model: model, configuration: "Default")
+        case .postgresql: return try PostgreSQLStore(url: url, model: model, configuration: "Default")
         }
     }
 

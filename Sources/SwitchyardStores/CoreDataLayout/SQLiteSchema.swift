@@ -1,6 +1,5 @@
 import Foundation
 import SwitchyardModel
-import SwitchyardStores
 
 // MARK: - SQLiteProjection
 

@@ -1,6 +1,10 @@
 import Foundation
 import SwitchyardModel
 
+// Core Data's SQL layout (tables `Z<ENTITY>`, columns `Z<PROPERTY>`, join tables `Z_<n><REL>`, hidden foreign
+// keys), computed from a model. The SQLite store writes it in Core Data's own files; the PostgreSQL store uses
+// the same names in its schema, so one place decides them.
+
 // MARK: - Column and index descriptions
 
 /// One column of an entity table after `Z_PK`, `Z_ENT`, `Z_OPT`.
@@ -174,6 +178,12 @@ package struct SQLiteLayoutBuilder {
     package let model: ObjectModel
     /// Store entity numbers by entity name.
     package let numbers: [String: Int64]
+
+    /// A builder for `model`'s tables with the store's entity numbers.
+    package init(model: ObjectModel, numbers: [String: Int64]) {
+        self.model = model
+        self.numbers = numbers
+    }
 
     /// Sort group of a column: Core Data puts integers (and foreign keys) first, then dates and floating point,
     /// decimals, strings, UUIDs, and binaries last; the fixtures' tables all follow this order.

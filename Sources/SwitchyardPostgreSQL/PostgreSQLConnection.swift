@@ -1,0 +1,182 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SwitchyardStores
+
+// MARK: - PostgreSQLConnection
+
+/// One connection to the server, opened in `init` (with the store's schema first on its `search_path`) and closed
+/// in `deinit`. Calls block the calling thread until the server answers, so they are made from the store's
+/// callers' threads (an `ObjectContext`'s, or a `BackgroundContext`'s own thread), never from NIO's event loop.
+/// Every failure goes through `check`, which turns it into `StoreError.postgreSQL` naming the store (without
+/// its password), the statement and the SQLSTATE.
+///
+/// Not `Sendable`: one thread uses a connection at a time; `PostgreSQLPool` hands it out.
+final class PostgreSQLConnection {
+    private let connection: PostgresConnection
+    private let logger: Logger
+    let location: PostgreSQLLocation
+    let configuration: String
+
+    /// A value bound as a statement parameter (`$1`, `$2`, ...): never pasted into SQL text.
+    typealias Parameter = ColumnValue
+
+    init(_ location: PostgreSQLLocation, configuration: String, logger: Logger) throws {
+        self.location = location
+        self.configuration = configuration
+        self.logger = logger
+        var tls = PostgresConnection.Configuration.TLS.disable
+        if location.tls != .disable {
+            do {
+                let context = try NIOSSLContext(configuration: .makeClientConfiguration())
+                tls = location.tls == .require ? .require(context) : .prefer(context)
+            } catch {
+                throw StoreError.openFailed(
+                    path: location.display, configuration: configuration, reason: "cannot set up TLS: \(error)")
+            }
+        }
+        var config = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: tls)
+        config.options.connectTimeout = .seconds(Int64(location.connectTimeout))
+        config.options.additionalStartupParameters = [("application_name", location.applicationName)]
+        do {
+            connection = try PostgresConnection.connect(
+                on: PostgresConnection.defaultEventLoopGroup.any(), configuration: config, id: 1, logger: logger
+            ).wait()
+        } catch {
+            throw Self.storeError(error, location: location, configuration: configuration, sql: "")
+        }
+        try execute("SET search_path TO \(Self.quote(location.schema))")
+    }
+
+    deinit {
+        // The closure keeps the driver's connection until it has closed (it must not go away open).
+        let connection = self.connection
+        connection.close().whenComplete { _ in _ = connection }
+    }
+
+    /// True when the server or the network dropped the connection; the pool then opens a new one.
+    var isClosed: Bool { connection.isClosed }
+
+    // MARK: - Statements
+
+    /// Runs `sql` with `parameters` and returns every row.
+    @discardableResult
+    func query(_ sql: String, _ parameters: [Parameter] = []) throws -> [PostgresRow] {
+        try check(sql) {
+            try connection.query(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(parameters)), logger: logger).wait().rows
+        }
+    }
+
+    /// Runs `sql` and calls `row` for each result row as it arrives (a large result is never held whole).
+    func forEachRow(_ sql: String, _ parameters: [Parameter] = [], _ row: @escaping @Sendable (PostgresRow) throws -> Void) throws {
+        _ = try check(sql) {
+            try connection.query(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(parameters)), logger: logger, row).wait()
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    func execute(_ sql: String, _ parameters: [Parameter] = []) throws {
+        _ = try query(sql, parameters)
+    }
+
+    /// The one place a driver failure becomes a `StoreError`.
+    private func check<T>(_ sql: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw Self.storeError(error, location: location, configuration: configuration, sql: sql)
+        }
+    }
+
+    // MARK: - Errors
+
+    /// The SQLSTATE of a server error (`23505` for a unique violation...), nil for any other failure.
+    static func sqlState(of error: any Error) -> String? {
+        (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+
+    /// The name of the constraint a server error names (the index of a unique violation).
+    static func constraintName(of error: any Error) -> String? {
+        (error as? PSQLError)?.serverInfo?[.constraintName]
+    }
+
+    /// `StoreError.postgreSQL` for a driver error: the server's SQLSTATE and message when it answered, else what
+    /// kept the client from reaching it. PostgresNIO's own description hides everything; this keeps what a user
+    /// needs and never the password.
+    static func storeError(_ error: any Error, location: PostgreSQLLocation, configuration: String, sql: String) -> StoreError {
+        guard let psql = error as? PSQLError else {
+            return .postgreSQL(path: location.display, configuration: configuration, sql: sql, code: "client", message: "\(error)")
+        }
+        if let info = psql.serverInfo, let state = info[.sqlState] {
+            var message = info[.message] ?? "server error"
+            if let detail = info[.detail] { message += " (\(detail))" }
+            if state == "28P01" || state == "28000" { message = "authentication failed for user \(location.user): \(message)" }
+            return .postgreSQL(path: location.display, configuration: configuration, sql: sql, code: state, message: message)
+        }
+        let message: String
+        switch psql.code {
+        case .connectionError:
+            message = "cannot reach the server at \(location.host):\(location.port): \(psql.underlying.map { "\($0)" } ?? "connection failed")"
+        case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
+            message = "the connection to \(location.host):\(location.port) was closed (\(psql.code)); nothing of an unfinished save was kept, and the next call connects again"
+        case .authMechanismRequiresPassword:
+            message = "the server asks user \(location.user) for a password and the URL gives none"
+        case .sslUnsupported:
+            message = "the server does not offer TLS and sslmode=require was asked"
+        default:
+            message = "\(psql.code)\(psql.underlying.map { ": \($0)" } ?? "")"
+        }
+        return .postgreSQL(path: location.display, configuration: configuration, sql: sql, code: "\(psql.code)", message: message)
+    }
+
+    // MARK: - Spelling
+
+    /// `"name"`, with embedded quotes doubled: every identifier from a model goes through here.
+    static func quote(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    private static func bindings(_ parameters: [Parameter]) -> PostgresBindings {
+        var binds = PostgresBindings(capacity: parameters.count)
+        for parameter in parameters {
+            switch parameter {
+            case .null: binds.appendNull()
+            case .integer(let i): binds.append(i)
+            case .real(let d): binds.append(d)
+            case .text(let s): binds.append(s)
+            case .blob(let data): binds.append(ByteBuffer(bytes: data))
+            }
+        }
+        return binds
+    }
+}
+
+// MARK: - Reading cells
+
+extension PostgresRandomAccessRow {
+    /// The value at `index` as the column holds it.
+    func columnValue(_ index: Int) throws -> ColumnValue {
+        let cell = self[index]
+        guard cell.bytes != nil else { return .null }
+        switch cell.dataType {
+        case .int2, .int4, .int8, .oid: return .integer(try cell.decode(Int64.self))
+        case .float4, .float8: return .real(try cell.decode(Double.self))
+        case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
+        case .bytea: return .blob(Data(buffer: try cell.decode(ByteBuffer.self)))
+        case .numeric:
+            let text = try cell.decode(String.self)
+            return Int64(text).map { .integer($0) } ?? Double(text).map { .real($0) } ?? .text(text)
+        default: return .text(try cell.decode(String.self))
+        }
+    }
+
+    /// The integer at `index` (a key, a version, an entity number); nil for NULL.
+    func integer(_ index: Int) throws -> Int64? {
+        guard case .integer(let i) = try columnValue(index) else { return nil }
+        return i
+    }
+}

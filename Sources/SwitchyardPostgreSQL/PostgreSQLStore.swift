@@ -1,0 +1,150 @@
+import Foundation
+import Logging
+import SwitchyardModel
+import SwitchyardModelFiles
+import SwitchyardQuery
+import SwitchyardStores
+
+// MARK: - PostgreSQLStore
+
+/// A configuration's entities in a PostgreSQL schema, shared by every process and machine that opens the same
+/// URL: Core Data's layout (`Z<ENTITY>` tables with `Z_PK`, `Z_ENT`, `Z_OPT`, join tables `Z_<n><REL>`,
+/// `Z_PRIMARYKEY`, `Z_METADATA`, `Z_MODELCACHE`) with PostgreSQL's types, every identifier quoted and every value
+/// bound as a parameter.
+///
+/// ```swift
+/// import SwitchyardPostgreSQL
+/// try coordinator.addStore(.postgreSQL, configuration: "Cloud",
+///                          url: URL(string: "postgres://app@db.internal:5432/switchyard?schema=cloud")!)
+/// ```
+///
+/// - **Several processes.** Primary keys come from `Z_PRIMARYKEY` with `UPDATE … RETURNING`, which the server
+///   serializes, so two processes never get the same key. A save runs in one transaction; an update or delete
+///   checks `Z_OPT` in its `WHERE` clause, so of two processes changing one row, one saves and the other gets
+///   `StoreError.conflict` with nothing of its save written.
+/// - **Failures.** An unreachable server, a wrong password or a dropped connection is `StoreError.postgreSQL`
+///   naming the store without its password; an unfinished save is rolled back by the server; the next call
+///   connects again.
+/// - **Not yet on PostgreSQL:** migrating a store written with another model (opening one is
+///   `StoreError.schemaMismatch`), persistent history, and batch statements (batch updates and deletes run row
+///   by row through the object layer).
+public final class PostgreSQLStore: PersistentStore {
+    public let type: StoreType = .postgreSQL
+    public let url: URL?
+    public let configurationName: String
+    public let model: ObjectModel
+    public let entities: [EntityDescription]
+    public let identifier: UUID
+    public let isReadOnly: Bool
+
+    let pool: PostgreSQLPool
+    let schema: SQLiteSchema
+    let servedEntityNames: Set<String>
+    /// Unique indexes by their name in the server (which may be shortened to 63 bytes), for naming the
+    /// properties of a uniqueness violation.
+    let uniqueIndexes: [String: SQLiteUniqueConstraint]
+
+    /// Opens the store at `url` (`postgres://user[:password]@host[:port]/database[?schema=…&sslmode=…&pool_size=…]`,
+    /// see the README), creating its tables in one transaction when the schema has none.
+    ///
+    /// Errors: a URL that is not a PostgreSQL address (`StoreError.openFailed`), a server that cannot be reached
+    /// or refuses the login (`StoreError.postgreSQL`), a schema holding other tables (`StoreError.notAStore`), a
+    /// store written with another model (`StoreError.schemaMismatch`).
+    public init(url: URL, model: ObjectModel, configuration: String, options: StoreOptions = .default, logger: Logger? = nil) throws {
+        let location = try PostgreSQLLocation(url, configuration: configuration)
+        self.url = url
+        self.model = model
+        self.configurationName = configuration
+        self.entities = try model.entities(inConfiguration: configuration)
+        self.isReadOnly = options.readOnly
+        if options.persistentHistory {
+            throw StoreError.openFailed(
+                path: location.display, configuration: configuration,
+                reason: "persistent history is not recorded by PostgreSQL stores yet; open it without StoreOptions.persistentHistory")
+        }
+        let pool = PostgreSQLPool(
+            location, configuration: configuration,
+            logger: logger ?? Logger(label: "switchyard.postgresql") { _ in SwiftLogNoOpLogHandler() })
+        self.pool = pool
+        let opened = try Self.openOrCreate(pool, model: model, entities: entities, readOnly: options.readOnly)
+        self.schema = opened.schema
+        self.identifier = opened.identifier
+        self.servedEntityNames = Set(entities.map(\.name))
+        var unique: [String: SQLiteUniqueConstraint] = [:]
+        for table in schema.tables {
+            for index in table.indexes where index.isUnique {
+                guard let constraint = table.uniqueConstraints.first(where: { $0.columns == index.terms.map(\.column) }) else { continue }
+                unique[Self.indexName(index.name)] = constraint
+            }
+        }
+        self.uniqueIndexes = unique
+    }
+
+    deinit { pool.shutDown() }
+
+    // MARK: - Metadata
+
+    /// The store's metadata (`Z_METADATA.Z_PLIST`).
+    public func metadata() throws -> StoreMetadata {
+        try pool.withConnection { connection in try Self.readMetadata(connection) }
+    }
+
+    /// Replaces the store's metadata.
+    public func setMetadata(_ metadata: StoreMetadata) throws {
+        try checkWritable("set metadata")
+        let plist = try metadata.binaryPropertyList()
+        try pool.withTransaction { connection in
+            try connection.execute("UPDATE \"Z_METADATA\" SET \"Z_PLIST\" = $1, \"Z_UUID\" = $2", [.blob(plist), .text(metadata.uuid.uuidString)])
+        }
+    }
+
+    /// The model that created the store, from `Z_MODELCACHE`.
+    public func storedModel() throws -> ObjectModel? {
+        try pool.withConnection { connection in
+            guard let row = try connection.query("SELECT \"Z_CONTENT\" FROM \"Z_MODELCACHE\" LIMIT 1").first,
+                case .blob(let blob) = try row.makeRandomAccess().columnValue(0), !blob.isEmpty
+            else { return nil }
+            return try ModelCache.decode(blob, source: pool.location.display)
+        }
+    }
+
+    // MARK: - Destroy
+
+    /// Drops the store's tables (the whole schema when it holds nothing else) in one transaction.
+    public func destroy() throws {
+        try checkWritable("destroy")
+        let names = schema.tables.map(\.name) + schema.joinTables.map(\.name) + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
+        try pool.withTransaction { connection in
+            for name in names { try connection.execute("DROP TABLE IF EXISTS \(PostgreSQLConnection.quote(name)) CASCADE") }
+            if pool.location.schema != "public" {
+                try connection.execute("DROP SCHEMA IF EXISTS \(PostgreSQLConnection.quote(pool.location.schema)) RESTRICT")
+            }
+        }
+        pool.shutDown()
+    }
+
+    // MARK: - Helpers
+
+    /// The layout of `entityName` when this store serves it.
+    func servedLayout(_ entityName: String) throws -> SQLiteEntityLayout {
+        if servedEntityNames.contains(entityName), let layout = schema.entities[entityName] { return layout }
+        throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: entityName)
+    }
+
+    func checkWritable(_ operation: String) throws {
+        if isReadOnly { throw StoreError.readOnly(path: displayPath, configuration: configurationName, operation: operation) }
+    }
+
+    /// An identifier PostgreSQL keeps whole: names over 63 bytes (PostgreSQL's limit, which it would cut
+    /// silently, so two long index names could collide) become a prefix and a hash of the whole name.
+    static func indexName(_ name: String) -> String {
+        guard name.utf8.count > 63 else { return name }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        let suffix = "_" + String(hash, radix: 16)
+        return String(decoding: name.utf8.prefix(63 - suffix.utf8.count), as: UTF8.self) + suffix
+    }
+}

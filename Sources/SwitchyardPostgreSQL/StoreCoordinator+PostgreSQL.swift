@@ -1,0 +1,47 @@
+import Foundation
+import SwitchyardCoordinator
+import SwitchyardModel
+import SwitchyardStores
+
+// MARK: - Adding a PostgreSQL store
+
+extension StoreCoordinator {
+    /// Opens (or creates) the PostgreSQL store at `url` for `configuration` and adds it: the same model, context
+    /// API and tools as the embedded stores, for the configuration several processes or machines share.
+    ///
+    /// ```swift
+    /// import Switchyard
+    /// import SwitchyardPostgreSQL
+    ///
+    /// try coordinator.addStore(.sqlite, configuration: "Local", at: dir.appendingPathComponent("Local.sqlite"))
+    /// try coordinator.addStore(.postgreSQL, configuration: "Cloud",
+    ///                          url: URL(string: "postgres://app@db.internal/switchyard?schema=cloud&sslmode=require")!)
+    /// ```
+    ///
+    /// The URL is libpq's: `postgres://user[:password]@host[:port]/database`, with the query parameters `schema`
+    /// (default `public`), `sslmode` (`disable`, `prefer`, `require`), `pool_size` (default 4) and
+    /// `connect_timeout` (seconds, default 10). Errors and logs show it without the password.
+    ///
+    /// After this call the coordinator also reopens PostgreSQL stores by description (`addStore(_:)` with a
+    /// `StoreDescription` of type `.postgreSQL`).
+    @discardableResult
+    public func addStore(
+        _ type: StoreType, configuration: String, url: URL, options: StoreOptions = .default
+    ) throws -> any PersistentStore {
+        if type == .postgreSQL { Self.registerPostgreSQL() }
+        return try addStore(StoreDescription(type, configuration: configuration, url: url, options: options))
+    }
+
+    /// Lets the coordinator open PostgreSQL stores from a `StoreDescription` (what `addStore(_:configuration:url:options:)`
+    /// does first); call it before `loadStores` or `addStore(_:)` with PostgreSQL descriptions.
+    public static func registerPostgreSQL() {
+        serverStoreOpeners.withLock { openers in
+            openers[.postgreSQL] = { description, model in
+                guard let url = description.url else {
+                    throw CoordinatorError.missingURL(type: .postgreSQL, configuration: description.configuration)
+                }
+                return try PostgreSQLStore(url: url, model: model, configuration: description.configuration, options: description.options)
+            }
+        }
+    }
+}
