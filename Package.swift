@@ -144,13 +144,16 @@ let package = Package(
         // through the public API only: run briefly by the tests, at length by `bench --differential N`.
         .target(
             name: "SwitchyardDifferential",
-            dependencies: ["Switchyard"],
+            dependencies: ["Switchyard", "SwitchyardPostgreSQL"],
             path: "Tests/Differential"
         ),
         // What a user can do: tests that see only the public API (no @testable import is possible here).
         .testTarget(
             name: "SwitchyardAPITests",
-            dependencies: ["Switchyard", "SwitchyardDifferential", "MessengerSchema", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Switchyard", "SwitchyardPostgreSQL", "SwitchyardDifferential", "MessengerSchema",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/SwitchyardAPITests",
             resources: [.copy("Shop.xcdatamodeld")],
             plugins: ["SwitchyardCodegen"]

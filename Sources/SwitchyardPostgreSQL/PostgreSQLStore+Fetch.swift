@@ -16,7 +16,7 @@ extension PostgreSQLStore {
     /// the server also applies the limit and offset.
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
         let request = try request.prepared(forStore: identifier, model: model)
-        let layout = try servedLayout(request.entityName)
+        let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         let filter = PostgreSQLPushdown.compile(request.predicate, layout: layout)
         let serverPages = filter.isExact && request.sortKeys.isEmpty
         return try pool.withTransaction(readOnly: true) { connection in
@@ -58,7 +58,7 @@ extension PostgreSQLStore {
     /// says the whole predicate.
     public func count(_ request: StoreFetchRequest) throws -> Int {
         let request = try request.prepared(forStore: identifier, model: model)
-        let layout = try servedLayout(request.entityName)
+        let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         let filter = PostgreSQLPushdown.compile(request.predicate, layout: layout)
         if filter.isExact {
             return try pool.withConnection { connection in

@@ -125,9 +125,14 @@ public final class PostgreSQLStore: PersistentStore {
 
     // MARK: - Helpers
 
-    /// The layout of `entityName` when this store serves it.
-    func servedLayout(_ entityName: String) throws -> SQLiteEntityLayout {
+    /// The layout of `entityName` when this store serves it (or, `forSubentities`, serves one of its subentities).
+    func servedLayout(_ entityName: String, forSubentities: Bool = false) throws -> SQLiteEntityLayout {
         if servedEntityNames.contains(entityName), let layout = schema.entities[entityName] { return layout }
+        if forSubentities, let layout = schema.entities[entityName], let entity = model.entity(named: entityName),
+            entity.descendantNames.contains(where: servedEntityNames.contains)
+        {
+            return layout
+        }
         throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: entityName)
     }
 

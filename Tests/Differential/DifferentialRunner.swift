@@ -1,10 +1,16 @@
 import Foundation
 import Switchyard
+import SwitchyardPostgreSQL
 
 /// Runs sequences against every backend and the reference, and reports the first divergence with the
 /// shortest sequence that still shows it.
 public struct DifferentialRunner {
-    public enum Backend: String, CaseIterable, Sendable { case sqlite, lmdb, memory }
+    public enum Backend: String, CaseIterable, Sendable {
+        case sqlite, lmdb, memory, postgresql
+
+        /// The embedded backends.
+        public static var allCases: [Backend] { [.sqlite, .lmdb, .memory] }
+    }
 
     /// A divergence: where it happened and what each side said.
     public struct Divergence: Error, CustomStringConvertible {
@@ -29,10 +35,16 @@ public struct DifferentialRunner {
     let directory: URL
     public var backends: [Backend]
 
-    public init(directory: URL, backends: [Backend] = Backend.allCases) throws {
+    /// The server the PostgreSQL side uses (each run gets a schema of its own, dropped after it).
+    public var postgresURL: URL?
+
+    /// A runner over `backends`; `postgresURL` (a server, as `SWITCHYARD_POSTGRES_URL` gives it) adds the
+    /// PostgreSQL side.
+    public init(directory: URL, backends: [Backend] = Backend.allCases, postgresURL: URL? = nil) throws {
         self.model = try DifferentialModel.make()
         self.directory = directory
-        self.backends = backends
+        self.postgresURL = postgresURL
+        self.backends = backends + (postgresURL == nil ? [] : [.postgresql])
     }
 
     /// Generates the sequence for `seed` and runs it; on a divergence, shrinks it and throws.
@@ -87,6 +99,10 @@ public struct DifferentialRunner {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: root) }
         var sides: [DifferentialSide] = []
+        defer {
+            // A PostgreSQL side's schema goes with the run, as the other sides' files do.
+            for side in sides { for store in side.coordinator.stores where store.type == .postgreSQL { try? store.destroy() } }
+        }
         for backend in backends {
             let coordinator = StoreCoordinator(model: model)
             // Every side records persistent history: at the end, each must have recorded the same transactions.
@@ -95,6 +111,12 @@ public struct DifferentialRunner {
             case .sqlite: try coordinator.addStore(.sqlite, configuration: "Main", at: root.appendingPathComponent("d.sqlite"), options: options)
             case .lmdb: try coordinator.addStore(.lmdb, configuration: "Main", at: root.appendingPathComponent("d.lmdb"), options: options)
             case .memory: try coordinator.addStore(.memory, configuration: "Main", options: options)
+            case .postgresql:
+                // PostgreSQL stores do not record history yet: this side is left out of the history comparison.
+                guard let base = postgresURL, var parts = URLComponents(url: base, resolvingAgainstBaseURL: false) else { continue }
+                parts.queryItems = (parts.queryItems ?? []).filter { $0.name != "schema" }
+                    + [URLQueryItem(name: "schema", value: "d_\(tag.prefix(16))_\(UUID().uuidString.prefix(8))".lowercased())]
+                try coordinator.addStore(.postgreSQL, configuration: "Main", url: parts.url!)
             }
             sides.append(DifferentialSide(name: backend.rawValue, coordinator: coordinator))
         }
@@ -124,9 +146,10 @@ public struct DifferentialRunner {
                 transaction.changes.map { "\($0.kind) \($0.objectID.entityName)/\($0.objectID.primaryKey ?? -1) \($0.updatedKeys.sorted())" }
             }
         }
-        guard let first = sides.first else { return nil }
+        let tracking = sides.filter { side in side.coordinator.stores.allSatisfy { $0.type != .postgreSQL } }
+        guard let first = tracking.first else { return nil }
         let expected = try recorded(first)
-        for side in sides.dropFirst() {
+        for side in tracking.dropFirst() {
             let actual = try recorded(side)
             guard actual != expected else { continue }
             let index = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(actual.count, expected.count)

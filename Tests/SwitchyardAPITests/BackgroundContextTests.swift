@@ -10,7 +10,7 @@ import Testing
     /// Core Data's `perform` on a private-queue context: an insert saved in one `perform` is what a fetch in a
     /// later `perform` (and another context) returns; unsaved changes are visible to the next `perform` of the
     /// same context, as they would be on its queue.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func performSavesAndFetchesOnEveryBackend(_ backend: Backend) async throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)
@@ -109,7 +109,7 @@ import Testing
 
     /// A task cancelled before its `perform` runs gets `CancellationError` and its body does nothing: no insert
     /// reaches the store. The context stays usable for other tasks.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func cancelledTaskRunsNothing(_ backend: Backend) async throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)

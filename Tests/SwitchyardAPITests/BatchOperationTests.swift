@@ -13,7 +13,7 @@ import Testing
         return try Shop.codes(ObjectContext(coordinator: coordinator).fetch(request))
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func batchInsertChecksValuesAndPublishes(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)
@@ -46,7 +46,7 @@ import Testing
 
     /// Uniqueness constraints hold in a batch: a duplicate fails the whole batch (nothing written), and a batch
     /// update that would give two rows one constrained value fails too.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func batchesKeepUniquenessConstraints(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try SaveBehaviourTests.couponCoordinator(backend, in: dir)
@@ -61,7 +61,7 @@ import Testing
 
     /// A batch update changes only the matching rows and bumps their Z_OPT: a context holding one of them with
     /// an unsaved change gets a conflict on save (nothing lost), and saves after merging the notification.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func batchUpdateBumpsVersionsAndPublishes(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try SaveNotificationTests.seeded(backend, in: dir)
@@ -93,7 +93,7 @@ import Testing
 
     /// Predicates reach through relationships in batches as in fetches (SQLite runs one statement with the
     /// fetch's joins; the other stores read the rows), and an update that matches nothing changes nothing.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func batchPredicatesFollowRelationships(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)
@@ -120,7 +120,7 @@ import Testing
     /// Delete rules apply (unlike Core Data's batch delete): Nullify clears the orders' customer, Cascade
     /// deletes a folder's notes, Deny refuses the whole batch; an entity no relationship touches is deleted
     /// row by row. Each is published like a save.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func batchDeleteAppliesDeleteRules(_ backend: Backend) throws {
         let dir = try TempDir()
         let shop = try Shop.coordinator(backend, in: dir)

@@ -13,7 +13,7 @@ import Testing
         return coordinator
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func walkMatchesFetchAndHoldsOneBatch(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, dir, count: 50)
@@ -36,7 +36,7 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func changedObjectsStayAndUnsavedChangesAreSeen(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, dir, count: 20)

@@ -8,7 +8,7 @@ import Testing
 @Suite struct ContextBehaviourTests {
     /// Core Data: `NSEntityDescription.insertNewObject(forEntityName:into:)` gives the new object the model's
     /// default values; attributes without a default are nil; the defaults are saved.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func insertFillsTheModelsDefaults(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Catalogue.coordinator(backend, in: dir)
@@ -30,7 +30,7 @@ import Testing
 
     /// Core Data: inserting an abstract entity ("Cannot create NSManagedObject instance of abstract entity")
     /// or an entity the model lacks fails, and the context is left without changes.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func insertRefusesAbstractAndUnknownEntities(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Catalogue.coordinator(backend, in: dir))
@@ -43,7 +43,7 @@ import Testing
     /// Core Data: `isInserted`, `isUpdated`/`hasChanges`, `changedValues()` and `isDeleted` follow an object
     /// through insert, save, change, save and delete; the context's `hasChanges` agrees; once a deletion is
     /// saved the object leaves its context (`managedObjectContext == nil`).
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func changeTrackingFollowsAnObjectAcrossSaves(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Catalogue.coordinator(backend, in: dir))
@@ -83,7 +83,7 @@ import Testing
     /// Core Data: `save()` gives every inserted object a permanent ID (`objectID.isTemporaryID` becomes false)
     /// naming its store; the object stays the same instance, found by its new ID, and to-one references
     /// between objects inserted together are saved.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func saveGivesInsertedObjectsPermanentIDs(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try Shop.model())
@@ -109,7 +109,7 @@ import Testing
 
     /// Core Data's `rollback()`: inserted objects are discarded, deleted ones restored, and changed ones
     /// return to their last saved values (relationships included); the context has no changes afterwards.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func rollbackDiscardsEveryUnsavedChange(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Shop.coordinator(backend, in: dir))
@@ -143,7 +143,7 @@ import Testing
 
     /// Core Data's `rollback()` restores to-many relationships too: many-to-many members added or removed on
     /// either side, and the order of an ordered to-many.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func rollbackRestoresToManyMembersAndOrder(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Relations.coordinator(backend, in: dir)
@@ -174,7 +174,7 @@ import Testing
 
     /// Core Data's `refresh(_:mergeChanges: false)`: the object's unsaved changes (a deletion too) are dropped
     /// and it shows what its store holds now, including another context's saved changes.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func refreshWithoutMergeDropsChangesAndRereads(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)
@@ -204,7 +204,7 @@ import Testing
 
     /// Core Data's `refresh(_:mergeChanges: true)`: the object rereads its store and keeps this context's
     /// unsaved changes on top, so a later save writes both without a conflict.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func refreshWithMergeKeepsLocalChangesOverTheStoresValues(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)
@@ -229,7 +229,7 @@ import Testing
 
     /// Core Data's `refreshAllObjects()`: registered objects show what the store holds now, and unsaved
     /// changes are kept (Switchyard documents that it rereads only objects without unsaved changes).
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func refreshAllObjectsRereadsUnchangedObjectsAndKeepsChanges(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)
@@ -255,7 +255,7 @@ import Testing
 
     /// Core Data's uniquing: a context holds at most one object per record, so repeated fetches,
     /// `existingObject(with:)` and relationship reads return the same instance; another context has its own.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func oneInstancePerObjectPerContext(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)
@@ -286,7 +286,7 @@ import Testing
     /// Core Data's validation at save (`NSValidationMissingMandatoryPropertyError`): a required attribute
     /// without a value fails the save, nothing of it is written, and the context keeps its changes so the
     /// caller can fix them and save again.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func aMissingRequiredAttributeFailsTheSaveAndWritesNothing(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Catalogue.coordinator(backend, in: dir)
@@ -313,7 +313,7 @@ import Testing
 
     /// Core Data raises for a key the entity lacks and for a value of the wrong type
     /// (`NSValidationErrorKey` / "Unacceptable type of value for attribute"); nothing is changed.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func unknownKeysAndWrongTypesAreRefused(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Catalogue.coordinator(backend, in: dir))
@@ -334,7 +334,7 @@ import Testing
 
     /// Core Data attribute types round-trip through every store: Integer 16/32/64, Decimal, Double, Float,
     /// String, Boolean, Date, Binary Data, UUID and URI read back as they were set.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func everyAttributeTypeRoundTrips(_ backend: Backend) throws {
         let types: [(String, AttributeType)] = [
             ("i16", .integer16), ("i32", .integer32), ("i64", .integer64), ("dec", .decimal), ("dbl", .double), ("flt", .float),
@@ -391,7 +391,7 @@ import Testing
     /// Core Data's optimistic locking with the default `NSErrorMergePolicy`: when another context saved a
     /// change to the same object first, this save fails with a merge conflict and writes nothing; after a
     /// refresh the caller can save again.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func aConflictingSaveFailsAndWritesNothing(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)
@@ -430,7 +430,7 @@ import Testing
     /// with unsaved changes keeps them, shows the store's current values for the rest, and can then be saved
     /// without a conflict. Switchyard documents that it skips objects with unsaved changes; this records the
     /// difference.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func refreshAllObjectsMergesChangedObjectsAsCoreDataDoes(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)
@@ -450,7 +450,7 @@ import Testing
     /// Core Data marks both ends of a relationship change as updated (`isUpdated`, `changedValues()` naming the
     /// relationship): the object whose to-one changed, and the owners whose to-many inverse gained or lost it
     /// — also when the change is made through the to-many side.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func aRelationshipChangeMarksBothEndsChanged(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Shop.coordinator(backend, in: dir))

@@ -10,7 +10,7 @@ import Testing
 
     /// Core Data: `addPersistentStore(ofType:configurationName:at:options:)` fails for a configuration the model
     /// does not have, and creates no file.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func addStoreRefusesAnUnknownConfiguration(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try Shop.model())
@@ -72,7 +72,7 @@ import Testing
 
     /// Core Data: with one store for an entity's configuration, a new object is saved to that store without
     /// `assign(_:to:)`, and its permanent ID names that store.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func oneStoreTakesEveryNewObjectOfItsConfiguration(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try Shop.model())
@@ -94,7 +94,7 @@ import Testing
     /// Core Data: saving an object whose entity no store serves fails ("This NSPersistentStoreCoordinator has no
     /// persistent stores ... cannot perform a save operation" for the entity's configuration), and nothing of
     /// that save is written; fetching such an entity fails the same way.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func anEntityWithoutAStoreIsAnErrorAtSaveAndFetch(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try TwoStores.model())
@@ -125,7 +125,7 @@ import Testing
     /// Core Data with two stores for one configuration (e.g. a private and a shared store, as in fatbobman's
     /// multi-store setups): a new object must be placed with `assign(_:to:)`, else the save fails; each object
     /// is saved in its store, and fetches return both stores' objects merged under the sort.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func twoStoresForOneConfigurationNeedAssign(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try Shop.model())
@@ -172,7 +172,7 @@ import Testing
     /// Core Data merges the results of several stores under the request's sort descriptors, key paths
     /// through to-one relationships included, so the order (and which objects a limit keeps) does not depend
     /// on which store holds what — nor on whether the context has unsaved changes.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func aKeyPathSortOrdersResultsMergedFromSeveralStores(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try Shop.model())
@@ -200,7 +200,7 @@ import Testing
 
     /// Core Data: `assign(_:to:)` raises when the store does not hold the object's entity (its configuration
     /// lacks it) or is not one of the coordinator's stores; the object stays unassigned.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func assignRefusesAStoreThatCannotTakeTheObject(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try TwoStores.model())
@@ -225,7 +225,7 @@ import Testing
 
     /// Core Data's `NSFetchRequest.affectedStores`: a fetch (and count) searches only the named stores; a store
     /// that does not hold the entity contributes nothing; a store not in the coordinator is an error.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func affectedStoresNarrowFetchesAndCounts(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try Shop.model())
@@ -278,7 +278,7 @@ import Testing
     /// `managedObjectID(forURIRepresentation:)` turns it back into the same ID, and
     /// `existingObject(with:)` returns the object — the registered instance in its own context, a fresh
     /// one elsewhere — or throws when the object no longer exists.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func objectIDsRoundTripThroughTheirURI(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try Shop.model())
@@ -336,7 +336,7 @@ import Testing
     /// Core Data: saving a change to an object whose store was removed from the coordinator fails because the
     /// store is not reachable ("persistent store is not reachable from this NSManagedObjectContext's
     /// coordinator"), and the store is not written; the error says the store is gone, not the row.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func savingIntoARemovedStoreSaysTheStoreIsGone(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try Shop.model())

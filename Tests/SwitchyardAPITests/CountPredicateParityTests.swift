@@ -104,7 +104,7 @@ struct CountPredicateParityTests {
         let model = try Self.model()
         let dir = try TempDir()
         var contexts: [(Backend, ObjectContext)] = []
-        for backend in Backend.allCases {
+        for backend in Backend.everyStore {
             let coordinator = StoreCoordinator(model: model)
             try backend.add(to: coordinator, configuration: "Main", in: dir.url)
             try Self.fill(ObjectContext(coordinator: coordinator), seed: seed)

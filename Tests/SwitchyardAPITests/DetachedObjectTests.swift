@@ -6,7 +6,7 @@ import Testing
 /// object's changes after the deletion is processed and for objects whose context is gone; Switchyard throws
 /// `ContextError.detachedObject` / `.deletedObject`.
 @Suite struct DetachedObjectTests {
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func writesToADeletedUnsavedInsertThrow(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Shop.coordinator(backend, in: dir))
@@ -26,7 +26,7 @@ import Testing
         #expect(try context.count(FetchRequest(entityName: "Order")) == 0)
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func writesToADeletedSavedObjectThrowUntilRollback(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Shop.coordinator(backend, in: dir))
@@ -42,7 +42,7 @@ import Testing
         expectContextError("set after the deletion was saved", isDetached) { try order.set("qty", Int64(4)) }
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func anObjectWhoseContextIsGoneThrowsForWritesAndRelationshipReads(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)

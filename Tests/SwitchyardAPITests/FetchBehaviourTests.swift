@@ -11,7 +11,7 @@ import Testing
 
     /// `NSFetchRequest`: `sortDescriptors` order the result (several keys, ascending or not), `fetchOffset`
     /// skips and `fetchLimit` caps after sorting, and `count(for:)` gives the number `fetch` would return.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func sortOffsetAndLimit(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Catalogue.seeded(backend, in: dir))
@@ -40,7 +40,7 @@ import Testing
     /// Core Data's SQLite sort order, on every backend, saved or not: nil sorts before any value ascending and
     /// after every value descending; strings compare by code point (`compare:` without options), so
     /// capitals come before lower case and "é" after "e".
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func nilsAndStringsSortAlikeOnEveryBackend(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Catalogue.coordinator(backend, in: dir)
@@ -67,7 +67,7 @@ import Testing
     @Test func mixedTypeComparisonsAgreeOnEveryBackend() throws {
         let formats = ["qty >= '4'", "qty == '5'", "qty IN {'3', '5'}", "width == '2.5'", "code == 10", "code > 9"]
         var answers: [String: [String: String]] = [:]   // format -> "backend/state" -> answer
-        for backend in Backend.allCases {
+        for backend in Backend.everyStore {
             let dir = try TempDir()
             let coordinator = try Shop.coordinator(backend, in: dir)
             let setup = ObjectContext(coordinator: coordinator)
@@ -94,7 +94,7 @@ import Testing
 
     /// `NSFetchRequest.fetchLimit` of 0 means no limit (Core Data's default value), with and without
     /// unsaved changes in the context. Switchyard spells "no limit" `nil` and returns nothing for 0.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func aFetchLimitOfZeroMeansNoLimit(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Catalogue.seeded(backend, in: dir))
@@ -111,7 +111,7 @@ import Testing
     @Test func aNegativeLimitOrOffsetDoesNotCrash() async {
         await #expect(processExitsWith: .success) {
             var answers: Set<String> = []
-            for backend in Backend.allCases {
+            for backend in Backend.everyStore {
                 let dir = try TempDir()
                 let context = ObjectContext(coordinator: try Catalogue.seeded(backend, in: dir))
                 var answer = ""
@@ -129,7 +129,7 @@ import Testing
     /// `NSFetchRequest.includesSubentities` (true by default): fetching an entity returns its subentities'
     /// objects, each as its own concrete entity with its own attributes; false returns the entity's own only;
     /// an abstract parent can be fetched though it cannot be inserted.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func subentitiesAreIncludedUnlessExcluded(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Catalogue.seeded(backend, in: dir)
@@ -161,7 +161,7 @@ import Testing
     /// `includesSubentities` across stores: when a subentity (EBook) lives in another configuration than its
     /// parent (Book, Item), fetching and counting the parent returns the subentity's objects from their own
     /// store too, merged under the sort, as Core Data searches every store that holds an entity of the family.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func subentitiesInAnotherConfigurationAreFetchedFromTheirStore(_ backend: Backend) throws {
         let model = try ObjectModel(entities: try Catalogue.model().entities, configurations: [
             ConfigurationDescription(name: "Paper", entityNames: ["Item", "Book", "Album"]),
@@ -191,7 +191,7 @@ import Testing
     /// Core Data's cross-store fetched property (Apple's "Linking data between two Core Data stores"): a
     /// Product in one store finds its Reviews in another through `sku == $FETCH_SOURCE.sku`; the result is
     /// cached until the object is refreshed (`refresh(_:mergeChanges:)` re-evaluates it). Any pair of backends.
-    @Test(arguments: Backend.allCases, Backend.allCases)
+    @Test(arguments: Backend.everyStore, Backend.everyStore)
     func fetchedPropertyAcrossTwoStores(_ catalogBackend: Backend, _ reviewBackend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try TwoStores.model())
@@ -224,7 +224,7 @@ import Testing
     /// `prefetchFetchedProperty(_:for:)` resolves a fetched property for many objects at once (like a
     /// prefetching fetch) with the same results as resolving each one, and fills the cache each object
     /// answers from until it is refreshed.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func prefetchGivesTheSameResultsAndFillsTheCache(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try TwoStores.model())

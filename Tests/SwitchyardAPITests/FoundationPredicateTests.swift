@@ -29,7 +29,7 @@ import Testing
 
     /// On every backend a `#Predicate` fetch returns what Swift itself says the predicate matches, evaluated
     /// on the same values — saved and unsaved objects alike.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func fetchesMatchSwiftsOwnEvaluation(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try TypedEntityTests.coordinator(backend, dir)

@@ -19,7 +19,7 @@ struct LargeSaveTests {
         return try ObjectModel(entities: [item], configurations: [ConfigurationDescription(name: "Main", entityNames: ["Item"])])
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func aLargeSaveIsAllOrNothing(backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try Self.model())

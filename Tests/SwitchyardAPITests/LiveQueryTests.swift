@@ -51,7 +51,7 @@ import Testing
 
     /// The first snapshot, then one per save that changed the results: removals by old position, insertions
     /// by new position, and updates of objects that stayed.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func snapshotsFollowSavesWithTheirChanges(_ backend: Backend) async throws {
         let dir = try TempDir()
         let coordinator = try SaveNotificationTests.seeded(backend, in: dir)
@@ -238,7 +238,7 @@ import Testing
 
     /// A change of a sort key moves an object (reported as a move and an update, as NSFetchedResultsController
     /// reports it), and only objects whose row changed are updates.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func aSortKeyChangeIsAMove(_ backend: Backend) async throws {
         let dir = try TempDir()
         let coordinator = try SaveNotificationTests.seeded(backend, in: dir)

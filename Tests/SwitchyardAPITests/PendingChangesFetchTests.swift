@@ -5,7 +5,7 @@ import Testing
 /// `fetch` and `count` see the context's unsaved state, as Core Data's `NSFetchRequest.includesPendingChanges`
 /// (true by default) documents: "matches against currently unsaved changes in the managed object context".
 @Suite struct PendingChangesFetchTests {
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func anUnsavedChangeMakesASavedObjectMatch(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Shop.coordinator(backend, in: dir))
@@ -18,7 +18,7 @@ import Testing
         #expect(try context.count(request) == 2)
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func anUnsavedChangeMakesASavedObjectStopMatching(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Shop.coordinator(backend, in: dir))
@@ -31,7 +31,7 @@ import Testing
         #expect(try context.count(request) == 1)
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func deletedObjectsAreNotReturnedBeforeTheSave(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Shop.coordinator(backend, in: dir))
@@ -44,7 +44,7 @@ import Testing
         #expect(try context.count(request) == 1)
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func sortOffsetAndLimitApplyAfterTheMerge(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Shop.coordinator(backend, in: dir))
@@ -63,7 +63,7 @@ import Testing
         #expect(try Shop.codes(context.fetch(descending)) == ["a", "d"])
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func anUnsavedChangeToARelatedObjectChangesAKeyPathMatch(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Shop.coordinator(backend, in: dir))
@@ -78,7 +78,7 @@ import Testing
         #expect(try context.count(byNewName) == 1)
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func unsavedMembershipCountsInToManyPredicates(_ backend: Backend) throws {
         let dir = try TempDir()
         let context = ObjectContext(coordinator: try Shop.coordinator(backend, in: dir))

@@ -1,5 +1,6 @@
 import Foundation
 import Switchyard
+import SwitchyardPostgreSQL
 import Testing
 
 /// Persistent history as Core Data's `NSPersistentHistoryTrackingKey` gives it: each save's transaction with its
@@ -15,6 +16,8 @@ import Testing
         case .sqlite: try coordinator.addStore(.sqlite, configuration: "Main", at: dir.url.appendingPathComponent("Main.sqlite"), options: options)
         case .lmdb: try coordinator.addStore(.lmdb, configuration: "Main", at: dir.url.appendingPathComponent("Main.lmdb"), options: options)
         case .memory: try coordinator.addStore(.memory, configuration: "Main", options: options)
+        case .postgresql:
+            try coordinator.addStore(.postgreSQL, configuration: "Main", url: try Backend.postgresURL(in: dir.url, name: "Main"), options: options)
         }
         return coordinator
     }

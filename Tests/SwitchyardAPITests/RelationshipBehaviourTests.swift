@@ -8,7 +8,7 @@ import Testing
     /// Core Data keeps a one-to-one's inverse in step: setting `passport` sets the passport's `holder`,
     /// moving the passport to another person clears the first person's `passport`, and clearing one end
     /// clears the other — in the context and in the store.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func oneToOneKeepsBothEndsInStep(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Relations.coordinator(backend, in: dir)
@@ -43,7 +43,7 @@ import Testing
 
     /// Core Data: a to-many whose inverse is a to-one reads its members through that inverse; setting the
     /// member's to-one, or adding/removing on the to-many side, changes both ends, before and after a save.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func toManyFollowsItsToOneInverse(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Relations.coordinator(backend, in: dir)
@@ -83,7 +83,7 @@ import Testing
 
     /// Core Data keeps both sides of a many-to-many in step: adding a course to a student adds the student to
     /// the course, removing from either side removes from both, and the store holds the same links.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func manyToManyAddAndRemoveFromEitherSide(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Relations.coordinator(backend, in: dir)
@@ -123,7 +123,7 @@ import Testing
 
     /// Core Data's ordered to-many (`NSOrderedSet`): members keep the order given by insert-at-index and
     /// moves, in the context, after the save and in a fresh context; the inverse to-one follows.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func orderedToManyKeepsItsOrderAcrossSaves(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Relations.coordinator(backend, in: dir)
@@ -156,7 +156,7 @@ import Testing
     }
 
     /// Core Data's Nullify delete rule: deleting the folder leaves its notes, with their `folder` cleared.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func nullifyClearsTheInverseOfWhatIsLeft(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Relations.coordinator(backend, in: dir)
@@ -176,7 +176,7 @@ import Testing
     }
 
     /// Core Data's Cascade delete rule: deleting a person deletes their pets, and only theirs.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func cascadeDeletesTheMembersToo(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Relations.coordinator(backend, in: dir)
@@ -196,7 +196,7 @@ import Testing
 
     /// Core Data's Deny delete rule (`NSValidationRelationshipDeniedDeleteError`): deleting a team that still
     /// has members fails the save and nothing of that save is written; once the team is empty it can go.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func denyRefusesTheWholeSaveWhileMembersRemain(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Relations.coordinator(backend, in: dir)
@@ -231,7 +231,7 @@ import Testing
     /// (`NSValidationMissingMandatoryPropertyError`) and a to-many below its minimum or above its maximum
     /// count (`NSValidationRelationshipLacksMinimumCountError` / `ExceedsMaximumCountError`) fail the save,
     /// and nothing of it is written.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func requiredToOneAndToManyCountsAreCheckedAtSave(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Relations.coordinator(backend, in: dir)
@@ -265,7 +265,7 @@ import Testing
 
     /// A to-many read leaves out members deleted in this context before the save (Core Data removes them
     /// when it processes the deletion), and a deleted member's to-one is cleared by Nullify at the save.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func deletedMembersLeaveToManyReadsBeforeTheSave(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Relations.coordinator(backend, in: dir)
@@ -290,7 +290,7 @@ import Testing
     /// Core Data refuses a relationship value of the wrong entity ("Unacceptable type of value for to-one
     /// relationship"), an object of another context ("Illegal attempt to establish a relationship between
     /// objects in different contexts"), and to-one access to a to-many (and back); nothing changes.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func relationshipsRefuseWrongEntitiesKindsAndContexts(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Relations.coordinator(backend, in: dir)
@@ -320,7 +320,7 @@ import Testing
     /// parent's ordered children and appends it to the new one's; a many-to-many that is its own inverse
     /// links both ways; an ordered many-to-many keeps its order and moves; a to-one without inverse is kept;
     /// Cascade runs down a tree and through a cycle (A ⇄ B) without looping.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func selfReferencesOrderedManyToManyAndCascadeCycles(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try Graph.model())
@@ -370,7 +370,7 @@ import Testing
     /// Like a fired Core Data to-many fault, members read in one context stay as read while another context
     /// saves changes; re-fetching the owner, `refresh(_:mergeChanges:)` or `refreshAllObjects()` shows the
     /// new members (for a to-many through a to-one inverse and a many-to-many alike).
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func membersReadStayUntilTheOwnerIsRefetchedOrRefreshed(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Relations.coordinator(backend, in: dir)
@@ -414,7 +414,7 @@ import Testing
     /// Core Data's Nullify also covers references made since the last save: a new order pointing at a
     /// customer, and a saved order newly pointed at it, are both saved with no customer when the customer
     /// is deleted in the same save; a deleted tag leaves the many-to-many lists of new and saved orders.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func nullifyCoversUnsavedReferencesToTheDeletedObject(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)
@@ -445,7 +445,7 @@ import Testing
     /// Core Data's to-many relationships are sets (`NSSet`, `NSOrderedSet`): a member given twice is kept
     /// once (its first place, for an ordered one), adding a member again changes nothing on either side,
     /// and an index outside an ordered list, or an index on an unordered one, is refused.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func toManyMembersAreUniqueAndIndexesChecked(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Relations.coordinator(backend, in: dir)

@@ -33,7 +33,7 @@ import Testing
     /// objects with the same constrained value fails (`NSConstraintConflict`) and writes nothing, whether the
     /// other object is new or saved; values freed in the same save (renamed or deleted) can be taken; nil
     /// values never collide.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func uniquenessConstraintsRefuseDuplicatesAndWriteNothing(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.couponCoordinator(backend, in: dir)
@@ -80,7 +80,7 @@ import Testing
 
     /// Core Data checks optimistic locking for every store before writing any (one `NSMergeConflict` list
     /// for the whole save): a conflict in the second store leaves the first store unwritten too.
-    @Test(arguments: Backend.allCases, Backend.allCases)
+    @Test(arguments: Backend.everyStore, Backend.everyStore)
     func aConflictInOneStoreWritesNoStore(_ catalogBackend: Backend, _ reviewBackend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try TwoStores.model())
@@ -108,7 +108,7 @@ import Testing
 
     /// Core Data's one coordinator shared by several private-queue contexts: contexts on concurrent tasks
     /// insert and save at once; every object is saved exactly once with a primary key of its own.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func contextsOnSeveralTasksShareOneCoordinator(_ backend: Backend) async throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)
@@ -134,7 +134,7 @@ import Testing
     /// Core Data never reuses a primary key (`Z_PRIMARYKEY.Z_MAX` only grows), so an object URI kept by the
     /// app can never name a different object later — not after the newest object is deleted, nor after the
     /// store is reopened.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func primaryKeysAreNeverReused(_ backend: Backend) throws {
         let dir = try TempDir()
         var keys: [Int64] = []

@@ -6,7 +6,7 @@ import Testing
 /// was read throws the conflict under the default (`NSErrorMergePolicy`), and otherwise resolves that object by
 /// the policy and saves.
 @Suite struct SaveMergePolicyTests {
-    @Test(arguments: Backend.allCases, [MergePolicy.error, .storeWins, .contextWins, .rollback])
+    @Test(arguments: Backend.everyStore, [MergePolicy.error, .storeWins, .contextWins, .rollback])
     func aConflictingSaveFollowsTheContextsPolicy(_ backend: Backend, _ policy: MergePolicy) throws {
         let dir = try TempDir()
         let coordinator = try SaveNotificationTests.seeded(backend, in: dir)
@@ -49,7 +49,7 @@ import Testing
 
     /// An object another save deleted leaves the context at save under any policy but `.error`; the rest of
     /// the save is written.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func aRowDeletedElsewhereLeavesTheContextAndTheRestSaves(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try SaveNotificationTests.seeded(backend, in: dir)

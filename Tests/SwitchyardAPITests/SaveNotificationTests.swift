@@ -22,7 +22,7 @@ import Testing
 
     /// The notification names each inserted object by its permanent ID, each updated object with the keys it
     /// changed, and each deleted object, for the store that holds them; a stream and a callback get the same.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func aSaveIsPublishedToStreamsAndCallbacks(_ backend: Backend) async throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -67,7 +67,7 @@ import Testing
 
     /// As in Core Data, both sides of a changed relationship are reported updated: the order whose to-one
     /// changed, and the customers whose to-many gained or lost it (and, for a many-to-many, both sides' lists).
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func bothSidesOfARelationshipAreReported(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)
@@ -93,7 +93,7 @@ import Testing
     /// Core Data's merge of a did-save notification: objects another context updated show the saved values,
     /// deleted ones leave the context (writing to them throws detachedObject, fetches skip them), inserted ones
     /// are found by fetches; all without the merging context re-fetching anything itself.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func mergeBringsAnotherContextUpToDate(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -125,7 +125,7 @@ import Testing
     /// and width and saved. `.error` refuses and changes nothing; `.storeWins` takes both saved values;
     /// `.contextWins` keeps the reader's qty and takes the saved width, and the reader's save then succeeds
     /// (Core Data's by-property object trump); `.rollback` drops the reader's change.
-    @Test(arguments: Backend.allCases, [MergePolicy.error, .storeWins, .contextWins, .rollback])
+    @Test(arguments: Backend.everyStore, [MergePolicy.error, .storeWins, .contextWins, .rollback])
     func mergePoliciesResolveBothSidesChangingAnObject(_ backend: Backend, _ policy: MergePolicy) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)

@@ -1,10 +1,18 @@
 import Foundation
 import Switchyard
+import SwitchyardPostgreSQL
 import Testing
 
-/// Every backend a user can add, for tests parameterized over all of them.
+/// Every backend a user can add, for tests parameterized over all of them: `allCases` are the embedded stores,
+/// `everyStore` adds PostgreSQL (the server at `SWITCHYARD_POSTGRES_URL`, which `Tools/test.sh` starts; without
+/// it those cases fail saying so, unless `SWITCHYARD_SKIP_POSTGRES=1` leaves them out on purpose).
 enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite, lmdb, memory
+    case sqlite, lmdb, memory, postgresql
+
+    static var allCases: [Backend] { [.sqlite, .lmdb, .memory] }
+    static var everyStore: [Backend] {
+        allCases + (ProcessInfo.processInfo.environment["SWITCHYARD_SKIP_POSTGRES"] == "1" ? [] : [.postgresql])
+    }
 
     var testDescription: String { rawValue }
 
@@ -13,6 +21,7 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .sqlite: return .sqlite
         case .lmdb: return .lmdb
         case .memory: return .memory
+        case .postgresql: return .postgreSQL
         }
     }
 
@@ -24,7 +33,26 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .sqlite: return try coordinator.addStore(.sqlite, configuration: configuration, at: dir.appendingPathComponent("\(file).sqlite"))
         case .lmdb: return try coordinator.addStore(.lmdb, configuration: configuration, at: dir.appendingPathComponent("\(file).lmdb"))
         case .memory: return try coordinator.addStore(.memory, configuration: configuration)
+        case .postgresql:
+            return try coordinator.addStore(.postgreSQL, configuration: configuration, url: try Self.postgresURL(in: dir, name: file))
         }
+    }
+
+    /// A PostgreSQL store's URL of its own: the test server with a schema named after `dir` and `name`, so
+    /// reopening the same name reaches the same store.
+    static func postgresURL(in dir: URL, name: String) throws -> URL {
+        guard let base = ProcessInfo.processInfo.environment["SWITCHYARD_POSTGRES_URL"].flatMap(URL.init(string:)) else {
+            throw StoreError.openFailed(
+                path: "postgres://(SWITCHYARD_POSTGRES_URL unset)", configuration: name,
+                reason: "the PostgreSQL tests need a server: run `bash Tools/test.sh` (it starts a throwaway one), set "
+                    + "SWITCHYARD_POSTGRES_URL, or SWITCHYARD_SKIP_POSTGRES=1 to leave them out")
+        }
+        let owner = dir.lastPathComponent.replacingOccurrences(of: "switchyard-api-", with: "").replacingOccurrences(of: "-", with: "").prefix(12)
+        let cleaned = String(name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }.prefix(30))
+        var parts = URLComponents(url: base, resolvingAgainstBaseURL: false)!
+        parts.queryItems = (parts.queryItems ?? []).filter { $0.name != "schema" && $0.name != "sslmode" }
+            + [URLQueryItem(name: "schema", value: "a_\(owner)_\(cleaned)"), URLQueryItem(name: "sslmode", value: "disable")]
+        return parts.url!
     }
 }
 

@@ -58,7 +58,7 @@ import Testing
     /// Core Data: members added on the to-many side are saved (in the member's row) and read back by any
     /// context; a member added to a second owner leaves the first (one foreign key), before and after a save;
     /// `ANY` and `@count` see the members.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func membersAreSavedMovedAndQueried(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try Self.model())
@@ -117,7 +117,7 @@ import Testing
 
     /// Core Data: an ordered to-many keeps its order (`Z_FOK_` beside the hidden key on SQLite), across saves
     /// and moves.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func orderedMembersKeepTheirOrder(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try Self.model())
@@ -139,7 +139,7 @@ import Testing
 
     /// Core Data's delete rules on the to-many side: Cascade deletes the members with the owner; Nullify
     /// leaves them, owned by nobody; deleting a member takes it out of its owner's list.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func deleteRulesApply(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = StoreCoordinator(model: try Self.model())

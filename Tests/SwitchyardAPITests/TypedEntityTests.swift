@@ -12,7 +12,7 @@ import Testing
         return coordinator
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func typedPropertiesFetchesAndRelationships(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.coordinator(backend, dir)
