@@ -130,12 +130,12 @@ let package = Package(
         // The child process the LMDB crash test kills mid-transaction (a test cannot SIGKILL itself).
         .executableTarget(
             name: "lmdb-crash-helper",
-            dependencies: ["Switchyard"],
+            dependencies: ["Switchyard", "SwitchyardDifferential"],
             path: "Tests/LMDBCrashHelper"
         ),
         .testTarget(
             name: "SwitchyardTests",
-            dependencies: ["Switchyard", "SwitchyardPostgreSQL", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Switchyard", "SwitchyardPostgreSQL", "SwitchyardDifferential", .product(name: "Logging", package: "swift-log")],
             path: "Tests/SwitchyardTests",
             // Inputs that once crashed the library, read from their source path (Support/Reproducers.swift).
             exclude: ["Reproducers"]

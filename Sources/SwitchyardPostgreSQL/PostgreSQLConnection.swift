@@ -65,14 +65,14 @@ final class PostgreSQLConnection {
     @discardableResult
     func query(_ sql: String, _ parameters: [Parameter] = []) throws -> [PostgresRow] {
         try check(sql) {
-            try connection.query(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(parameters)), logger: logger).wait().rows
+            try wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(parameters)), logger: logger)).rows
         }
     }
 
     /// Runs `sql` and calls `row` for each result row as it arrives (a large result is never held whole).
     func forEachRow(_ sql: String, _ parameters: [Parameter] = [], _ row: @escaping @Sendable (PostgresRow) throws -> Void) throws {
         _ = try check(sql) {
-            try connection.query(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(parameters)), logger: logger, row).wait()
+            try wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(parameters)), logger: logger, row))
         }
     }
 
@@ -80,6 +80,19 @@ final class PostgreSQLConnection {
     func execute(_ sql: String, _ parameters: [Parameter] = []) throws {
         _ = try query(sql, parameters)
     }
+
+    /// The result of `future`, or `ConnectionClosed` as soon as the connection closes: a statement sent on a
+    /// connection the server has just dropped (terminated, restarted) would otherwise never answer.
+    private func wait<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
+        if connection.isClosed { throw ConnectionClosed() }
+        let promise = future.eventLoop.makePromise(of: T.self)
+        future.cascade(to: promise)
+        connection.closeFuture.whenComplete { _ in promise.fail(ConnectionClosed()) }
+        return try promise.futureResult.wait()
+    }
+
+    /// The connection closed before a statement's answer came.
+    struct ConnectionClosed: Error {}
 
     /// The one place a driver failure becomes a `StoreError`.
     private func check<T>(_ sql: String, _ body: () throws -> T) throws -> T {
@@ -108,6 +121,12 @@ final class PostgreSQLConnection {
     /// kept the client from reaching it. PostgresNIO's own description hides everything; this keeps what a user
     /// needs and never the password.
     static func storeError(_ error: any Error, location: PostgreSQLLocation, configuration: String, sql: String) -> StoreError {
+        if error is ConnectionClosed {
+            return .postgreSQL(
+                path: location.display, configuration: configuration, sql: sql, code: "connectionClosed",
+                message: "the connection to \(location.host):\(location.port) was closed (the server ended it, restarted or went away); "
+                    + "nothing of an unfinished save was kept, and the next call connects again")
+        }
         guard let psql = error as? PSQLError else {
             return .postgreSQL(path: location.display, configuration: configuration, sql: sql, code: "client", message: "\(error)")
         }

@@ -18,6 +18,7 @@ func say(_ line: String) {
 runMigrationCrashModeIfAsked()   // `migrate` mode: see MigrationCrash.swift
 runCreationCrashModeIfAsked()    // `create` mode: see CreateCrash.swift
 runHistoryPeerModeIfAsked()      // `history-peer` mode: see HistoryPeer.swift
+runPostgresWorkerModeIfAsked()   // `pg-worker` and `pg-conflict` modes: see PostgresWorker.swift
 
 let arguments = CommandLine.arguments
 guard arguments.count == 4, let committed = Int(arguments[2]), let pending = Int(arguments[3]), committed >= 0, pending > 0 else {
