@@ -8,11 +8,11 @@ import Testing
 
     /// Messenger with Cloud and Cache on `backend`, 60 messages (every other one linked, 10 distinct URLs)
     /// and a preview for 8 of those URLs.
-    private func messenger(_ backend: Backend) throws -> (StoreCoordinator, ObjectContext, [ManagedObject]) {
+    private func messenger(_ backend: Backend, cache: Backend? = nil) throws -> (StoreCoordinator, ObjectContext, [ManagedObject]) {
         let model = try ModelLoader.load(at: Repository.url("Schemas/Messenger.xcdatamodeld"))
         let coordinator = StoreCoordinator(model: model)
         try backend.add(to: coordinator, configuration: "Cloud", in: dir)
-        try backend.add(to: coordinator, configuration: "Cache", in: dir)
+        try (cache ?? backend).add(to: coordinator, configuration: "Cache", in: dir)
         let context = ObjectContext(coordinator: coordinator)
         for i in 0..<60 {
             let m = try context.insert("Message")
@@ -45,6 +45,24 @@ import Testing
         #expect(cached == single)
         #expect(cached.filter { !$0.isEmpty }.count == 24)   // links ending 0,2,4,6 have previews; 8 does not
         #expect(cached.filter(\.isEmpty).count == 36)
+    }
+
+    /// Issue #15: a fetched property from a PostgreSQL store into an embedded one and back, batched: one query
+    /// per destination store, the same answers as one object at a time.
+    @Test(arguments: [(Backend.postgresql, Backend.sqlite), (.postgresql, .lmdb), (.sqlite, .postgresql), (.lmdb, .postgresql)])
+    func batchedAcrossPostgreSQLAndEmbeddedStores(cloud: Backend, cache: Backend) throws {
+        let (coordinator, context, messages) = try messenger(cloud, cache: cache)
+        #expect(Set(coordinator.stores.map(\.type)) == [cloud.storeType, cache.storeType])
+        let before = coordinator.storeFetchCount.withLock { $0 }
+        try context.prefetchFetchedProperty("preview", for: messages)
+        #expect(coordinator.storeFetchCount.withLock { $0 } - before == 1)
+        let cached = try messages.map { try $0.fetchedProperty("preview").map { try $0.get("title", as: String.self) ?? "" } }
+        let fresh = ObjectContext(coordinator: coordinator)
+        let single = try fresh.fetch(FetchRequest(entityName: "Message", sortKeys: [SortKey("messageID")]))
+            .map { try $0.fetchedProperty("preview").map { try $0.get("title", as: String.self) ?? "" } }
+        #expect(cached == single)
+        #expect(cached.filter { !$0.isEmpty }.count == 24)
+        #expect(cached[0] == ["Article 0"])
     }
 
     @Test func joinDetection() throws {
