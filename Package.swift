@@ -104,7 +104,8 @@ let package = Package(
         .executableTarget(
             name: "bench",
             dependencies: [
-                "Switchyard", "CLMDB", "SwitchyardDifferential",
+                "Switchyard", "CLMDB", "SwitchyardDifferential", "SwitchyardPostgreSQL",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Switchyard
+import SwitchyardDifferential
 
 /// `bench`: measures Switchyard's stores against raw SQLite, GRDB and raw LMDB in one run, and prints ratios.
 @main
@@ -83,6 +84,21 @@ struct BenchCommand: ParsableCommand {
     @Option(help: .hidden)
     var crashChild: String?
 
+    @Option(help: "Objects for the PostgreSQL rows (typed ObjectContext on a PostgreSQL store vs PostgresNIO by hand); runs only these (0 skips them). The server: --postgres-url or SWITCHYARD_POSTGRES_URL.")
+    var postgresObjects = 0
+
+    @Option(help: "With --postgres-objects: also run this many processes writing and reading one PostgreSQL store.")
+    var postgresLoad = 0
+
+    @Option(help: "Objects each --postgres-load process writes.")
+    var postgresLoadObjects = 1_000
+
+    @Option(help: "The PostgreSQL server for --postgres-objects (postgres://user@host:port/database); default SWITCHYARD_POSTGRES_URL.")
+    var postgresURL: String?
+
+    @Option(parsing: .upToNextOption, help: .hidden)
+    var postgresWorker: [String] = []
+
     func validate() throws {
         guard objects > 0 else { throw ValidationError("--objects must be positive") }
         guard lookups > 0, lookups <= objects else { throw ValidationError("--lookups must be between 1 and --objects") }
@@ -100,6 +116,9 @@ struct BenchCommand: ParsableCommand {
         guard !prefetchOnly || prefetchSources > 0 else { throw ValidationError("--prefetch-only needs --prefetch-sources above 0") }
         _ = try selectedBackends()
         if let differential, differential <= 0 { throw ValidationError("--differential must be positive") }
+        guard postgresObjects >= 0, postgresLoad >= 0, postgresLoadObjects > 0 else {
+            throw ValidationError("--postgres-objects and --postgres-load must be 0 or positive, --postgres-load-objects positive")
+        }
         guard differentialLength > 0 else { throw ValidationError("--differential-length must be positive") }
     }
 
@@ -122,6 +141,12 @@ struct BenchCommand: ParsableCommand {
             return
         }
         if let crashChild { try CrashHarness.child(crashChild) }
+        if postgresWorker.count == 4, let url = URL(string: postgresWorker[0]), let id = Int(postgresWorker[1]),
+            let count = Int(postgresWorker[2]), let workers = Int(postgresWorker[3])
+        {
+            PostgresLoad.worker(url: url, id: id, count: count, workers: workers)
+            return
+        }
         if crash > 0 {
             let dir = URL(fileURLWithPath: workdir ?? NSTemporaryDirectory()).appendingPathComponent("switchyard-crash-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -143,6 +168,16 @@ struct BenchCommand: ParsableCommand {
         }
         let data = BenchData(count: objects, lookups: lookups)
         var results: [BenchResult] = []
+        if postgresObjects > 0 {
+            guard let text = postgresURL ?? ProcessInfo.processInfo.environment["SWITCHYARD_POSTGRES_URL"], let url = URL(string: text) else {
+                throw ValidationError("bench: --postgres-objects needs a server: --postgres-url postgres://user@host:port/database or SWITCHYARD_POSTGRES_URL")
+            }
+            results += try PostgreSQLBench(
+                url: url, count: postgresObjects, lookups: min(lookups, postgresObjects), repeats: repeats, loadProcesses: postgresLoad,
+                loadObjects: postgresLoadObjects
+            ).run(log: log)
+            return try report(results)
+        }
         if migrationKindsRows > 0 {
             for backend in try selectedBackends() {
                 results += try MigrationKindsBench(rows: migrationKindsRows, backend: backend, dir: dir).run(log: log)
