@@ -88,29 +88,9 @@ public final class InMemoryStore: PersistentStore {
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
         let request = try request.prepared(forStore: identifier, model: model)
         let snapshot = try read { $0 }
-        var rows = try matchingRows(request, in: snapshot)
-        if !request.sortKeys.isEmpty {
-            if request.sortKeys.allSatisfy({ !$0.key.contains(".") }) {
-                rows.sort { StoreRow.compare($0, $1, by: request.sortKeys) == .orderedAscending }
-            } else {
-                let subjects = rows.map { MemoryRowSubject(row: $0, contents: snapshot, model: model, path: displayPath, configurationName: configurationName) }
-                var failure: Error?
-                let order = subjects.indices.sorted { i, j in
-                    do {
-                        let r = try PredicateEvaluator.compare(subjects[i], subjects[j], by: request.sortKeys)
-                        return r == .orderedSame ? rows[i].primaryKey < rows[j].primaryKey : r == .orderedAscending
-                    } catch {
-                        failure = failure ?? error
-                        return false
-                    }
-                }
-                if let failure { throw failure }
-                rows = order.map { rows[$0] }
-            }
+        return try matchingRows(request, in: snapshot).ordered(for: request) {
+            MemoryRowSubject(row: $0, contents: snapshot, model: model, path: displayPath, configurationName: configurationName)
         }
-        let start = min(request.fetchOffset, rows.count)
-        let end = request.fetchLimit.map { min(start + $0, rows.count) } ?? rows.count
-        return Array(rows[start..<end])
     }
 
     /// The number of rows `fetch(_:)` would return for `request`.

@@ -29,28 +29,7 @@ extension PostgreSQLStore {
                 let prepared = PredicateEvaluator.Prepared(predicate)
                 rows = try rows.filter { try PredicateEvaluator.evaluate(prepared, on: lookup.subject($0)) }
             }
-            if !request.sortKeys.isEmpty {
-                if request.sortKeys.allSatisfy({ !$0.key.contains(".") }) {
-                    rows.sort { StoreRow.compare($0, $1, by: request.sortKeys) == .orderedAscending }
-                } else {
-                    let subjects = rows.map(lookup.subject)
-                    var failure: Error?
-                    let order = subjects.indices.sorted { i, j in
-                        do {
-                            let r = try PredicateEvaluator.compare(subjects[i], subjects[j], by: request.sortKeys)
-                            return r == .orderedSame ? rows[i].primaryKey < rows[j].primaryKey : r == .orderedAscending
-                        } catch {
-                            failure = failure ?? error
-                            return false
-                        }
-                    }
-                    if let failure { throw failure }
-                    rows = order.map { rows[$0] }
-                }
-            }
-            let start = min(request.fetchOffset, rows.count)
-            let end = request.fetchLimit.map { min(start + $0, rows.count) } ?? rows.count
-            return Array(rows[start..<end])
+            return try rows.ordered(for: request, subject: lookup.subject)
         }
     }
 
@@ -118,40 +97,17 @@ extension PostgreSQLStore {
             throw StoreError.entityNotInStore(
                 path: displayPath, configuration: configurationName, entity: end.relationship.destinationEntityName)
         }
-        let q = PostgreSQLConnection.quote
-        let destinationTable = q(schema.table(of: destination).name)
-        let from: String, sourceColumn: String
-        var orderColumn: String?
-        if let side = schema.join(end.key) {
-            from = "\(q(side.table)) AS j JOIN \(destinationTable) AS d ON d.\"Z_PK\" = j.\(q(side.memberColumn))"
-            sourceColumn = "j.\(q(side.sourceColumn))"
-            orderColumn = side.orderColumn.map { "j.\(q($0))" }
-        } else if let hidden = schema.hiddenKeys[end.key] {
-            from = "\(destinationTable) AS d"
-            sourceColumn = "d.\(q(hidden.column))"
-            orderColumn = hidden.orderColumn.map { "d.\(q($0))" }
-        } else if model.isInverseBackedToMany(end.relationship), let inverse = end.relationship.inverseName,
-            let index = destination.toOneIndex[inverse]
-        {
-            let mapping = destination.toOnes[index]
-            from = "\(destinationTable) AS d"
-            sourceColumn = "d.\(q(mapping.column))"
-            orderColumn = mapping.orderColumn.map { "d.\(q($0))" }
-        } else {
+        guard schema.membersSQL(of: end, destination: destination, model: model, placeholders: ["$1"]) != nil else {
             throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: first.entityName, property: relationship)
         }
-        if !end.relationship.isOrdered { orderColumn = nil }
-        let family = " AND d.\"Z_ENT\" IN (\(destination.familyNumbers.sorted().map(String.init).joined(separator: ", ")))"
-        let order = orderColumn.map { "\($0) IS NULL, \($0), " } ?? ""
         var bySource: [Int64: [RowReference]] = [:]
         let keys = Array(Set(sources.map(\.primaryKey))).sorted()
         var start = 0
         while start < keys.count {
             let chunk = Array(keys[start..<min(start + 1000, keys.count)])
             start += chunk.count
-            let list = chunk.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
-            let sql = "SELECT \(sourceColumn), d.\"Z_PK\", d.\"Z_ENT\" FROM \(from) WHERE \(sourceColumn) IN (\(list))\(family) "
-                + "ORDER BY \(sourceColumn), \(order)d.\"Z_PK\""
+            guard let sql = schema.membersSQL(of: end, destination: destination, model: model, placeholders: chunk.indices.map { "$\($0 + 1)" })
+            else { break }
             for row in try connection.query(sql, chunk.map { .integer($0) }) {
                 let cells = row.makeRandomAccess()
                 guard let owner = try cells.integer(0), let pk = try cells.integer(1), let number = try cells.integer(2),

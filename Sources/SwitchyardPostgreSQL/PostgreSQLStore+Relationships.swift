@@ -19,23 +19,23 @@ extension PostgreSQLStore {
             // Members of a deleted owner's to-many without inverse no longer belong to it.
             for (endKey, hidden) in schema.hiddenKeys.sorted(by: { $0.key < $1.key }) {
                 guard let owner = endKey.split(separator: ".").first, model.entity(deletion.entityName, isKindOf: String(owner)) else { continue }
-                try connection.execute(hiddenClearSQL(hidden, where: "\(q(hidden.column)) = $1"), [.integer(deletion.primaryKey)])
+                try connection.execute(schema.hiddenClearSQL(hidden, where: "\(q(hidden.column)) = $1"), [.integer(deletion.primaryKey)])
             }
         }
         for link in changes.linkDeletes {
-            if let hidden = try hiddenKey(of: link) {
+            if let hidden = try schema.hiddenKey(of: link, model: model, path: displayPath, configuration: configurationName) {
                 try connection.execute(
-                    hiddenClearSQL(hidden, where: "\"Z_PK\" = $1 AND \(q(hidden.column)) = $2"),
+                    schema.hiddenClearSQL(hidden, where: "\"Z_PK\" = $1 AND \(q(hidden.column)) = $2"),
                     [.integer(link.destination.primaryKey), .integer(link.source.primaryKey)])
                 continue
             }
-            let (side, reflexive) = try joinSide(link)
+            let (side, reflexive) = try schema.joinSide(of: link, model: model, path: displayPath, configuration: configurationName)
             let sql = "DELETE FROM \(q(side.table)) WHERE \(q(side.sourceColumn)) = $1 AND \(q(side.memberColumn)) = $2"
             try connection.execute(sql, [.integer(link.source.primaryKey), .integer(link.destination.primaryKey)])
             if reflexive { try connection.execute(sql, [.integer(link.destination.primaryKey), .integer(link.source.primaryKey)]) }
         }
         for link in changes.linkInserts {
-            if let hidden = try hiddenKey(of: link) {
+            if let hidden = try schema.hiddenKey(of: link, model: model, path: displayPath, configuration: configurationName) {
                 // One owner per member: the foreign key moves; a new owner's list gives no position until ordered.
                 let position = hidden.orderColumn.map { ", \(q($0)) = NULL" } ?? ""
                 try connection.execute(
@@ -44,30 +44,18 @@ extension PostgreSQLStore {
                     [.integer(link.source.primaryKey), .integer(link.destination.primaryKey)])
                 continue
             }
-            let (side, reflexive) = try joinSide(link)
+            let (side, reflexive) = try schema.joinSide(of: link, model: model, path: displayPath, configuration: configurationName)
             let sql = "INSERT INTO \(q(side.table)) (\(q(side.sourceColumn)), \(q(side.memberColumn))) VALUES ($1, $2) ON CONFLICT DO NOTHING"
             try connection.execute(sql, [.integer(link.source.primaryKey), .integer(link.destination.primaryKey)])
             if reflexive { try connection.execute(sql, [.integer(link.destination.primaryKey), .integer(link.source.primaryKey)]) }
         }
         for order in changes.orders {
             let end = try toManyEnd(order.relationship, of: order.source.entityName)
-            guard end.relationship.isOrdered else { throw unknownLink(order.source.entityName, order.relationship) }
             let table: String, column: String, sourceColumn: String, memberColumn: String
-            if let side = schema.join(end.key) {
-                guard let orderColumn = side.orderColumn else { continue }
-                (table, column, sourceColumn, memberColumn) = (side.table, orderColumn, side.sourceColumn, side.memberColumn)
-            } else if let hidden = schema.hiddenKeys[end.key] {
-                guard let orderColumn = hidden.orderColumn else { continue }
-                (table, column, sourceColumn, memberColumn) = (hidden.table, orderColumn, hidden.column, "Z_PK")
-            } else if let inverse = end.relationship.inverseName,
-                let destination = schema.entities[end.relationship.destinationEntityName],
-                let index = destination.toOneIndex[inverse]
-            {
-                let mapping = destination.toOnes[index]
-                guard let orderColumn = mapping.orderColumn else { continue }
-                (table, column, sourceColumn, memberColumn) = (schema.table(of: destination).name, orderColumn, mapping.column, "Z_PK")
-            } else {
-                throw unknownLink(order.source.entityName, order.relationship)
+            switch schema.orderColumns(of: end) {
+            case let .columns(t, c, source, member): (table, column, sourceColumn, memberColumn) = (t, c, source, member)
+            case .notKept: continue
+            case .unknown: throw unknownLink(order.source.entityName, order.relationship)
             }
             // Members the order leaves out keep no position (they read after the others), as on every backend.
             try connection.execute(
@@ -85,34 +73,6 @@ extension PostgreSQLStore {
                     + "WHERE t.\(q(sourceColumn)) = $1 AND t.\(q(memberColumn)) = v.member",
                 parameters)
         }
-    }
-
-    /// The hidden foreign key of a link's relationship when it is a to-many without inverse; nil otherwise.
-    private func hiddenKey(of link: RelationshipLink) throws -> SQLiteHiddenKey? {
-        guard let end = try link.endWithoutInverse(in: model, path: displayPath, configuration: configurationName) else { return nil }
-        guard let hidden = schema.hiddenKeys[end.key] else {
-            throw StoreError.unknownProperty(
-                path: displayPath, configuration: configurationName, entity: link.source.entityName,
-                property: "\(end.key) (its members' table is not in this store)")
-        }
-        return hidden
-    }
-
-    /// `UPDATE` clearing a hidden foreign key (and its position) in the rows `condition` selects.
-    private func hiddenClearSQL(_ hidden: SQLiteHiddenKey, where condition: String) -> String {
-        let q = PostgreSQLConnection.quote
-        let position = hidden.orderColumn.map { ", \(q($0)) = NULL" } ?? ""
-        return "UPDATE \(q(hidden.table)) SET \(q(hidden.column)) = NULL\(position) WHERE \(condition)"
-    }
-
-    /// The join table of a link's relationship seen from its source, and whether the relationship is its own
-    /// inverse (each link is then kept both ways round).
-    private func joinSide(_ link: RelationshipLink) throws -> (SQLiteJoinTable.Side, Bool) {
-        guard let end = model.end(of: link.relationship, from: link.source.entityName), let index = schema.joinByEnd[end.key] else {
-            throw unknownLink(link.source.entityName, link.relationship)
-        }
-        let join = schema.joinTables[index]
-        return (join.side(from: end.key), join.first.key == join.second.key)
     }
 
     private func unknownLink(_ entity: String, _ relationship: String) -> StoreError {

@@ -175,30 +175,13 @@ extension PostgreSQLStore {
     }
 
     private func encode(_ value: AttributeValue, _ attribute: SQLiteAttributeMapping, layout: SQLiteEntityLayout) throws -> ColumnValue {
-        guard let encoded = ColumnValue.encode(value, as: attribute.type) else {
-            var expected = attribute.type.rawValue
-            if let range = attribute.type.integerRange { expected += " in \(range.lowerBound)...\(range.upperBound)" }
-            throw StoreError.invalidValue(
-                path: displayPath, configuration: configurationName, entity: layout.name, attribute: attribute.name,
-                value: "\(value) (\(value.kindName))", expected: expected)
-        }
-        return encoded
+        try schema.columnValue(value, attribute, of: layout, path: displayPath, configuration: configurationName)
     }
 
-    /// The foreign key and the destination's `Z_ENT` of a to-one; a reference must name the destination entity
-    /// or one of its subentities.
     private func encode(
         _ reference: RowReference?, _ relationship: SQLiteToOneMapping, layout: SQLiteEntityLayout
     ) throws -> (ColumnValue, ColumnValue) {
-        guard let reference else { return (.null, .null) }
-        guard model.entity(reference.entityName, isKindOf: relationship.destination),
-            let destination = schema.entities[reference.entityName]
-        else {
-            throw StoreError.invalidValue(
-                path: displayPath, configuration: configurationName, entity: layout.name, attribute: relationship.name,
-                value: reference.description, expected: "a reference to \(relationship.destination) or a subentity in this store")
-        }
-        return (.integer(reference.primaryKey), .integer(destination.number))
+        try schema.columnValues(reference, relationship, of: layout, model: model, path: displayPath, configuration: configurationName)
     }
 
     private static func shown(_ row: StoreRow) -> [String: String] {

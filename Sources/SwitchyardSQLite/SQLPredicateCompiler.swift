@@ -132,11 +132,7 @@ package struct SQLPredicateCompiler {
     /// `alias.Z_ENT IN (...)`, or nothing when every row of the table qualifies anyway. Entity numbers are
     /// the schema's own, never caller input.
     package func entityFilter(_ entity: SQLiteEntityLayout, alias: String, includesSubentities: Bool) -> String? {
-        let wanted = includesSubentities ? entity.familyNumbers : [entity.number]
-        let inTable = schema.tableEntityNumbers[entity.table] ?? []
-        if inTable.allSatisfy(wanted.contains) { return nil }
-        if wanted.count == 1 { return "\(alias).\"Z_ENT\" = \(wanted[0])" }
-        return "\(alias).\"Z_ENT\" IN (\(wanted.sorted().map(String.init).joined(separator: ", ")))"
+        schema.entityFilter(entity, alias: alias, includesSubentities: includesSubentities)
     }
 
     // MARK: - Scopes

@@ -20,30 +20,9 @@ extension SQLiteStore {
             throw StoreError.entityNotInStore(
                 path: displayPath, configuration: configurationName, entity: end.relationship.destinationEntityName)
         }
-        let destinationTable = SQLiteNames.quote(schema.table(of: destination).name)
-        let from: String, sourceColumn: String
-        var orderColumn: String?
-        if let side = schema.join(end.key) {
-            from = "\(SQLiteNames.quote(side.table)) AS j JOIN \(destinationTable) AS d ON d.\"Z_PK\" = j.\(SQLiteNames.quote(side.memberColumn))"
-            sourceColumn = "j.\(SQLiteNames.quote(side.sourceColumn))"
-            orderColumn = side.orderColumn.map { "j.\(SQLiteNames.quote($0))" }
-        } else if let hidden = schema.hiddenKeys[end.key] {
-            from = "\(destinationTable) AS d"
-            sourceColumn = "d.\(SQLiteNames.quote(hidden.column))"
-            orderColumn = hidden.orderColumn.map { "d.\(SQLiteNames.quote($0))" }
-        } else if model.isInverseBackedToMany(end.relationship), let inverse = end.relationship.inverseName,
-            let index = destination.toOneIndex[inverse]
-        {
-            let mapping = destination.toOnes[index]
-            from = "\(destinationTable) AS d"
-            sourceColumn = "d.\(SQLiteNames.quote(mapping.column))"
-            orderColumn = mapping.orderColumn.map { "d.\(SQLiteNames.quote($0))" }
-        } else {
+        guard schema.membersSQL(of: end, destination: destination, model: model, placeholders: ["?"]) != nil else {
             throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: first.entityName, property: relationship)
         }
-        if !end.relationship.isOrdered { orderColumn = nil }
-        let family = compiler.entityFilter(destination, alias: "d", includesSubentities: true).map { " AND " + $0 } ?? ""
-        let order = orderColumn.map { "\($0) IS NULL, \($0), " } ?? ""
         var bySource: [Int64: [RowReference]] = [:]
         let keys = Array(Set(sources.map(\.primaryKey))).sorted()
         try read { db in
@@ -51,8 +30,9 @@ extension SQLiteStore {
             while start < keys.count {
                 let chunk = Array(keys[start..<min(start + 500, keys.count)])
                 start += chunk.count
-                let sql = "SELECT \(sourceColumn), d.\"Z_PK\", d.\"Z_ENT\" FROM \(from) WHERE \(sourceColumn) IN ("
-                    + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")\(family) ORDER BY \(sourceColumn), \(order)d.\"Z_PK\""
+                guard let sql = schema.membersSQL(
+                    of: end, destination: destination, model: model, placeholders: Array(repeating: "?", count: chunk.count))
+                else { return }
                 let statement = try db.cachedStatement(sql: sql)
                 let rows = try Row.fetchCursor(statement, arguments: StatementArguments(chunk))
                 while let row = try rows.next() {
@@ -100,25 +80,25 @@ extension SQLiteStore {
                 for (endKey, hidden) in schema.hiddenKeys.sorted(by: { $0.key < $1.key }) {
                     guard let owner = endKey.split(separator: ".").first, model.entity(deletion.entityName, isKindOf: String(owner))
                     else { continue }
-                    try db.cachedStatement(sql: hiddenClearSQL(hidden, where: "\(SQLiteNames.quote(hidden.column)) = ?"))
+                    try db.cachedStatement(sql: schema.hiddenClearSQL(hidden, where: "\(SQLiteNames.quote(hidden.column)) = ?"))
                         .execute(arguments: [deletion.primaryKey])
                 }
             }
         }
         for link in changes.linkDeletes {
-            if let hidden = try hiddenKey(of: link) {
-                try db.cachedStatement(sql: hiddenClearSQL(hidden, where: "\"Z_PK\" = ? AND \(SQLiteNames.quote(hidden.column)) = ?"))
+            if let hidden = try schema.hiddenKey(of: link, model: model, path: displayPath, configuration: configurationName) {
+                try db.cachedStatement(sql: schema.hiddenClearSQL(hidden, where: "\"Z_PK\" = ? AND \(SQLiteNames.quote(hidden.column)) = ?"))
                     .execute(arguments: [link.destination.primaryKey, link.source.primaryKey])
                 continue
             }
-            let (side, reflexive) = try joinSide(link)
+            let (side, reflexive) = try schema.joinSide(of: link, model: model, path: displayPath, configuration: configurationName)
             let statement = try db.cachedStatement(
                 sql: "DELETE FROM \(SQLiteNames.quote(side.table)) WHERE \(SQLiteNames.quote(side.sourceColumn)) = ? AND \(SQLiteNames.quote(side.memberColumn)) = ?")
             try statement.execute(arguments: [link.source.primaryKey, link.destination.primaryKey])
             if reflexive { try statement.execute(arguments: [link.destination.primaryKey, link.source.primaryKey]) }
         }
         for link in changes.linkInserts {
-            if let hidden = try hiddenKey(of: link) {
+            if let hidden = try schema.hiddenKey(of: link, model: model, path: displayPath, configuration: configurationName) {
                 // One owner per member: the foreign key moves; a new owner's list gives no position until ordered.
                 let position = hidden.orderColumn.map { ", \(SQLiteNames.quote($0)) = NULL" } ?? ""
                 try db.cachedStatement(
@@ -127,7 +107,7 @@ extension SQLiteStore {
                     .execute(arguments: [link.source.primaryKey, link.destination.primaryKey, link.source.primaryKey])
                 continue
             }
-            let (side, reflexive) = try joinSide(link)
+            let (side, reflexive) = try schema.joinSide(of: link, model: model, path: displayPath, configuration: configurationName)
             let statement = try db.cachedStatement(
                 sql: "INSERT OR IGNORE INTO \(SQLiteNames.quote(side.table)) (\(SQLiteNames.quote(side.sourceColumn)), \(SQLiteNames.quote(side.memberColumn))) VALUES (?, ?)")
             try statement.execute(arguments: [link.source.primaryKey, link.destination.primaryKey])
@@ -135,36 +115,16 @@ extension SQLiteStore {
         }
         for order in changes.orders {
             let end = try toManyEnd(order.relationship, of: order.source.entityName)
-            guard end.relationship.isOrdered else {
+            let table: String, column: String, sourceColumn: String, memberColumn: String
+            switch schema.orderColumns(of: end) {
+            case let .columns(t, c, source, member): (table, column, sourceColumn, memberColumn) = (t, c, source, member)
+            case .notKept: continue
+            case .unknown:
                 throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: order.source.entityName, property: order.relationship)
             }
-            let sql: String, clear: String
-            if let side = schema.join(end.key) {
-                guard let column = side.orderColumn else { continue }
-                sql = "UPDATE \(SQLiteNames.quote(side.table)) SET \(SQLiteNames.quote(column)) = ? "
-                    + "WHERE \(SQLiteNames.quote(side.sourceColumn)) = ? AND \(SQLiteNames.quote(side.memberColumn)) = ?"
-                clear = "UPDATE \(SQLiteNames.quote(side.table)) SET \(SQLiteNames.quote(column)) = NULL "
-                    + "WHERE \(SQLiteNames.quote(side.sourceColumn)) = ?"
-            } else if let hidden = schema.hiddenKeys[end.key] {
-                guard let column = hidden.orderColumn else { continue }
-                sql = "UPDATE \(SQLiteNames.quote(hidden.table)) SET \(SQLiteNames.quote(column)) = ? "
-                    + "WHERE \(SQLiteNames.quote(hidden.column)) = ? AND \"Z_PK\" = ?"
-                clear = "UPDATE \(SQLiteNames.quote(hidden.table)) SET \(SQLiteNames.quote(column)) = NULL "
-                    + "WHERE \(SQLiteNames.quote(hidden.column)) = ?"
-            } else if let inverse = end.relationship.inverseName,
-                let destination = schema.entities[end.relationship.destinationEntityName],
-                let index = destination.toOneIndex[inverse]
-            {
-                let mapping = destination.toOnes[index]
-                // An existing Core Data store without the column keeps no order.
-                guard let column = mapping.orderColumn else { continue }
-                sql = "UPDATE \(SQLiteNames.quote(schema.table(of: destination).name)) SET \(SQLiteNames.quote(column)) = ? "
-                    + "WHERE \(SQLiteNames.quote(mapping.column)) = ? AND \"Z_PK\" = ?"
-                clear = "UPDATE \(SQLiteNames.quote(schema.table(of: destination).name)) SET \(SQLiteNames.quote(column)) = NULL "
-                    + "WHERE \(SQLiteNames.quote(mapping.column)) = ?"
-            } else {
-                throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: order.source.entityName, property: order.relationship)
-            }
+            let q = SQLiteNames.quote
+            let sql = "UPDATE \(q(table)) SET \(q(column)) = ? WHERE \(q(sourceColumn)) = ? AND \(q(memberColumn)) = ?"
+            let clear = "UPDATE \(q(table)) SET \(q(column)) = NULL WHERE \(q(sourceColumn)) = ?"
             // Members the order leaves out keep no position (they read after the others), as on every backend.
             try db.cachedStatement(sql: clear).execute(arguments: [order.source.primaryKey])
             let statement = try db.cachedStatement(sql: sql)
@@ -172,34 +132,5 @@ extension SQLiteStore {
                 try statement.execute(arguments: [Int64(i + 1), order.source.primaryKey, member.primaryKey])
             }
         }
-    }
-
-    /// The hidden foreign key of a link's relationship when it is a to-many without inverse (checking the member
-    /// is of its destination); `nil` for any other relationship.
-    private func hiddenKey(of link: RelationshipLink) throws -> SQLiteHiddenKey? {
-        guard let end = try link.endWithoutInverse(in: model, path: displayPath, configuration: configurationName) else { return nil }
-        guard let hidden = schema.hiddenKeys[end.key] else {
-            throw StoreError.unknownProperty(
-                path: displayPath, configuration: configurationName, entity: link.source.entityName,
-                property: "\(end.key) (its members' table is not in this store)")
-        }
-        return hidden
-    }
-
-    /// `UPDATE` clearing a hidden foreign key (and its position) in the rows `condition` selects.
-    private func hiddenClearSQL(_ hidden: SQLiteHiddenKey, where condition: String) -> String {
-        let position = hidden.orderColumn.map { ", \(SQLiteNames.quote($0)) = NULL" } ?? ""
-        return "UPDATE \(SQLiteNames.quote(hidden.table)) SET \(SQLiteNames.quote(hidden.column)) = NULL\(position) WHERE \(condition)"
-    }
-
-    /// The join table of a link's relationship seen from its source, and whether the relationship is its own
-    /// inverse (then each link is kept both ways round, so either row finds the other through the same
-    /// columns); `StoreError.unknownProperty` for a relationship without a join table.
-    private func joinSide(_ link: RelationshipLink) throws -> (SQLiteJoinTable.Side, Bool) {
-        guard let end = model.end(of: link.relationship, from: link.source.entityName), let index = schema.joinByEnd[end.key] else {
-            throw StoreError.unknownProperty(path: displayPath, configuration: configurationName, entity: link.source.entityName, property: link.relationship)
-        }
-        let join = schema.joinTables[index]
-        return (join.side(from: end.key), join.first.key == join.second.key)
     }
 }

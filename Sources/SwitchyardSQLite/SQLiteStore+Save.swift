@@ -279,14 +279,8 @@ extension SQLiteStore {
             if let file { newFiles.append(file) }
             return column.databaseValue
         }
-        guard let encoded = SQLiteValueCoding.encode(value, as: attribute.type) else {
-            var expected = attribute.type.rawValue
-            if let range = attribute.type.integerRange { expected += " in \(range.lowerBound)...\(range.upperBound)" }
-            throw StoreError.invalidValue(
-                path: displayPath, configuration: configurationName, entity: layout.name, attribute: attribute.name,
-                value: "\(value) (\(value.kindName))", expected: expected)
-        }
-        return encoded
+        return SQLiteValueCoding.databaseValue(
+            try schema.columnValue(value, attribute, of: layout, path: displayPath, configuration: configurationName))
     }
 
     /// The foreign key and the destination's `Z_ENT` of a to-one; a reference must name the destination
@@ -294,15 +288,9 @@ extension SQLiteStore {
     private func encode(
         _ reference: RowReference?, _ relationship: SQLiteToOneMapping, layout: SQLiteEntityLayout
     ) throws -> (DatabaseValue, DatabaseValue) {
-        guard let reference else { return (.null, .null) }
-        guard model.entity(reference.entityName, isKindOf: relationship.destination),
-            let destination = schema.entities[reference.entityName]
-        else {
-            throw StoreError.invalidValue(
-                path: displayPath, configuration: configurationName, entity: layout.name, attribute: relationship.name, value: reference.description,
-                expected: "a reference to \(relationship.destination) or a subentity in this store")
-        }
-        return (reference.primaryKey.databaseValue, destination.number.databaseValue)
+        let (key, entity) = try schema.columnValues(
+            reference, relationship, of: layout, model: model, path: displayPath, configuration: configurationName)
+        return (SQLiteValueCoding.databaseValue(key), SQLiteValueCoding.databaseValue(entity))
     }
 
     private func rejectUnknownKeys(_ keys: some Sequence<String>, layout: SQLiteEntityLayout) throws {

@@ -25,7 +25,7 @@ package enum SQLiteValueCoding {
     /// The GRDB value of a column value. SQLite binds a zero-length blob through a NULL pointer as NULL, which
     /// would read back as a missing value; an empty TEXT in the BLOB column keeps "empty but present" and reads
     /// back as empty `Data`.
-    private static func databaseValue(_ value: ColumnValue) -> DatabaseValue {
+    static func databaseValue(_ value: ColumnValue) -> DatabaseValue {
         switch value {
         case .null: return .null
         case .integer(let i): return i.databaseValue

@@ -276,6 +276,140 @@ package struct SQLiteSchema: Sendable {
             reason: "table \(table) has no column \(expected) for \(what) \(declaring.name).\(name)")
     }
 
+    /// The column value of `value` for `attribute` of a row of `layout`; a value its type cannot hold is
+    /// `StoreError.invalidValue` naming the store, entity, attribute and expected type.
+    package func columnValue(
+        _ value: AttributeValue, _ attribute: SQLiteAttributeMapping, of layout: SQLiteEntityLayout, path: String, configuration: String
+    ) throws -> ColumnValue {
+        guard let encoded = ColumnValue.encode(value, as: attribute.type) else {
+            var expected = attribute.type.rawValue
+            if let range = attribute.type.integerRange { expected += " in \(range.lowerBound)...\(range.upperBound)" }
+            throw StoreError.invalidValue(
+                path: path, configuration: configuration, entity: layout.name, attribute: attribute.name,
+                value: "\(value) (\(value.kindName))", expected: expected)
+        }
+        return encoded
+    }
+
+    /// The foreign key and the destination's `Z_ENT` of a to-one of a row of `layout`; a reference must name the
+    /// destination entity or one of its subentities in this store, or it is `StoreError.invalidValue`.
+    package func columnValues(
+        _ reference: RowReference?, _ relationship: SQLiteToOneMapping, of layout: SQLiteEntityLayout, model: ObjectModel,
+        path: String, configuration: String
+    ) throws -> (key: ColumnValue, entity: ColumnValue) {
+        guard let reference else { return (.null, .null) }
+        guard model.entity(reference.entityName, isKindOf: relationship.destination), let destination = entities[reference.entityName] else {
+            throw StoreError.invalidValue(
+                path: path, configuration: configuration, entity: layout.name, attribute: relationship.name, value: reference.description,
+                expected: "a reference to \(relationship.destination) or a subentity in this store")
+        }
+        return (.integer(reference.primaryKey), .integer(destination.number))
+    }
+
+    /// The hidden foreign key of a link's relationship when it is a to-many without inverse (checking the member
+    /// is of its destination); nil for any other relationship.
+    package func hiddenKey(of link: RelationshipLink, model: ObjectModel, path: String, configuration: String) throws -> SQLiteHiddenKey? {
+        guard let end = try link.endWithoutInverse(in: model, path: path, configuration: configuration) else { return nil }
+        guard let hidden = hiddenKeys[end.key] else {
+            throw StoreError.unknownProperty(
+                path: path, configuration: configuration, entity: link.source.entityName,
+                property: "\(end.key) (its members' table is not in this store)")
+        }
+        return hidden
+    }
+
+    /// `UPDATE` clearing a hidden foreign key (and its position) in the rows `condition` selects.
+    package func hiddenClearSQL(_ hidden: SQLiteHiddenKey, where condition: String) -> String {
+        let position = hidden.orderColumn.map { ", \(SQLiteNames.quote($0)) = NULL" } ?? ""
+        return "UPDATE \(SQLiteNames.quote(hidden.table)) SET \(SQLiteNames.quote(hidden.column)) = NULL\(position) WHERE \(condition)"
+    }
+
+    /// The join table of a link's relationship seen from its source, and whether the relationship is its own
+    /// inverse (then each link is kept both ways round, so either row finds the other through the same
+    /// columns); `StoreError.unknownProperty` for a relationship without a join table.
+    package func joinSide(of link: RelationshipLink, model: ObjectModel, path: String, configuration: String) throws -> (SQLiteJoinTable.Side, Bool) {
+        guard let end = model.end(of: link.relationship, from: link.source.entityName), let index = joinByEnd[end.key] else {
+            throw StoreError.unknownProperty(path: path, configuration: configuration, entity: link.source.entityName, property: link.relationship)
+        }
+        let join = joinTables[index]
+        return (join.side(from: end.key), join.first.key == join.second.key)
+    }
+
+    /// Where an ordered to-many keeps its members' positions.
+    package enum OrderColumns {
+        /// `column` of `table`, on the row whose `sourceColumn` is the owner and `memberColumn` the member.
+        case columns(table: String, column: String, sourceColumn: String, memberColumn: String)
+        /// The store keeps no position for it (an existing Core Data store without the column).
+        case notKept
+        /// Not an ordered to-many this store holds.
+        case unknown
+    }
+
+    /// Where ordered to-many `end` keeps its positions: the join table's `Z_FOK_` column, the hidden key's, or the
+    /// members' `Z_FOK_` column beside their foreign key.
+    package func orderColumns(of end: RelationshipEnd) -> OrderColumns {
+        guard end.relationship.isOrdered else { return .unknown }
+        if let side = join(end.key) {
+            guard let column = side.orderColumn else { return .notKept }
+            return .columns(table: side.table, column: column, sourceColumn: side.sourceColumn, memberColumn: side.memberColumn)
+        }
+        if let hidden = hiddenKeys[end.key] {
+            guard let column = hidden.orderColumn else { return .notKept }
+            return .columns(table: hidden.table, column: column, sourceColumn: hidden.column, memberColumn: "Z_PK")
+        }
+        if let inverse = end.relationship.inverseName, let destination = entities[end.relationship.destinationEntityName],
+            let index = destination.toOneIndex[inverse]
+        {
+            let mapping = destination.toOnes[index]
+            guard let column = mapping.orderColumn else { return .notKept }
+            return .columns(table: table(of: destination).name, column: column, sourceColumn: mapping.column, memberColumn: "Z_PK")
+        }
+        return .unknown
+    }
+
+    /// `alias."Z_ENT" IN (...)` selecting `entity` (and its subentities), nil when every row of its table is one.
+    package func entityFilter(_ entity: SQLiteEntityLayout, alias: String, includesSubentities: Bool) -> String? {
+        let wanted = includesSubentities ? entity.familyNumbers : [entity.number]
+        let inTable = tableEntityNumbers[entity.table] ?? []
+        if inTable.allSatisfy(wanted.contains) { return nil }
+        if wanted.count == 1 { return "\(alias).\"Z_ENT\" = \(wanted[0])" }
+        return "\(alias).\"Z_ENT\" IN (\(wanted.sorted().map(String.init).joined(separator: ", ")))"
+    }
+
+    /// The members of to-many `end` for a list of sources, as one SELECT of (source key, member `Z_PK`, member
+    /// `Z_ENT`) in the relationship's order: through the join table for a many-to-many, the hidden key for a
+    /// to-many without inverse, the members' foreign key otherwise. `placeholders` are the parameters of the
+    /// source keys (`?` or `$n`). Nil when the relationship is none of those (the caller reports it).
+    package func membersSQL(of end: RelationshipEnd, destination: SQLiteEntityLayout, model: ObjectModel, placeholders: [String]) -> String? {
+        let q = SQLiteNames.quote
+        let destinationTable = q(table(of: destination).name)
+        let from: String, sourceColumn: String
+        var orderColumn: String?
+        if let side = join(end.key) {
+            from = "\(q(side.table)) AS j JOIN \(destinationTable) AS d ON d.\"Z_PK\" = j.\(q(side.memberColumn))"
+            sourceColumn = "j.\(q(side.sourceColumn))"
+            orderColumn = side.orderColumn.map { "j.\(q($0))" }
+        } else if let hidden = hiddenKeys[end.key] {
+            from = "\(destinationTable) AS d"
+            sourceColumn = "d.\(q(hidden.column))"
+            orderColumn = hidden.orderColumn.map { "d.\(q($0))" }
+        } else if model.isInverseBackedToMany(end.relationship), let inverse = end.relationship.inverseName,
+            let index = destination.toOneIndex[inverse]
+        {
+            let mapping = destination.toOnes[index]
+            from = "\(destinationTable) AS d"
+            sourceColumn = "d.\(q(mapping.column))"
+            orderColumn = mapping.orderColumn.map { "d.\(q($0))" }
+        } else {
+            return nil
+        }
+        if !end.relationship.isOrdered { orderColumn = nil }
+        let family = entityFilter(destination, alias: "d", includesSubentities: true).map { " AND " + $0 } ?? ""
+        let order = orderColumn.map { "\($0) IS NULL, \($0), " } ?? ""
+        return "SELECT \(sourceColumn), d.\"Z_PK\", d.\"Z_ENT\" FROM \(from) WHERE \(sourceColumn) IN (\(placeholders.joined(separator: ", ")))"
+            + "\(family) ORDER BY \(sourceColumn), \(order)d.\"Z_PK\""
+    }
+
     /// The projection for fetching `layout` with or without its subentities.
     private func projection(for layout: SQLiteEntityLayout, includesSubentities: Bool) -> SQLiteProjection {
         let table = self.table(of: layout)
