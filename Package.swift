@@ -98,7 +98,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "storeinspect",
-            dependencies: ["Switchyard", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Switchyard", "SwitchyardPostgreSQL", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/storeinspect"
         ),
         .executableTarget(

@@ -330,22 +330,16 @@ public final class StoreCoordinator: Sendable {
             return try LMDBStore(
                 url: url, model: model, configuration: d.configuration, options: d.options, migrationProgress: migrationProgress)
         case .postgreSQL:
-            guard let open = Self.serverStoreOpeners.withLock({ $0[.postgreSQL] }) else {
+            guard let url = d.url else { throw CoordinatorError.missingURL(type: d.type, configuration: d.configuration) }
+            guard ServerStoreOpeners.registry.withLock({ $0[.postgreSQL] }) != nil else {
                 throw CoordinatorError.unsupportedStoreType(
                     .postgreSQL,
-                    reason: "PostgreSQL stores come with the SwitchyardPostgreSQL product: import SwitchyardPostgreSQL and add "
-                        + "the store with addStore(.postgreSQL, configuration:, url:)")
+                    reason: "PostgreSQL stores come with the SwitchyardPostgreSQL product: import SwitchyardPostgreSQL and call "
+                        + "StoreCoordinator.registerPostgreSQL() before loading descriptions (addStore(.postgreSQL, configuration:, url:) does it)")
             }
-            return try open(d, model)
+            return try ServerStoreOpeners.opener(for: .postgreSQL, url: url, configuration: d.configuration)(url, model, d.configuration, d.options)
         }
     }
-
-    /// How a store kind that lives in its own product (PostgreSQL) opens, registered by that product when it is
-    /// first used, so this layer never links it.
-    package typealias ServerStoreOpener = @Sendable (StoreDescription, ObjectModel) throws -> any PersistentStore
-
-    /// The registered openers by store type (see `ServerStoreOpener`).
-    package static let serverStoreOpeners = Locked<[StoreType: ServerStoreOpener]>([:])
 
     /// What `storePreparation` runs: the description, the migration progress handler, the load events.
     package typealias StorePreparation = @Sendable (

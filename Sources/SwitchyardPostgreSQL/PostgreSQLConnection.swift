@@ -120,7 +120,9 @@ final class PostgreSQLConnection {
     /// `StoreError.postgreSQL` for a driver error: the server's SQLSTATE and message when it answered, else what
     /// kept the client from reaching it. PostgresNIO's own description hides everything; this keeps what a user
     /// needs and never the password.
-    static func storeError(_ error: any Error, location: PostgreSQLLocation, configuration: String, sql: String) -> StoreError {
+    static func storeError(_ error: any Error, location: PostgreSQLLocation, configuration: String, sql fullSQL: String) -> StoreError {
+        // A statement of thousands of placeholders is cut: the error names it, it need not repeat it.
+        let sql = fullSQL.count > 300 ? String(fullSQL.prefix(300)) + "… (\(fullSQL.count) characters)" : fullSQL
         if error is ConnectionClosed {
             return .postgreSQL(
                 path: location.display, configuration: configuration, sql: sql, code: "connectionClosed",

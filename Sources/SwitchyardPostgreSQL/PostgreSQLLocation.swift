@@ -71,7 +71,8 @@ struct PostgreSQLLocation: Sendable, Hashable {
         case "require", "verify-ca", "verify-full": tls = .require
         case let other: throw bad("sslmode=\(other) is not one of disable, prefer, require, verify-full")
         }
-        self.host = host
+        // An IPv6 literal comes bracketed from the URL ([::1]); the resolver wants it bare.
+        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         self.port = try parts.port.map { port in
             guard (1...65535).contains(port) else { throw bad("port \(port) is out of range") }
             return port

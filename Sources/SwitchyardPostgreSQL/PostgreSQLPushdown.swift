@@ -76,6 +76,10 @@ enum PostgreSQLPushdown {
 
     private enum Kind { case number, text }
 
+    /// The longest `IN` list the server is sent, and the most parameters one filter binds.
+    static let maxListItems = 1_000
+    static let maxParameters = 10_000
+
     private static func compile(
         _ c: Comparison, layout: SQLiteEntityLayout, parameters: inout [ColumnValue]
     ) -> (String, Bool)? {
@@ -109,7 +113,9 @@ enum PostgreSQLPushdown {
             guard let p = parameter(c.right) else { return nil }
             return ("\(column) = \(p)", true)
         case .in:
-            guard case .list(let items) = c.right, !items.isEmpty else { return nil }
+            // A long list is left to the evaluator: PostgreSQL binds at most 65,535 parameters per statement.
+            guard case .list(let items) = c.right, !items.isEmpty, items.count <= maxListItems, parameters.count + items.count <= maxParameters
+            else { return nil }
             let saved = parameters
             var list: [String] = []
             for item in items {

@@ -9,17 +9,24 @@ extension PostgreSQLStore {
     struct Opened {
         var schema: SQLiteSchema
         var identifier: UUID
+        var createdConfiguration: String?
     }
 
     /// Reads the store's tables, or creates them when the schema has none, in one transaction that holds an
     /// advisory lock on the schema's name: two processes opening a new store at once create it once, and a
     /// process killed while creating leaves no tables (PostgreSQL's DDL is transactional).
-    static func openOrCreate(_ pool: PostgreSQLPool, model: ObjectModel, entities: [EntityDescription], readOnly: Bool) throws -> Opened {
+    ///
+    /// A disposable store (`StoreOptions.disposable`) written with another model is dropped and created again in
+    /// the same transaction: its data is a cache, and PostgreSQL stores are not migrated yet.
+    static func openOrCreate(
+        _ pool: PostgreSQLPool, model: ObjectModel, entities: [EntityDescription], readOnly: Bool, disposable: Bool
+    ) throws -> Opened {
         let location = pool.location
         let configuration = pool.configuration
         return try pool.withTransaction { connection in
             try connection.execute("SELECT pg_advisory_xact_lock(hashtext($1))", [.text("switchyard:" + location.schema)])
             var columns: [String: [String]] = [:]
+            var tableNames: Set<String> = []
             for row in try connection.query(
                 "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1 ORDER BY table_name, ordinal_position",
                 [.text(location.schema)])
@@ -27,6 +34,7 @@ extension PostgreSQLStore {
                 let cells = row.makeRandomAccess()
                 guard case .text(let table) = try cells.columnValue(0), case .text(let column) = try cells.columnValue(1) else { continue }
                 columns[table.uppercased(), default: []].append(column)
+                tableNames.insert(table)
             }
             if columns.isEmpty {
                 if readOnly {
@@ -50,6 +58,13 @@ extension PostgreSQLStore {
             }
             let stored = metadata.versionHashes
             let changed = entities.filter { stored[$0.name] != $0.versionHash }.map(\.name)
+            if !changed.isEmpty, disposable {
+                // Core Data's tables only (Z…): anything else in the schema is not the store's to drop.
+                for table in tableNames.sorted() where table.hasPrefix("Z") {
+                    try connection.execute("DROP TABLE IF EXISTS \(PostgreSQLConnection.quote(table)) CASCADE")
+                }
+                return try create(connection, model: model, entities: entities, location: location, configuration: configuration)
+            }
             if !changed.isEmpty {
                 throw StoreError.schemaMismatch(
                     path: location.display, configuration: configuration,
@@ -62,10 +77,26 @@ extension PostgreSQLStore {
                 guard case .text(let name) = try cells.columnValue(0), let number = try cells.integer(1) else { continue }
                 numbers[name] = number
             }
+            // Names over 63 bytes are kept shortened (`indexName`): read them back as the names they stand for.
+            let expected = try SQLiteSchema.build(
+                model: model, storeEntities: entities, numbers: numbers, actualColumns: nil, path: location.display,
+                configuration: configuration, externalReferences: false)
+            var longByShort: [String: String] = [:]
+            for name in expected.identifiers where name.utf8.count > 63 { longByShort[indexName(name).uppercased()] = name }
+            if !longByShort.isEmpty {
+                columns = Dictionary(
+                    columns.map { table, names in
+                        (longByShort[table].map { $0.uppercased() } ?? table, names.map { longByShort[$0.uppercased()] ?? $0 })
+                    },
+                    uniquingKeysWith: { a, b in a + b })
+            }
             let schema = try SQLiteSchema.build(
                 model: model, storeEntities: entities, numbers: numbers, actualColumns: columns, path: location.display,
-                configuration: configuration, externalReferences: false)
-            return Opened(schema: schema, identifier: metadata.uuid)
+                configuration: configuration, externalReferences: false
+            ).renamingIdentifiers(indexName)
+            var created: String?
+            if case .string(let name)? = metadata.additional[configurationKey] { created = name }
+            return Opened(schema: schema, identifier: metadata.uuid, createdConfiguration: created)
         }
     }
 
@@ -95,10 +126,12 @@ extension PostgreSQLStore {
         }
         let schema = try SQLiteSchema.build(
             model: model, storeEntities: entities, numbers: numbers, actualColumns: nil, path: location.display,
-            configuration: configuration, externalReferences: false)
-        let metadata = StoreMetadata(
+            configuration: configuration, externalReferences: false
+        ).renamingIdentifiers(indexName)
+        var metadata = StoreMetadata(
             storeType: StoreType.postgreSQL.rawValue, uuid: UUID(), versionHashes: model.versionHashes,
             versionIdentifiers: model.versionIdentifiers)
+        metadata.additional[configurationKey] = .string(configuration)
         let q = PostgreSQLConnection.quote
         try connection.execute("CREATE SCHEMA IF NOT EXISTS \(q(location.schema))")
         for table in schema.tables {
@@ -138,7 +171,7 @@ extension PostgreSQLStore {
         try connection.execute(
             "INSERT INTO \"Z_METADATA\" (\"Z_VERSION\", \"Z_UUID\", \"Z_PLIST\") VALUES (1, $1, $2)",
             [.text(metadata.uuid.uuidString), .blob(try metadata.binaryPropertyList())])
-        return Opened(schema: schema, identifier: metadata.uuid)
+        return Opened(schema: schema, identifier: metadata.uuid, createdConfiguration: configuration)
     }
 
     /// PostgreSQL's type for a column Core Data declares with `sqliteType`: integers as `BIGINT`, reals, dates

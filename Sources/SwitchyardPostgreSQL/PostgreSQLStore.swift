@@ -28,7 +28,7 @@ import SwitchyardStores
 /// - **Not yet on PostgreSQL:** migrating a store written with another model (opening one is
 ///   `StoreError.schemaMismatch`), persistent history, and batch statements (batch updates and deletes run row
 ///   by row through the object layer).
-public final class PostgreSQLStore: PersistentStore {
+public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore {
     public let type: StoreType = .postgreSQL
     public let url: URL?
     public let configurationName: String
@@ -43,6 +43,10 @@ public final class PostgreSQLStore: PersistentStore {
     /// Unique indexes by their name in the server (which may be shortened to 63 bytes), for naming the
     /// properties of a uniqueness violation.
     let uniqueIndexes: [String: SQLiteUniqueConstraint]
+    /// The configuration the store was created for (its metadata's `PostgreSQLStore.configurationKey`).
+    package let createdConfiguration: String?
+    /// The metadata key recording the configuration a store was created for.
+    static let configurationKey = "SwitchyardConfiguration"
 
     /// Opens the store at `url` (`postgres://user[:password]@host[:port]/database[?schema=…&sslmode=…&pool_size=…]`,
     /// see the README), creating its tables in one transaction when the schema has none.
@@ -66,9 +70,11 @@ public final class PostgreSQLStore: PersistentStore {
             location, configuration: configuration,
             logger: logger ?? Logger(label: "switchyard.postgresql") { _ in SwiftLogNoOpLogHandler() })
         self.pool = pool
-        let opened = try Self.openOrCreate(pool, model: model, entities: entities, readOnly: options.readOnly)
+        let opened = try Self.openOrCreate(
+            pool, model: model, entities: entities, readOnly: options.readOnly, disposable: options.disposable && !options.readOnly)
         self.schema = opened.schema
         self.identifier = opened.identifier
+        self.createdConfiguration = opened.createdConfiguration
         self.servedEntityNames = Set(entities.map(\.name))
         var unique: [String: SQLiteUniqueConstraint] = [:]
         for table in schema.tables {
@@ -141,7 +147,8 @@ public final class PostgreSQLStore: PersistentStore {
     }
 
     /// An identifier PostgreSQL keeps whole: names over 63 bytes (PostgreSQL's limit, which it would cut
-    /// silently, so two long index names could collide) become a prefix and a hash of the whole name.
+    /// silently, so two long names could collide and a store could not find its own tables again) become a
+    /// prefix and a hash of the whole name. Tables, columns and indexes all go through it.
     static func indexName(_ name: String) -> String {
         guard name.utf8.count > 63 else { return name }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -150,6 +157,11 @@ public final class PostgreSQLStore: PersistentStore {
             hash = hash &* 0x100_0000_01b3
         }
         let suffix = "_" + String(hash, radix: 16)
-        return String(decoding: name.utf8.prefix(63 - suffix.utf8.count), as: UTF8.self) + suffix
+        var prefix = ""
+        for scalar in name.unicodeScalars {
+            guard prefix.utf8.count + String(scalar).utf8.count + suffix.utf8.count <= 63 else { break }
+            prefix.unicodeScalars.append(scalar)
+        }
+        return prefix + suffix
     }
 }

@@ -33,14 +33,12 @@ extension StoreCoordinator {
     }
 
     /// Lets the coordinator open PostgreSQL stores from a `StoreDescription` (what `addStore(_:configuration:url:options:)`
-    /// does first); call it before `loadStores` or `addStore(_:)` with PostgreSQL descriptions.
+    /// does first), and the split and inspection tools open them by URL; call it before `loadStores` or
+    /// `addStore(_:)` with PostgreSQL descriptions.
     public static func registerPostgreSQL() {
-        serverStoreOpeners.withLock { openers in
-            openers[.postgreSQL] = { description, model in
-                guard let url = description.url else {
-                    throw CoordinatorError.missingURL(type: .postgreSQL, configuration: description.configuration)
-                }
-                return try PostgreSQLStore(url: url, model: model, configuration: description.configuration, options: description.options)
+        ServerStoreOpeners.registry.withLock { openers in
+            openers[.postgreSQL] = { url, model, configuration, options in
+                try PostgreSQLStore(url: url, model: model, configuration: configuration, options: options)
             }
         }
     }

@@ -94,7 +94,7 @@ public struct StoreInspection: Sendable, Codable {
             history = summary
         }
         return StoreInspection(
-            path: url.path, type: store.type, configuration: store.configurationName, uuid: metadata.uuid.uuidString, storeType: metadata.storeType,
+            path: store.displayPath, type: store.type, configuration: store.configurationName, uuid: metadata.uuid.uuidString, storeType: metadata.storeType,
             versionIdentifiers: metadata.versionIdentifiers,
             versionHashes: metadata.versionHashes.mapValues { $0.map { String(format: "%02x", $0) }.joined() },
             additionalMetadata: metadata.additional.mapValues(Self.text), model: origin, entities: entities,

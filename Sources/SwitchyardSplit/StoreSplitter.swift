@@ -52,6 +52,7 @@ public final class StoreSplitter {
 
     /// The backend of an existing store: a directory is LMDB, a file SQLite; nil when nothing is there.
     public static func storeType(at url: URL) -> StoreType? {
+        if let scheme = url.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql" { return .postgreSQL }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else { return nil }
         return isDirectory.boolValue ? .lmdb : .sqlite
@@ -65,6 +66,7 @@ public final class StoreSplitter {
         guard let type = storeType(at: url) else {
             throw SplitError.source(path: url.path, reason: "no such file or directory")
         }
+        let path = StoreDescription.displayLocation(type: type, url: url, configuration: "")
         do {
             // The tools read every row: walk every page of an LMDB file first, whatever its size (an ordinary
             // open walks all of it only up to LMDBPageCheck.fullCheckLimit).
@@ -76,11 +78,11 @@ public final class StoreSplitter {
             let cached = try { () throws -> ObjectModel? in try open(type, url, try ObjectModel(entities: [])).storedModel() }()
             if let cached { return (try openAnyConfiguration(type, url, cached), "model cache") }
             if let fallback { return (try openAnyConfiguration(type, url, fallback), "target model") }
-            throw SplitError.source(path: url.path, reason: "the store has no model cache; pass the model it was written with")
+            throw SplitError.source(path: path, reason: "the store has no model cache; pass the model it was written with")
         } catch let error as SplitError {
             throw error
         } catch {
-            throw SplitError.source(path: url.path, reason: "\(error)")
+            throw SplitError.source(path: path, reason: "\(error)")
         }
     }
 
@@ -90,7 +92,7 @@ public final class StoreSplitter {
     package static func openAnyConfiguration(_ type: StoreType, _ url: URL, _ model: ObjectModel) throws -> PersistentStore {
         do {
             let store = try open(type, url, model)
-            if let created = (store as? LMDBStore)?.createdConfiguration, created != store.configurationName,
+            if let created = (store as? any ConfigurationRecordingStore)?.createdConfiguration, created != store.configurationName,
                 model.configurationNames.contains(created)
             {
                 return try open(type, url, model, configuration: created)
@@ -109,6 +111,7 @@ public final class StoreSplitter {
     ) throws -> PersistentStore {
         switch type {
         case .lmdb: return try LMDBStore(url: url, model: model, configuration: configuration, options: .readOnly)
+        case .postgreSQL: return try ServerStoreOpeners.opener(for: type, url: url, configuration: configuration)(url, model, configuration, .readOnly)
         default: return try SQLiteStore(url: url, model: model, configuration: configuration, options: .readOnly)
         }
     }

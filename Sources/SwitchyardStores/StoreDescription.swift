@@ -40,3 +40,13 @@ public struct StoreDescription: Sendable, Hashable {
         self.options = options
     }
 }
+
+extension StoreDescription: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The description without a PostgreSQL URL's password (see `displayLocation`).
+    public var description: String {
+        "StoreDescription(\(type.rawValue), configuration: \(configuration), at: \(displayLocation), options: \(options))"
+    }
+
+    /// The same as `description`: printing a description never shows a password.
+    public var debugDescription: String { description }
+}

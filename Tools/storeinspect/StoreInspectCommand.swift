@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Switchyard
+import SwitchyardPostgreSQL
 
 /// `storeinspect`: a store's type, metadata and row counts; the model in its cache; a model's picture.
 ///
@@ -34,11 +35,21 @@ struct StoreInspectCommand: ParsableCommand {
 
     static func write(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
 
+    /// A store argument as a URL: a PostgreSQL store's `postgres://` URL (its opener registered), else a path.
+    static func storeURL(_ argument: String) -> URL {
+        let lower = argument.lowercased()
+        if lower.hasPrefix("postgres://") || lower.hasPrefix("postgresql://"), let url = URL(string: argument) {
+            StoreCoordinator.registerPostgreSQL()
+            return url
+        }
+        return URL(fileURLWithPath: argument)
+    }
+
     /// Reads an LMDB store in a child process (`storeinspect probe STORE`) before this process reads it, so a
     /// store damaged where only reading it shows fails the step instead of killing the tool.
     static func probe(_ path: String, step: String) throws {
-        let url = URL(fileURLWithPath: path)
-        guard StoreProbe.needsProbe(url) else { return }
+        let url = storeURL(path)
+        guard url.isFileURL, StoreProbe.needsProbe(url) else { return }
         do {
             try StoreProbe.probe(url, executable: StoreProbe.currentExecutable, arguments: ["probe", path])
         } catch let error as SplitError {
@@ -76,7 +87,7 @@ struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect", abstract: "Print a store's type, metadata and per-entity row counts (the default).")
 
-    @Argument(help: "An SQLite store file or an LMDB store directory.")
+    @Argument(help: "An SQLite store file, an LMDB store directory, or a PostgreSQL store's postgres:// URL.")
     var store: String?
 
     @Option(help: "Read the store with this model instead of its model cache.")
@@ -91,7 +102,7 @@ struct InspectCommand: ParsableCommand {
         try StoreInspectCommand.probe(store, step: "inspect")
         let inspection: StoreInspection
         do {
-            inspection = try StoreInspection.inspect(URL(fileURLWithPath: store), model: model)
+            inspection = try StoreInspection.inspect(StoreInspectCommand.storeURL(store), model: model)
         } catch let error as SplitError {
             throw StoreInspectCommand.fail("inspect", error.reason)
         } catch {

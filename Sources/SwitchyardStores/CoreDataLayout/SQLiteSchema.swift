@@ -411,7 +411,7 @@ package struct SQLiteSchema: Sendable {
     }
 
     /// The projection for fetching `layout` with or without its subentities.
-    private func projection(for layout: SQLiteEntityLayout, includesSubentities: Bool) -> SQLiteProjection {
+    func projection(for layout: SQLiteEntityLayout, includesSubentities: Bool) -> SQLiteProjection {
         let table = self.table(of: layout)
         let members = (includesSubentities ? layout.familyNumbers : [layout.number])
             .compactMap { entityNamesByNumber[$0].flatMap { entities[$0] } }

@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+@testable import Switchyard
+@testable import SwitchyardPostgreSQL
+
+/// What a user-side review of the PostgreSQL store found, each kept from coming back: names longer than
+/// PostgreSQL's 63 bytes, `IN` lists longer than its parameter limit, disposable stores, IPv6 hosts, passwords
+/// in printed descriptions, and `storeinspect` reading a PostgreSQL store.
+@Suite struct PostgreSQLStoreTests {
+    let dir = TemporaryDirectory()
+
+    @Test func namesLongerThan63BytesReopenAndStayApart() throws {
+        let entityName = "Entity" + String(repeating: "A", count: 64)
+        let first = "attribute" + String(repeating: "x", count: 60) + "One"
+        let second = "attribute" + String(repeating: "x", count: 60) + "Two"
+        let model = try ObjectModel(entities: [
+            EntityDescription(name: entityName, attributes: [
+                AttributeDescription(name: first, type: .string), AttributeDescription(name: second, type: .string),
+            ]),
+        ])
+        let url = try dir.postgresURL("long")
+        do {
+            let coordinator = StoreCoordinator(model: model)
+            try coordinator.addStore(.postgreSQL, configuration: "Default", url: url)
+            let context = ObjectContext(coordinator: coordinator)
+            let object = try context.insert(entityName)
+            try object.set(first, "one")
+            try object.set(second, "two")
+            try context.save()
+        }
+        let coordinator = StoreCoordinator(model: model)
+        try coordinator.addStore(.postgreSQL, configuration: "Default", url: url)
+        let objects = try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: entityName))
+        #expect(objects.count == 1)
+        #expect(try objects.first?.get(first, as: String.self) == "one")
+        #expect(try objects.first?.get(second, as: String.self) == "two")
+    }
+
+    @Test func anINListLongerThanTheParameterLimitIsAnswered() throws {
+        let store = try Backend.postgresql.open(try TestModels.library(), configuration: "Main", in: dir)
+        let keys = try store.allocatePrimaryKeys(for: "Book", count: 3)
+        try store.save(StoreChangeSet(inserts: keys.map { StoreRow(entityName: "Book", primaryKey: $0, values: ["title": .string("t\($0)")]) }))
+        let titles = (0..<70_000).map { AttributeValue.string("t\($0)") }
+        let predicate = FetchPredicate.comparison(Comparison(.keyPath(["title"]), .in, .list(titles.map { .constant($0) })))
+        #expect(try store.count(StoreFetchRequest(entityName: "Book", predicate: predicate)) == 3)
+        #expect(try store.fetch(StoreFetchRequest(entityName: "Book", predicate: predicate)).count == 3)
+    }
+
+    @Test func aDisposableStoreWithAnotherModelIsRecreated() throws {
+        let url = try dir.postgresURL("cache")
+        let v1 = try ObjectModel(entities: [EntityDescription(name: "Entry", attributes: [AttributeDescription(name: "key", type: .string)])])
+        do {
+            let coordinator = StoreCoordinator(model: v1)
+            try coordinator.addStore(.postgreSQL, configuration: "Default", url: url, options: StoreOptions(disposable: true))
+            let context = ObjectContext(coordinator: coordinator)
+            try context.insert("Entry").set("key", "old")
+            try context.save()
+        }
+        let v2 = try ObjectModel(entities: [EntityDescription(name: "Entry", attributes: [
+            AttributeDescription(name: "key", type: .string), AttributeDescription(name: "hits", type: .integer64),
+        ])])
+        // Not disposable: refused, the store untouched.
+        #expect(throws: StoreError.self) { try StoreCoordinator(model: v2).addStore(.postgreSQL, configuration: "Default", url: url) }
+        #expect(try StoreCoordinator(model: v1).addStore(.postgreSQL, configuration: "Default", url: url)
+            .count(StoreFetchRequest(entityName: "Entry")) == 1)
+        // Disposable: recreated empty with the new model.
+        let store = try StoreCoordinator(model: v2).addStore(.postgreSQL, configuration: "Default", url: url, options: StoreOptions(disposable: true))
+        #expect(try store.count(StoreFetchRequest(entityName: "Entry")) == 0)
+        #expect(try store.metadata().versionHashes == v2.versionHashes)
+    }
+
+    @Test func anIPv6HostIsReadWithoutItsBrackets() throws {
+        let location = try PostgreSQLLocation(URL(string: "postgres://app@[::1]:5433/db")!, configuration: "Cloud")
+        #expect(location.host == "::1")
+        #expect(location.port == 5433)
+    }
+
+    @Test func printingADescriptionNeverShowsThePassword() throws {
+        let description = StoreDescription(.postgreSQL, configuration: "Cloud", url: URL(string: "postgres://app:sekret@db/x?schema=c")!)
+        #expect(!"\(description)".contains("sekret"))
+        #expect(!String(reflecting: description).contains("sekret"))
+        #expect("\(description)".contains("postgres://app@db/x?schema=c"))
+    }
+
+    @Test func storeinspectReadsAPostgreSQLStore() throws {
+        let url = try dir.postgresURL("inspected")
+        let model = try TestModels.library()
+        let coordinator = StoreCoordinator(model: model)
+        let store = try coordinator.addStore(.postgreSQL, configuration: "Main", url: url)
+        let keys = try store.allocatePrimaryKeys(for: "Book", count: 4)
+        try store.save(StoreChangeSet(inserts: keys.map { StoreRow(entityName: "Book", primaryKey: $0, values: ["title": .string("t\($0)")]) }))
+        var parts = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        parts.password = "not-needed-but-secret"
+        let run = try CLITests.run("storeinspect", [parts.url!.absoluteString, "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let inspection = try JSONDecoder().decode(StoreInspection.self, from: Data(run.stdout.utf8))
+        #expect(inspection.type == .postgreSQL)
+        #expect(inspection.configuration == "Main")
+        #expect(inspection.model == "model cache")
+        #expect(inspection.entities.first { $0.entity == "Book" }?.rows == 4)
+        #expect(!run.stdout.contains("not-needed-but-secret"))
+        let text = try CLITests.run("storeinspect", [parts.url!.absoluteString])
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("type: PostgreSQL"))
+        #expect(!text.stdout.contains("not-needed-but-secret"))
+    }
+}
