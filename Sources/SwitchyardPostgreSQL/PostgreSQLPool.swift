@@ -40,6 +40,12 @@ final class PostgreSQLPool: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` in one read-only `REPEATABLE READ` transaction when `transaction` is true (several statements
+    /// that must see one snapshot), else on a plain connection (one statement is its own snapshot).
+    func withConnection<T>(transaction: Bool, _ body: (PostgreSQLConnection) throws -> T) throws -> T {
+        transaction ? try withTransaction(readOnly: true, body) : try withConnection(body)
+    }
+
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws (or when the
     /// connection fails, which the server rolls back itself). `readOnly` reads one snapshot (`REPEATABLE READ`).
     func withTransaction<T>(readOnly: Bool = false, _ body: (PostgreSQLConnection) throws -> T) throws -> T {

@@ -19,7 +19,9 @@ extension PostgreSQLStore {
         let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         let filter = PostgreSQLPushdown.compile(request.predicate, layout: layout)
         let serverPages = filter.isExact && request.sortKeys.isEmpty
-        return try pool.withTransaction(readOnly: true) { connection in
+        // One statement is its own snapshot; the evaluator may read related rows, so it gets a transaction.
+        let needsSnapshot = !serverPages && (!filter.isExact || request.sortKeys.contains { $0.key.contains(".") })
+        return try pool.withConnection(transaction: needsSnapshot) { connection in
             var rows = try selectRows(
                 connection, layout: layout, includesSubentities: request.includesSubentities, filter: filter,
                 limit: serverPages ? request.fetchLimit : nil, offset: serverPages ? request.fetchOffset : 0)
