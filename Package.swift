@@ -98,7 +98,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "storeinspect",
-            dependencies: ["Switchyard", "SwitchyardPostgreSQL", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            // Not SwitchyardPostgreSQL: the codegen build plugin runs storeinspect, and an app using the plugin must
+            // not build SwiftNIO for it.
+            dependencies: ["Switchyard", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/storeinspect"
         ),
         .executableTarget(

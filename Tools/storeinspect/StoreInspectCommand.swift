@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Switchyard
-import SwitchyardPostgreSQL
 
 /// `storeinspect`: a store's type, metadata and row counts; the model in its cache; a model's picture.
 ///
@@ -35,14 +34,10 @@ struct StoreInspectCommand: ParsableCommand {
 
     static func write(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
 
-    /// A store argument as a URL: a PostgreSQL store's `postgres://` URL (its opener registered), else a path.
+    /// A store argument as a URL: a file path. (A `postgres://` URL reaches the library's PostgreSQL opener only
+    /// where SwitchyardPostgreSQL is linked, which this tool is not: see Package.swift.)
     static func storeURL(_ argument: String) -> URL {
-        let lower = argument.lowercased()
-        if lower.hasPrefix("postgres://") || lower.hasPrefix("postgresql://"), let url = URL(string: argument) {
-            StoreCoordinator.registerPostgreSQL()
-            return url
-        }
-        return URL(fileURLWithPath: argument)
+        URL(fileURLWithPath: argument)
     }
 
     /// Reads an LMDB store in a child process (`storeinspect probe STORE`) before this process reads it, so a
@@ -87,7 +82,7 @@ struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect", abstract: "Print a store's type, metadata and per-entity row counts (the default).")
 
-    @Argument(help: "An SQLite store file, an LMDB store directory, or a PostgreSQL store's postgres:// URL.")
+    @Argument(help: "An SQLite store file or an LMDB store directory.")
     var store: String?
 
     @Option(help: "Read the store with this model instead of its model cache.")
