@@ -200,7 +200,6 @@ extension PostgreSQLStore {
             return try body()
         } catch let error as StoreError {
             guard case let .postgreSQL(_, _, _, code, message) = error, code == "23505" else { throw error }
-            let table = schema.table(of: layout)
             // The server's detail: Key ("ZA", "ZB")=(x, y) already exists.
             var reported: [String] = []
             if let range = message.range(of: ")=("), let end = message.range(of: ") already exists", range: range.upperBound..<message.endIndex) {
@@ -213,7 +212,6 @@ extension PostgreSQLStore {
                     path: displayPath, configuration: configurationName, entity: layout.name, properties: ["Z_PK"],
                     values: reported.isEmpty ? ["?"] : reported)
             }
-            _ = table
             // The row the server reports: its constraint values as the server prints them.
             func printed(_ row: StoreRow, _ name: String) -> String {
                 switch row[name] {

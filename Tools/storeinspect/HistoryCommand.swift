@@ -36,7 +36,7 @@ struct HistoryCommand: ParsableCommand {
     func run() throws {
         let model = try self.model.map { try StoreInspectCommand.loadModel($0, step: "history") }
         try StoreInspectCommand.probe(store, step: "history")
-        let url = StoreInspectCommand.storeURL(store)
+        let url = URL(fileURLWithPath: store)
         let transactions: [HistoryTransaction]
         do {
             let inspection = try StoreInspection.inspect(url, model: model)

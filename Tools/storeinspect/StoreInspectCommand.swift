@@ -34,17 +34,11 @@ struct StoreInspectCommand: ParsableCommand {
 
     static func write(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
 
-    /// A store argument as a URL: a file path. (A `postgres://` URL reaches the library's PostgreSQL opener only
-    /// where SwitchyardPostgreSQL is linked, which this tool is not: see Package.swift.)
-    static func storeURL(_ argument: String) -> URL {
-        URL(fileURLWithPath: argument)
-    }
-
     /// Reads an LMDB store in a child process (`storeinspect probe STORE`) before this process reads it, so a
     /// store damaged where only reading it shows fails the step instead of killing the tool.
     static func probe(_ path: String, step: String) throws {
-        let url = storeURL(path)
-        guard url.isFileURL, StoreProbe.needsProbe(url) else { return }
+        let url = URL(fileURLWithPath: path)
+        guard StoreProbe.needsProbe(url) else { return }
         do {
             try StoreProbe.probe(url, executable: StoreProbe.currentExecutable, arguments: ["probe", path])
         } catch let error as SplitError {
@@ -97,7 +91,7 @@ struct InspectCommand: ParsableCommand {
         try StoreInspectCommand.probe(store, step: "inspect")
         let inspection: StoreInspection
         do {
-            inspection = try StoreInspection.inspect(StoreInspectCommand.storeURL(store), model: model)
+            inspection = try StoreInspection.inspect(URL(fileURLWithPath: store), model: model)
         } catch let error as SplitError {
             throw StoreInspectCommand.fail("inspect", error.reason)
         } catch {
