@@ -133,7 +133,7 @@ let package = Package(
         // The child process the LMDB crash test kills mid-transaction (a test cannot SIGKILL itself).
         .executableTarget(
             name: "lmdb-crash-helper",
-            dependencies: ["Switchyard", "SwitchyardDifferential"],
+            dependencies: ["Switchyard", "SwitchyardPostgreSQL", "SwitchyardDifferential"],
             path: "Tests/LMDBCrashHelper"
         ),
         .testTarget(

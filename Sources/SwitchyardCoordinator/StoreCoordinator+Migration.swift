@@ -65,10 +65,10 @@ extension StoreCoordinator {
                 }
             }
             let store = try openStore(d, migrationProgress: migrationProgress)
-            if let report = (store as? SQLiteStore)?.migrationReport ?? (store as? LMDBStore)?.migrationReport {
+            if let report = (store as? any MigratingStore)?.migrationReport {
                 logger.info("migrated store", metadata: ["path": "\(path)", "configuration": "\(d.configuration)", "changes": "\(report.summary)"])
             }
-            let report = (store as? SQLiteStore)?.migrationReport ?? (store as? LMDBStore)?.migrationReport
+            let report = (store as? any MigratingStore)?.migrationReport
             return (store, report.map { .migrated($0) } ?? .loaded)
         } catch let error as StoreError where d.options.disposable && !d.options.readOnly {
             let storePath: String, configuration: String, report: CompatibilityReport

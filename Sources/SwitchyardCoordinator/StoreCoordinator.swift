@@ -337,7 +337,7 @@ public final class StoreCoordinator: Sendable {
                     reason: "PostgreSQL stores come with the SwitchyardPostgreSQL product: import SwitchyardPostgreSQL and call "
                         + "StoreCoordinator.registerPostgreSQL() before loading descriptions (addStore(.postgreSQL, configuration:, url:) does it)")
             }
-            return try ServerStoreOpeners.opener(for: .postgreSQL, url: url, configuration: d.configuration)(url, model, d.configuration, d.options)
+            return try ServerStoreOpeners.opener(for: .postgreSQL, url: url, configuration: d.configuration)(url, model, d.configuration, d.options, migrationProgress)
         }
     }
 

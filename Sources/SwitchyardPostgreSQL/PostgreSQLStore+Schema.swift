@@ -10,6 +10,7 @@ extension PostgreSQLStore {
         var schema: SQLiteSchema
         var identifier: UUID
         var createdConfiguration: String?
+        var migrationReport: CompatibilityReport?
     }
 
     /// Reads the store's tables, or creates them when the schema has none, in one transaction that holds an
@@ -17,25 +18,21 @@ extension PostgreSQLStore {
     /// process killed while creating leaves no tables (PostgreSQL's DDL is transactional).
     ///
     /// A disposable store (`StoreOptions.disposable`) written with another model is dropped and created again in
-    /// the same transaction: its data is a cache, and PostgreSQL stores are not migrated yet.
+    /// the same transaction: its data is a cache. Any other store written with another model is migrated by
+    /// `LayoutMigrator` in that same transaction when every change is inferable (PostgreSQL's DDL is
+    /// transactional: a crash or an error leaves the old store, and a second process waits on the lock, then
+    /// finds the store migrated).
     static func openOrCreate(
-        _ pool: PostgreSQLPool, model: ObjectModel, entities: [EntityDescription], readOnly: Bool, disposable: Bool
+        _ pool: PostgreSQLPool, model: ObjectModel, entities: [EntityDescription], readOnly: Bool, disposable: Bool,
+        progress: MigrationProgressHandler?
     ) throws -> Opened {
         let location = pool.location
         let configuration = pool.configuration
         return try pool.withTransaction { connection in
             try connection.execute("SELECT pg_advisory_xact_lock(hashtext($1))", [.text("switchyard:" + location.schema)])
-            var columns: [String: [String]] = [:]
-            var tableNames: Set<String> = []
-            for row in try connection.query(
-                "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1 ORDER BY table_name, ordinal_position",
-                [.text(location.schema)])
-            {
-                let cells = row.makeRandomAccess()
-                guard case .text(let table) = try cells.columnValue(0), case .text(let column) = try cells.columnValue(1) else { continue }
-                columns[table.uppercased(), default: []].append(column)
-                tableNames.insert(table)
-            }
+            let tables = try tableColumns(connection, schema: location.schema)
+            let tableNames = Set(tables.keys)
+            var columns = Dictionary(tables.map { ($0.key.uppercased(), $0.value) }, uniquingKeysWith: { a, b in a + b })
             if columns.isEmpty {
                 if readOnly {
                     throw StoreError.openFailed(
@@ -58,25 +55,52 @@ extension PostgreSQLStore {
             }
             let stored = metadata.versionHashes
             let changed = entities.filter { stored[$0.name] != $0.versionHash }.map(\.name)
-            if !changed.isEmpty, disposable {
-                // Core Data's tables only (Z…): anything else in the schema is not the store's to drop.
+            // Core Data's tables only (Z…): anything else in the schema is not the store's to drop.
+            func recreate() throws -> Opened {
                 for table in tableNames.sorted() where table.hasPrefix("Z") {
                     try connection.execute("DROP TABLE IF EXISTS \(PostgreSQLConnection.quote(table)) CASCADE")
                 }
                 return try create(connection, model: model, entities: entities, location: location, configuration: configuration)
             }
-            if !changed.isEmpty {
+            var migrationReport: CompatibilityReport?
+            if readOnly, !changed.isEmpty {
                 throw StoreError.schemaMismatch(
                     path: location.display, configuration: configuration,
-                    reason: "the store was written with another model (entities changed: \(changed.sorted().joined(separator: ", "))); "
-                        + "migrating a PostgreSQL store is not supported yet")
+                    reason: "the store was written with another model (entities changed: \(changed.sorted().joined(separator: ", "))) "
+                        + "and is opened read-only: open it writable once to migrate it")
             }
-            var numbers: [String: Int64] = [:]
-            for row in try connection.query("SELECT \"Z_NAME\", \"Z_ENT\" FROM \"Z_PRIMARYKEY\"") {
-                let cells = row.makeRandomAccess()
-                guard case .text(let name) = try cells.columnValue(0), let number = try cells.integer(1) else { continue }
-                numbers[name] = number
+            if stored != model.versionHashes, !readOnly {
+                let pending: (old: ObjectModel, report: CompatibilityReport)?
+                do {
+                    pending = try StoreMigration.pendingMigration(
+                        storedHashes: stored, storedModel: { try readModelCache(connection) }, model: model,
+                        configuration: configuration, path: location.display)
+                } catch StoreError.incompatibleModel where disposable {
+                    // A cache: recreated only when the change cannot be migrated.
+                    return try recreate()
+                }
+                if let (old, report) = pending {
+                    let migrator = LayoutMigrator(
+                        old: old, new: model, configuration: configuration, report: report, path: location.display, progress: progress)
+                    let oldEntities = (try? old.entities(inConfiguration: configuration)) ?? old.entities
+                    let known = try SQLiteSchema.build(
+                        model: old, storeEntities: oldEntities, numbers: try entityNumbers(connection), actualColumns: nil,
+                        path: location.display, configuration: configuration, externalReferences: false
+                    ).identifiers
+                    try migrator.run(PostgreSQLMigrationDatabase(connection, knownNames: known), metadata: metadata)
+                    migrationReport = report
+                    columns = Dictionary(
+                        try tableColumns(connection, schema: location.schema).map { ($0.key.uppercased(), $0.value) },
+                        uniquingKeysWith: { a, b in a + b })
+                } else if !changed.isEmpty, try readModelCache(connection) == nil {
+                    if disposable { return try recreate() }
+                    throw StoreError.schemaMismatch(
+                        path: location.display, configuration: configuration,
+                        reason: "the store was written with another model (entities changed: \(changed.sorted().joined(separator: ", "))) "
+                            + "and its Z_MODELCACHE holds no model to migrate from")
+                }
             }
+            let numbers = try entityNumbers(connection)
             // Names over 63 bytes are kept shortened (`indexName`): read them back as the names they stand for.
             let expected = try SQLiteSchema.build(
                 model: model, storeEntities: entities, numbers: numbers, actualColumns: nil, path: location.display,
@@ -96,8 +120,41 @@ extension PostgreSQLStore {
             ).renamingIdentifiers(indexName)
             var created: String?
             if case .string(let name)? = metadata.additional[configurationKey] { created = name }
-            return Opened(schema: schema, identifier: metadata.uuid, createdConfiguration: created)
+            return Opened(schema: schema, identifier: metadata.uuid, createdConfiguration: created, migrationReport: migrationReport)
         }
+    }
+
+    /// The schema's tables and their columns, by table name as the server spells it.
+    private static func tableColumns(_ connection: PostgreSQLConnection, schema: String) throws -> [String: [String]] {
+        var columns: [String: [String]] = [:]
+        for row in try connection.query(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1 ORDER BY table_name, ordinal_position",
+            [.text(schema)])
+        {
+            let cells = row.makeRandomAccess()
+            guard case .text(let table) = try cells.columnValue(0), case .text(let column) = try cells.columnValue(1) else { continue }
+            columns[table, default: []].append(column)
+        }
+        return columns
+    }
+
+    /// `Z_PRIMARYKEY`'s entity numbers, by entity name.
+    private static func entityNumbers(_ connection: PostgreSQLConnection) throws -> [String: Int64] {
+        var numbers: [String: Int64] = [:]
+        for row in try connection.query("SELECT \"Z_NAME\", \"Z_ENT\" FROM \"Z_PRIMARYKEY\"") {
+            let cells = row.makeRandomAccess()
+            guard case .text(let name) = try cells.columnValue(0), let number = try cells.integer(1) else { continue }
+            numbers[name] = number
+        }
+        return numbers
+    }
+
+    /// The model `Z_MODELCACHE` holds; nil when it holds none this library can read.
+    private static func readModelCache(_ connection: PostgreSQLConnection) throws -> ObjectModel? {
+        guard let row = try connection.query("SELECT \"Z_CONTENT\" FROM \"Z_MODELCACHE\" WHERE \"Z_CONTENT\" IS NOT NULL LIMIT 1").first,
+            case .blob(let blob) = try row.makeRandomAccess().columnValue(0), !blob.isEmpty
+        else { return nil }
+        return try? ModelCache.decode(blob, source: "\(connection.location.display) model cache")
     }
 
     /// `Z_METADATA`'s property list.
@@ -135,28 +192,11 @@ extension PostgreSQLStore {
         let q = PostgreSQLConnection.quote
         try connection.execute("CREATE SCHEMA IF NOT EXISTS \(q(location.schema))")
         for table in schema.tables {
-            let columns = ["\"Z_PK\" BIGINT PRIMARY KEY", "\"Z_ENT\" INTEGER NOT NULL", "\"Z_OPT\" BIGINT NOT NULL"]
-                + table.columns.map { "\(q($0.name)) \(columnType($0.sqlType))" }
-            try connection.execute("CREATE TABLE \(q(table.name)) (\(columns.joined(separator: ", ")))")
-            for index in table.indexes {
-                let terms = index.terms.map { term -> String in
-                    switch term.order {
-                    case .plain: return q(term.column)
-                    case .ascending: return q(term.column) + " ASC"
-                    case .descending: return q(term.column) + " DESC"
-                    }
-                }
-                try connection.execute(
-                    "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(q(indexName(index.name))) ON \(q(table.name)) (\(terms.joined(separator: ", ")))")
-            }
+            for statement in createSQL(table) { try connection.execute(statement) }
         }
         for join in schema.joinTables {
-            let columns = [join.firstColumn, join.secondColumn] + [join.firstOrderColumn, join.secondOrderColumn].compactMap { $0 }
-            try connection.execute(
-                "CREATE TABLE \(q(join.name)) (" + columns.map { "\(q($0)) BIGINT" }.joined(separator: ", ")
-                    + ", PRIMARY KEY (\(q(join.firstColumn)), \(q(join.secondColumn))))")
-            try connection.execute(
-                "CREATE INDEX \(q(indexName("\(join.name)_\(join.secondColumn)_INDEX"))) ON \(q(join.name)) (\(q(join.secondColumn)), \(q(join.firstColumn)))")
+            try connection.execute(createSQL(join))
+            try connection.execute(indexSQL(join))
         }
         try connection.execute("CREATE TABLE \"Z_PRIMARYKEY\" (\"Z_ENT\" INTEGER PRIMARY KEY, \"Z_NAME\" TEXT, \"Z_SUPER\" INTEGER, \"Z_MAX\" BIGINT NOT NULL)")
         try connection.execute("CREATE TABLE \"Z_METADATA\" (\"Z_VERSION\" INTEGER PRIMARY KEY, \"Z_UUID\" VARCHAR(255), \"Z_PLIST\" BYTEA)")
@@ -172,6 +212,44 @@ extension PostgreSQLStore {
             "INSERT INTO \"Z_METADATA\" (\"Z_VERSION\", \"Z_UUID\", \"Z_PLIST\") VALUES (1, $1, $2)",
             [.text(metadata.uuid.uuidString), .blob(try metadata.binaryPropertyList())])
         return Opened(schema: schema, identifier: metadata.uuid, createdConfiguration: configuration)
+    }
+
+    // MARK: - DDL
+
+    /// `CREATE TABLE` for an entity table (names already shortened where over 63 bytes), then its indexes.
+    static func createSQL(_ table: SQLiteTableLayout) -> [String] {
+        let q = PostgreSQLConnection.quote
+        let columns = ["\"Z_PK\" BIGINT PRIMARY KEY", "\"Z_ENT\" INTEGER NOT NULL", "\"Z_OPT\" BIGINT NOT NULL"]
+            + table.columns.map { "\(q(indexName($0.name))) \(columnType($0.sqlType))" }
+        return ["CREATE TABLE \(q(indexName(table.name))) (\(columns.joined(separator: ", ")))"]
+            + table.indexes.map { createSQL($0, ifNotExists: false) }
+    }
+
+    /// `CREATE INDEX` for one of Core Data's indexes.
+    static func createSQL(_ index: SQLiteIndexSpec, ifNotExists: Bool) -> String {
+        let q = { (name: String) in PostgreSQLConnection.quote(indexName(name)) }
+        let terms = index.terms.map { term -> String in
+            switch term.order {
+            case .plain: return q(term.column)
+            case .ascending: return q(term.column) + " ASC"
+            case .descending: return q(term.column) + " DESC"
+            }
+        }
+        return "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\(q(index.name)) ON \(q(index.table)) (\(terms.joined(separator: ", ")))"
+    }
+
+    /// `CREATE TABLE` for a many-to-many join table: its two keys (the primary key) and order columns.
+    static func createSQL(_ join: SQLiteJoinTable) -> String {
+        let q = { (name: String) in PostgreSQLConnection.quote(indexName(name)) }
+        let columns = [join.firstColumn, join.secondColumn] + [join.firstOrderColumn, join.secondOrderColumn].compactMap { $0 }
+        return "CREATE TABLE \(q(join.name)) (" + columns.map { "\(q($0)) BIGINT" }.joined(separator: ", ")
+            + ", PRIMARY KEY (\(q(join.firstColumn)), \(q(join.secondColumn))))"
+    }
+
+    /// The join table's reverse index, so the second end finds its members without a scan.
+    static func indexSQL(_ join: SQLiteJoinTable) -> String {
+        let q = { (name: String) in PostgreSQLConnection.quote(indexName(name)) }
+        return "CREATE INDEX \(q("\(join.name)_\(join.secondColumn)_INDEX")) ON \(q(join.name)) (\(q(join.secondColumn)), \(q(join.firstColumn)))"
     }
 
     /// PostgreSQL's type for a column Core Data declares with `sqliteType`: integers as `BIGINT`, reals, dates

@@ -25,10 +25,12 @@ import SwitchyardStores
 /// - **Failures.** An unreachable server, a wrong password or a dropped connection is `StoreError.postgreSQL`
 ///   naming the store without its password; an unfinished save is rolled back by the server; the next call
 ///   connects again.
-/// - **Not yet on PostgreSQL:** migrating a store written with another model (opening one is
-///   `StoreError.schemaMismatch`), persistent history, and batch statements (batch updates and deletes run row
-///   by row through the object layer).
-public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore {
+/// - **Migration.** A store written with another model is migrated when it opens, when every change is
+///   inferable, in the transaction that opens it (PostgreSQL's DDL is transactional): a crash or an error leaves
+///   the old store, and a second process opening it meanwhile waits, then finds it migrated.
+/// - **Not yet on PostgreSQL:** custom migrations (mapping models), persistent history, and batch statements
+///   (batch updates and deletes run row by row through the object layer).
+public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore, MigratingStore {
     public let type: StoreType = .postgreSQL
     public let url: URL?
     public let configurationName: String
@@ -45,6 +47,8 @@ public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore
     let uniqueIndexes: [String: SQLiteUniqueConstraint]
     /// The configuration the store was created for (its metadata's `PostgreSQLStore.configurationKey`).
     package let createdConfiguration: String?
+    /// The changes applied when the store was opened with a model it was not written with; nil when not migrated.
+    package let migrationReport: CompatibilityReport?
     /// The metadata key recording the configuration a store was created for.
     static let configurationKey = "SwitchyardConfiguration"
 
@@ -54,7 +58,10 @@ public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore
     /// Errors: a URL that is not a PostgreSQL address (`StoreError.openFailed`), a server that cannot be reached
     /// or refuses the login (`StoreError.postgreSQL`), a schema holding other tables (`StoreError.notAStore`), a
     /// store written with another model (`StoreError.schemaMismatch`).
-    public init(url: URL, model: ObjectModel, configuration: String, options: StoreOptions = .default, logger: Logger? = nil) throws {
+    public init(
+        url: URL, model: ObjectModel, configuration: String, options: StoreOptions = .default, logger: Logger? = nil,
+        migrationProgress: MigrationProgressHandler? = nil
+    ) throws {
         let location = try PostgreSQLLocation(url, configuration: configuration)
         self.url = url
         self.model = model
@@ -71,7 +78,9 @@ public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore
             logger: logger ?? Logger(label: "switchyard.postgresql") { _ in SwiftLogNoOpLogHandler() })
         self.pool = pool
         let opened = try Self.openOrCreate(
-            pool, model: model, entities: entities, readOnly: options.readOnly, disposable: options.disposable && !options.readOnly)
+            pool, model: model, entities: entities, readOnly: options.readOnly, disposable: options.disposable && !options.readOnly,
+            progress: migrationProgress)
+        self.migrationReport = opened.migrationReport
         self.schema = opened.schema
         self.identifier = opened.identifier
         self.createdConfiguration = opened.createdConfiguration

@@ -37,8 +37,8 @@ extension StoreCoordinator {
     /// `addStore(_:)` with PostgreSQL descriptions.
     public static func registerPostgreSQL() {
         ServerStoreOpeners.registry.withLock { openers in
-            openers[.postgreSQL] = { url, model, configuration, options in
-                try PostgreSQLStore(url: url, model: model, configuration: configuration, options: options)
+            openers[.postgreSQL] = { url, model, configuration, options, progress in
+                try PostgreSQLStore(url: url, model: model, configuration: configuration, options: options, migrationProgress: progress)
             }
         }
     }

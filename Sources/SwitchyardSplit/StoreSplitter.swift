@@ -111,7 +111,7 @@ public final class StoreSplitter {
     ) throws -> PersistentStore {
         switch type {
         case .lmdb: return try LMDBStore(url: url, model: model, configuration: configuration, options: .readOnly)
-        case .postgreSQL: return try ServerStoreOpeners.opener(for: type, url: url, configuration: configuration)(url, model, configuration, .readOnly)
+        case .postgreSQL: return try ServerStoreOpeners.opener(for: type, url: url, configuration: configuration)(url, model, configuration, .readOnly, nil)
         default: return try SQLiteStore(url: url, model: model, configuration: configuration, options: .readOnly)
         }
     }

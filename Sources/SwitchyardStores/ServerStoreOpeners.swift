@@ -7,8 +7,10 @@ import SwitchyardModel
 /// when it is first used (`StoreCoordinator.registerPostgreSQL()`), so the layers that open stores by
 /// description — the coordinator, the split and inspection tools — never link it.
 package enum ServerStoreOpeners {
-    /// Opens the store at `url` for `configuration` of `model` with `options`.
-    package typealias Opener = @Sendable (_ url: URL, _ model: ObjectModel, _ configuration: String, _ options: StoreOptions) throws -> any PersistentStore
+    /// Opens the store at `url` for `configuration` of `model` with `options`, migrating it with `progress`.
+    package typealias Opener = @Sendable (
+        _ url: URL, _ model: ObjectModel, _ configuration: String, _ options: StoreOptions, _ progress: MigrationProgressHandler?
+    ) throws -> any PersistentStore
 
     package static let registry = Locked<[StoreType: Opener]>([:])
 

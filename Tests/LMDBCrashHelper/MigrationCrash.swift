@@ -1,7 +1,8 @@
 import Foundation
 import Switchyard
+import SwitchyardPostgreSQL
 
-// lmdb-crash-helper migrate sqlite|lmdb STORE
+// lmdb-crash-helper migrate sqlite|lmdb|postgresql STORE
 //
 // The child process of MigrationCrashTests: opens STORE (written with `MigrationCrashModel.version(1)`)
 // with version 2, which migrates it a batch at a time; after each batch it prints "batch N" and sleeps, so
@@ -24,7 +25,7 @@ func runMigrationCrashModeIfAsked() {
     let arguments = CommandLine.arguments
     guard arguments.count == 4, arguments[1] == "migrate" else { return }
     do {
-        let url = URL(fileURLWithPath: arguments[3])
+        let url = arguments[2] == "postgresql" ? URL(string: arguments[3])! : URL(fileURLWithPath: arguments[3])
         let model = try MigrationCrashModel.version(2)
         let progress: MigrationProgressHandler = { step in
             FileHandle.standardOutput.write(Data("batch \(step.done)\n".utf8))
@@ -32,6 +33,8 @@ func runMigrationCrashModeIfAsked() {
         }
         if arguments[2] == "sqlite" {
             _ = try SQLiteStore(url: url, model: model, configuration: "Default", migrationProgress: progress)
+        } else if arguments[2] == "postgresql" {
+            _ = try PostgreSQLStore(url: url, model: model, configuration: "Default", migrationProgress: progress)
         } else {
             _ = try LMDBStore(url: url, model: model, configuration: "Default", migrationProgress: progress)
         }

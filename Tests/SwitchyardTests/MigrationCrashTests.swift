@@ -1,9 +1,11 @@
 import Foundation
 import Testing
 @testable import Switchyard
+import SwitchyardPostgreSQL
 
 /// A migration killed with SIGKILL half-way (in a child process, after its first batch) leaves the old store:
-/// it opens with its old model and every row is as it was; opening it again then migrates it whole.
+/// it opens with its old model and every row is as it was; opening it again then migrates it whole. On
+/// PostgreSQL the server rolls back the killed connection's transaction, DDL included.
 @Suite struct MigrationCrashTests {
     let dir = TemporaryDirectory()
 
@@ -18,13 +20,15 @@ import Testing
     }
 
     static func open(_ backend: Backend, _ url: URL, _ model: ObjectModel) throws -> any PersistentStore {
-        backend == .sqlite
-            ? try SQLiteStore(url: url, model: model, configuration: "Default")
-            : try LMDBStore(url: url, model: model, configuration: "Default")
+        switch backend {
+        case .sqlite: return try SQLiteStore(url: url, model: model, configuration: "Default")
+        case .postgresql: return try PostgreSQLStore(url: url, model: model, configuration: "Default")
+        default: return try LMDBStore(url: url, model: model, configuration: "Default")
+        }
     }
 
     @Test(.enabled(if: LMDBDurabilityTests.crashHelper != nil, "lmdb-crash-helper is not built: run `swift build --build-tests`"),
-          arguments: [Backend.sqlite, .lmdb])
+          arguments: [Backend.sqlite, .lmdb] + (TestServer.isSkipped ? [] : [.postgresql]))
     func migrationKilledHalfWayLeavesTheOldStore(backend: Backend) throws {
         let helper = try #require(LMDBDurabilityTests.crashHelper)
         let url = backend.url(in: dir, name: "crash")!
@@ -42,7 +46,7 @@ import Testing
         }
         let child = Process()
         child.executableURL = helper
-        child.arguments = ["migrate", backend.rawValue, url.path]
+        child.arguments = ["migrate", backend.rawValue, backend == .postgresql ? url.absoluteString : url.path]
         let output = Pipe(), errors = Pipe()
         child.standardOutput = output
         child.standardError = errors

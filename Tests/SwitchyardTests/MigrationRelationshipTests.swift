@@ -6,7 +6,7 @@ import Testing
 /// LMDB `links`), one test per change kind, checked through a coordinator and context after migrating and,
 /// for SQLite, in the file's layout.
 @Suite struct MigrationRelationshipTests {
-    static let backends: [Backend] = [.sqlite, .lmdb]
+    static let backends: [Backend] = [.sqlite, .lmdb] + (TestServer.isSkipped ? [] : [.postgresql])
     let dir = TemporaryDirectory()
 
     /// Album 1->> Track (to-one inverse), Photo <<->> Tag. Numbers: Album 1, Photo 2, Tag 3, Track 4.

@@ -2,10 +2,10 @@ import Foundation
 import Testing
 @testable import Switchyard
 
-/// In-place lightweight migration: one test per inferable change kind, on each file backend; the memory
-/// backend starts empty on every open, so it has nothing to migrate.
+/// In-place lightweight migration: one test per inferable change kind, on SQLite, LMDB and PostgreSQL; the
+/// memory backend starts empty on every open, so it has nothing to migrate.
 @Suite struct MigrationTests {
-    static let backends: [Backend] = [.sqlite, .lmdb]
+    static let backends: [Backend] = [.sqlite, .lmdb] + (TestServer.isSkipped ? [] : [.postgresql])
     let dir = TemporaryDirectory()
 
     /// Populates version 1, reopens with `model` and returns the migrated store.
@@ -35,11 +35,17 @@ import Testing
             // The new position reads the default through the stored layout: no row is rewritten (O(1)).
             #expect(!events.withLock { $0 }.contains { $0.entity == "Item" })
         } else {
-            #expect(events.withLock { $0 }.last == MigrationProgress(path: store.url!.path, entity: "Item", done: 30, total: 30))
+            let path = backend == .postgresql ? try #require(events.withLock { $0 }.last?.path) : store.url!.path
+            #expect(backend != .postgresql || path.contains("schema=") && !path.contains("password"))
+            #expect(events.withLock { $0 }.last == MigrationProgress(path: path, entity: "Item", done: 30, total: 30))
         }
         if backend == .sqlite {
             // One entity per table: the column's DEFAULT gives old rows the value, O(1) whatever the row count.
             #expect(try SQLite3.query(store.url!.path, "SELECT dflt_value FROM pragma_table_info('ZITEM') WHERE name = 'ZRANK'") == "7")
+        }
+        if backend == .postgresql {
+            // The same on PostgreSQL: a constant DEFAULT in the catalog, no row rewritten.
+            #expect(try MigrationFixtures.postgresValues(store.url!, "SELECT column_default FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'ZITEM' AND column_name = 'ZRANK'") == ["7"])
         }
         #expect(try store.metadata().versionHashes == v2.versionHashes)
         #expect(try store.storedModel() == v2)
@@ -197,6 +203,7 @@ import Testing
         #expect(try MigrationFixtures.rows(store, "Tag").count == 4)
         #expect(try store.metadata().versionHashes != v2.versionHashes)
         #expect(MigrationFixtures.snapshot(url)["data.mdb"] == before["data.mdb"])
+        #expect(MigrationFixtures.snapshot(url)["schema"] == before["schema"])
     }
 }
 

@@ -46,7 +46,7 @@ import Testing
         #expect(try store.fetch(StoreFetchRequest(entityName: "Book", predicate: predicate)).count == 3)
     }
 
-    @Test func aDisposableStoreWithAnotherModelIsRecreated() throws {
+    @Test func aDisposableStoreIsMigratedWhenItCanBeAndRecreatedWhenNot() throws {
         let url = try dir.postgresURL("cache")
         let v1 = try ObjectModel(entities: [EntityDescription(name: "Entry", attributes: [AttributeDescription(name: "key", type: .string)])])
         do {
@@ -56,17 +56,28 @@ import Testing
             try context.insert("Entry").set("key", "old")
             try context.save()
         }
+        // A change that can be migrated is migrated, disposable or not: the row stays.
         let v2 = try ObjectModel(entities: [EntityDescription(name: "Entry", attributes: [
             AttributeDescription(name: "key", type: .string), AttributeDescription(name: "hits", type: .integer64),
         ])])
-        // Not disposable: refused, the store untouched.
-        #expect(throws: StoreError.self) { try StoreCoordinator(model: v2).addStore(.postgreSQL, configuration: "Default", url: url) }
-        #expect(try StoreCoordinator(model: v1).addStore(.postgreSQL, configuration: "Default", url: url)
+        let migrated = try StoreCoordinator(model: v2).addStore(.postgreSQL, configuration: "Default", url: url, options: StoreOptions(disposable: true))
+        #expect(try migrated.fetch(StoreFetchRequest(entityName: "Entry")).map { $0["key"] } == [.string("old")])
+        // One that cannot: refused when not disposable, the store untouched.
+        let v3 = try ObjectModel(entities: [EntityDescription(name: "Entry", attributes: [
+            AttributeDescription(name: "key", type: .integer64), AttributeDescription(name: "hits", type: .integer64),
+        ])])
+        #expect {
+            try StoreCoordinator(model: v3).addStore(.postgreSQL, configuration: "Default", url: url)
+        } throws: { error in
+            guard case StoreError.incompatibleModel(let path, "Default", _)? = error as? StoreError else { return false }
+            return path.contains("schema=")
+        }
+        #expect(try StoreCoordinator(model: v2).addStore(.postgreSQL, configuration: "Default", url: url)
             .count(StoreFetchRequest(entityName: "Entry")) == 1)
         // Disposable: recreated empty with the new model.
-        let store = try StoreCoordinator(model: v2).addStore(.postgreSQL, configuration: "Default", url: url, options: StoreOptions(disposable: true))
+        let store = try StoreCoordinator(model: v3).addStore(.postgreSQL, configuration: "Default", url: url, options: StoreOptions(disposable: true))
         #expect(try store.count(StoreFetchRequest(entityName: "Entry")) == 0)
-        #expect(try store.metadata().versionHashes == v2.versionHashes)
+        #expect(try store.metadata().versionHashes == v3.versionHashes)
     }
 
     @Test func anIPv6HostIsReadWithoutItsBrackets() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 @testable import Switchyard
 @testable import SwitchyardPostgreSQL
 
@@ -76,7 +77,7 @@ enum MigrationFixtures {
         case .sqlite: return try SQLiteStore(url: url, model: model, configuration: "Default", migrationProgress: progress)
         case .lmdb: return try LMDBStore(url: url, model: model, configuration: "Default", migrationProgress: progress)
         case .memory: return try InMemoryStore(model: model, configuration: "Default")
-        case .postgresql: return try PostgreSQLStore(url: url, model: model, configuration: "Default")
+        case .postgresql: return try PostgreSQLStore(url: url, model: model, configuration: "Default", migrationProgress: progress)
         }
     }
 
@@ -85,9 +86,22 @@ enum MigrationFixtures {
         Dictionary(uniqueKeysWithValues: try store.fetch(StoreFetchRequest(entityName: entity)).map { ($0.primaryKey, $0) })
     }
 
-    /// The bytes of every file of a store (a SQLite file and its sidecars, or an LMDB directory's data.mdb).
+    /// The bytes of every file of a store (a SQLite file and its sidecars, or an LMDB directory's data.mdb); for
+    /// a PostgreSQL store, every table's columns and rows as text, under "schema".
     static func snapshot(_ url: URL) -> [String: Data] {
         var result: [String: Data] = [:]
+        if url.scheme?.hasPrefix("postgres") == true {
+            let dump = try? postgresValues(url, """
+                SELECT string_agg(c.table_name || '.' || c.column_name || ':' || c.data_type, ',' ORDER BY c.table_name, c.ordinal_position)                 FROM information_schema.columns c WHERE c.table_schema = current_schema()
+                """)
+            var text = dump?.joined() ?? ""
+            for table in (try? postgresValues(url, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1")) ?? [] {
+                let rows = try? postgresValues(url, "SELECT string_agg(t::text, '|' ORDER BY t::text) FROM \"\(table)\" t")
+                text += "\n\(table): " + (rows?.joined() ?? "")
+            }
+            result["schema"] = Data(text.utf8)
+            return result
+        }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
             result["data.mdb"] = FileManager.default.contents(atPath: url.appendingPathComponent("data.mdb").path)
@@ -99,6 +113,21 @@ enum MigrationFixtures {
 }
 
 extension MigrationFixtures {
+    /// The first column of every row `sql` returns, as text, in the schema of the PostgreSQL store at `url`.
+    static func postgresValues(_ url: URL, _ sql: String) throws -> [String] {
+        let location = try PostgreSQLLocation(url, configuration: "tests")
+        let connection = try PostgreSQLConnection(location, configuration: "tests", logger: .init(label: "tests") { _ in SwiftLogNoOpLogHandler() })
+        return try connection.query(sql).map { row in
+            switch try row.makeRandomAccess().columnValue(0) {
+            case .null: return "NULL"
+            case .integer(let i): return String(i)
+            case .real(let d): return String(d)
+            case .text(let s): return s
+            case .blob(let b): return b.base64EncodedString()
+            }
+        }
+    }
+
     /// How many rows of `entity` match `predicate`.
     static func count(_ store: any PersistentStore, _ entity: String, _ predicate: String) throws -> Int {
         try store.count(StoreFetchRequest(entityName: entity, predicate: FetchPredicate(format: predicate)))

@@ -1,11 +1,9 @@
 import Foundation
-internal import GRDB
 import SwitchyardModel
-import SwitchyardStores
 
 // MARK: - Join tables
 
-extension SQLiteMigrator {
+extension LayoutMigrator {
     /// Brings the many-to-many join tables in line with the new model, inside the migration's transaction:
     /// a table the new model finds (under either end's name) only gains or loses `Z_FOK_` order columns; a
     /// pair whose relationship or entity was renamed gets its old table renamed (table and columns, `O(1)`);
@@ -16,9 +14,9 @@ extension SQLiteMigrator {
     /// shifted still finds its tables. Members that gain an order keep primary-key order: their position is
     /// NULL, which reads after positioned members, by primary key — as in a store that never had positions.
     func alignJoinTables(
-        _ db: Database, oldNumbers: [String: Int64], numbers: [String: Int64], newEntities: [EntityDescription]
+        _ db: some LayoutMigrationDatabase, oldNumbers: [String: Int64], numbers: [String: Int64], newEntities: [EntityDescription]
     ) throws {
-        var actual = try tableColumns(db)
+        var actual = try db.tableColumns()
         var kept: Set<String> = []
         let storeRoots = Set(newEntities.map(\.rootName))
         for (first, second) in new.manyToManyPairs(touching: newEntities) {
@@ -39,12 +37,11 @@ extension SQLiteMigrator {
                 try rename(db, oldJoin, to: target, oldKeys: oldKeys)
                 kept.insert(target.name.uppercased())
             } else {
-                try db.execute(sql: target.createSQL)
-                try db.execute(sql: target.indexSQL)
+                try db.createJoinTable(target)
                 try fillFromFormerToOnes(db, target, oldNumbers: oldNumbers, numbers: numbers)
                 kept.insert(target.name.uppercased())
             }
-            actual = try tableColumns(db)
+            actual = try db.tableColumns()
         }
         // Pairs of the old model whose table nothing claimed: removed relationships (or entities).
         let oldEntities = old.entities.filter { oldNumbers[$0.name] != nil }
@@ -54,15 +51,15 @@ extension SQLiteMigrator {
             guard let found = join.resolved(in: actual) ?? swapped.resolved(in: actual),
                 !kept.contains(found.name.uppercased())
             else { continue }
-            let links = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(SQLiteNames.quote(found.name))") ?? 0
-            try db.execute(sql: "DROP TABLE \(SQLiteNames.quote(found.name))")
+            let links = Int(try db.integer("SELECT COUNT(*) FROM \(db.quote(found.name))"))
+            try db.execute("DROP TABLE \(db.quote(found.name))")
             actual[found.name.uppercased()] = nil
             try progress?(MigrationProgress(path: path, entity: first.entityName, done: links, total: links))
         }
     }
 
     /// The old model's join table of the pair whose new ends are `first` and `second` (through entity and
-    /// relationship renames), resolved in the file, with the old end key of each new end.
+    /// relationship renames), resolved in the database, with the old end key of each new end.
     private func formerJoin(
         first: RelationshipEnd, second: RelationshipEnd, oldNumbers: [String: Int64], actual: [String: [String]]
     ) -> (SQLiteJoinTable, [String: String])? {
@@ -86,7 +83,9 @@ extension SQLiteMigrator {
     /// Fills a new join table from the foreign keys of an end that was a to-one (a to-one that became
     /// to-many with a to-many inverse): one link per row whose key is set, and, where the other end was an
     /// ordered to-many kept by those keys, its positions. Runs before the key columns are dropped.
-    private func fillFromFormerToOnes(_ db: Database, _ join: SQLiteJoinTable, oldNumbers: [String: Int64], numbers: [String: Int64]) throws {
+    private func fillFromFormerToOnes(
+        _ db: some LayoutMigrationDatabase, _ join: SQLiteJoinTable, oldNumbers: [String: Int64], numbers: [String: Int64]
+    ) throws {
         let ends = join.first.key == join.second.key ? [join.first] : [join.first, join.second]
         for end in ends {
             guard let former = formerEnd(end), !former.relationship.isToMany,
@@ -95,8 +94,7 @@ extension SQLiteMigrator {
             else { continue }
             let (_, oldColumns) = SQLiteLayoutBuilder(model: old, numbers: oldNumbers).table(root: oldRoot)
             let table = SQLiteNames.table(for: entity.rootName)
-            let real = Dictionary(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table])
-                .map { ($0.uppercased(), $0) }, uniquingKeysWith: { a, _ in a })
+            let real = Dictionary(try db.columns(of: table).map { ($0.uppercased(), $0) }, uniquingKeysWith: { a, _ in a })
             guard let key = oldColumns[former.entityName]?[former.relationship.name].flatMap({ real[$0.uppercased()] }) else { continue }
             let family = entity.selfAndDescendantNames.compactMap { numbers[$0] }.map(String.init).joined(separator: ", ")
             guard !family.isEmpty else { continue }
@@ -111,26 +109,27 @@ extension SQLiteMigrator {
                 columns.append(order)
                 values.append(position)
             }
-            let quotedColumns = columns.map(SQLiteNames.quote).joined(separator: ", ")
-            let select = values.map(SQLiteNames.quote).joined(separator: ", ")
-            let source = "FROM \(SQLiteNames.quote(table)) WHERE \(SQLiteNames.quote(key)) IS NOT NULL AND Z_ENT IN (\(family))"
-            try db.execute(sql: "INSERT OR IGNORE INTO \(SQLiteNames.quote(join.name)) (\(quotedColumns)) SELECT \(select) \(source)")
+            let quotedColumns = columns.map(db.quote).joined(separator: ", ")
+            let source = "FROM \(db.quote(table)) WHERE \(db.quote(key)) IS NOT NULL AND \"Z_ENT\" IN (\(family))"
+            try db.insertIgnoringDuplicates(
+                into: join.name, columns: quotedColumns, select: "SELECT \(values.map(db.quote).joined(separator: ", ")) \(source)")
             if join.first.key == join.second.key {
                 // A relationship that is its own inverse keeps each link both ways round.
-                try db.execute(sql: "INSERT OR IGNORE INTO \(SQLiteNames.quote(join.name)) (\(quotedColumns)) SELECT \(SQLiteNames.quote(key)), \"Z_PK\" \(source)")
+                try db.insertIgnoringDuplicates(
+                    into: join.name, columns: quotedColumns, select: "SELECT \(db.quote(key)), \"Z_PK\" \(source)")
             }
-            let links = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(SQLiteNames.quote(join.name))") ?? 0
+            let links = Int(try db.integer("SELECT COUNT(*) FROM \(db.quote(join.name))"))
             try progress?(MigrationProgress(path: path, entity: end.entityName, done: links, total: links))
         }
     }
 
     /// Renames an old join table and its columns to the new names; order columns follow their end, are added
     /// for an end that became ordered and dropped for one that no longer is; the reverse index is rebuilt.
-    private func rename(_ db: Database, _ oldJoin: SQLiteJoinTable, to target: SQLiteJoinTable, oldKeys: [String: String]) throws {
+    private func rename(_ db: some LayoutMigrationDatabase, _ oldJoin: SQLiteJoinTable, to target: SQLiteJoinTable, oldKeys: [String: String]) throws {
         if oldJoin.name.uppercased() != target.name.uppercased() {
-            try db.execute(sql: "ALTER TABLE \(SQLiteNames.quote(oldJoin.name)) RENAME TO \(SQLiteNames.quote(target.name))")
+            try db.execute("ALTER TABLE \(db.quote(oldJoin.name)) RENAME TO \(db.quote(target.name))")
         }
-        let table = SQLiteNames.quote(target.name)
+        let table = db.quote(target.name)
         // (old column, new column) per end; a reflexive pair has one key for both ends, so map column by column.
         var moves: [(from: String?, to: String?)] = []
         if target.first.key == target.second.key {
@@ -149,34 +148,31 @@ extension SQLiteMigrator {
             switch (move.from, move.to) {
             case let (from?, to?) where from.uppercased() != to.uppercased():
                 let temporary = "Z_MIGRATING_\(i)"
-                try db.execute(sql: "ALTER TABLE \(table) RENAME COLUMN \(SQLiteNames.quote(from)) TO \(SQLiteNames.quote(temporary))")
+                try db.execute("ALTER TABLE \(table) RENAME COLUMN \(db.quote(from)) TO \(db.quote(temporary))")
                 pending.append((temporary, to))
             case let (from?, nil):
-                try dropJoinColumn(db, table: target.name, column: from)
+                try db.execute("ALTER TABLE \(table) DROP COLUMN \(db.quote(from))")
             case let (nil, to?):
-                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(SQLiteNames.ddl(to)) INTEGER")
+                try db.addColumn(to, sqliteType: "INTEGER", defaultValue: nil, to: target.name)
             default:
                 break
             }
         }
         for (temporary, final) in pending {
-            try db.execute(sql: "ALTER TABLE \(table) RENAME COLUMN \(SQLiteNames.quote(temporary)) TO \(SQLiteNames.quote(final))")
+            try db.execute("ALTER TABLE \(table) RENAME COLUMN \(db.quote(temporary)) TO \(db.quote(final))")
         }
-        for index in try String.fetchAll(
-            db, sql: "SELECT name FROM pragma_index_list(?) WHERE origin = 'c'", arguments: [target.name])
-        {
-            try db.execute(sql: "DROP INDEX \(SQLiteNames.quote(index))")
+        for index in try db.indexes(of: target.name) where !index.isConstraint {
+            try db.execute("DROP INDEX \(db.quote(index.name))")
         }
-        try db.execute(sql: target.indexSQL)
+        try db.createJoinIndex(target)
     }
 
-    /// Adds the order columns `expected` has and `found` (the same table in the file) lacks, and drops order
-    /// columns no end uses any more.
-    private func alignOrderColumns(_ db: Database, found: SQLiteJoinTable, expected: SQLiteJoinTable) throws {
-        let table = SQLiteNames.quote(found.name)
+    /// Adds the order columns `expected` has and `found` (the same table in the database) lacks, and drops
+    /// order columns no end uses any more.
+    private func alignOrderColumns(_ db: some LayoutMigrationDatabase, found: SQLiteJoinTable, expected: SQLiteJoinTable) throws {
         for (have, want) in [(found.firstOrderColumn, expected.firstOrderColumn), (found.secondOrderColumn, expected.secondOrderColumn)] {
             if have == nil, let want {
-                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(SQLiteNames.ddl(want)) INTEGER")
+                try db.addColumn(want, sqliteType: "INTEGER", defaultValue: nil, to: found.name)
             }
         }
         // Found columns may carry Core Data's numeric suffix; the ones just added are spelled as expected.
@@ -186,24 +182,12 @@ extension SQLiteMigrator {
         // Core Data's numeric suffix): a column this library cannot account for is never dropped.
         let ours = Set([expected.firstColumn, expected.secondColumn, found.firstColumn, found.secondColumn]
             .map { "Z_FOK_" + $0.dropFirst(2).uppercased() })
-        for column in try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [found.name]) {
+        for column in try db.columns(of: found.name) {
             let upper = column.uppercased()
             let isOurs = ours.contains { upper.hasPrefix($0) && upper.dropFirst($0.count).allSatisfy(\.isNumber) }
-            if isOurs && !wanted.contains(upper) { try dropJoinColumn(db, table: found.name, column: column) }
+            if isOurs && !wanted.contains(upper) {
+                try db.execute("ALTER TABLE \(db.quote(found.name)) DROP COLUMN \(db.quote(column))")
+            }
         }
-    }
-
-    /// Drops an order column of a join table (never part of its key or index).
-    private func dropJoinColumn(_ db: Database, table: String, column: String) throws {
-        try db.execute(sql: "ALTER TABLE \(SQLiteNames.quote(table)) DROP COLUMN \(SQLiteNames.quote(column))")
-    }
-
-    /// Every table's columns, by upper-cased table name (what `SQLiteJoinTable.resolved` matches against).
-    private func tableColumns(_ db: Database) throws -> [String: [String]] {
-        var result: [String: [String]] = [:]
-        for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
-            result[table.uppercased()] = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table])
-        }
-        return result
     }
 }
