@@ -40,8 +40,11 @@ extension PostgreSQLStore {
 extension PostgreSQLStore {
     /// The most parameters one multi-row `INSERT` binds (PostgreSQL's limit is 65,535).
     static let parametersPerInsert = 16_000
+    /// From this many rows of one entity, a save sends them with `COPY … FROM STDIN` instead of `INSERT`s.
+    static let rowsPerCopy = 256
 
-    /// Applies deletes, updates, inserts, then links and orders, in one transaction: all or nothing. An update or
+    /// Applies deletes, updates, inserts (many rows of one entity with `COPY`), then links and orders, in one
+    /// transaction: all or nothing. An update or
     /// delete whose `expectedVersion` is not the row's `Z_OPT` is `StoreError.conflict`; a broken uniqueness
     /// constraint is `StoreError.uniquenessViolation`.
     public func save(_ changes: StoreChangeSet) throws {
@@ -80,7 +83,14 @@ extension PostgreSQLStore {
             }
             for group in inserts {
                 let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + group.layout.insertColumns
-                let head = "INSERT INTO \(q(schema.table(of: group.layout).name)) (\(columns.map(q).joined(separator: ", "))) VALUES "
+                let table = schema.table(of: group.layout).name
+                if group.rows.count >= Self.rowsPerCopy, PostgreSQLConnection.canCopy(table: table, columns: columns) {
+                    try uniquely(group.layout, values: nil, rows: group.source) {
+                        try connection.copy(into: table, columns: columns, rows: group.rows)
+                    }
+                    continue
+                }
+                let head = "INSERT INTO \(q(table)) (\(columns.map(q).joined(separator: ", "))) VALUES "
                 let perStatement = max(1, Self.parametersPerInsert / columns.count)
                 var start = 0
                 while start < group.rows.count {
