@@ -41,5 +41,8 @@ extension StoreCoordinator {
                 try PostgreSQLStore(url: url, model: model, configuration: configuration, options: options, migrationProgress: progress)
             }
         }
+        ServerStoreOpeners.locations.withLock { locations in
+            locations[.postgreSQL] = PostgreSQLStore.locations
+        }
     }
 }

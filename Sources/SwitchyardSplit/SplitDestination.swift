@@ -7,9 +7,10 @@ import SwitchyardStores
 public struct SplitDestination: Sendable, Hashable, Codable {
     /// The target model configuration this store receives.
     public var configuration: String
-    /// The SQLite file or LMDB directory to create.
+    /// The SQLite file or LMDB directory to create, or the PostgreSQL store's `postgres://` URL.
     public var url: URL
-    /// The backend: `.sqlite` or `.lmdb`.
+    /// The backend: `.sqlite`, `.lmdb` or `.postgreSQL` (which needs `StoreCoordinator.registerPostgreSQL()` from
+    /// the SwitchyardPostgreSQL product).
     public var type: StoreType
 
     /// An output for `configuration` at `url`.
@@ -19,13 +20,21 @@ public struct SplitDestination: Sendable, Hashable, Codable {
         self.type = type
     }
 
-    /// Parses `CONFIG=PATH[:sqlite|lmdb]`; without a suffix the type follows the path's extension.
+    /// Parses `CONFIG=PATH[:sqlite|lmdb]` or `CONFIG=postgres://…`; without a suffix the type follows the
+    /// path's extension.
     public init(argument: String) throws {
         guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else {
-            throw SplitError.usage("--store \(argument): expected CONFIG=PATH[:sqlite|lmdb]")
+            throw SplitError.usage("--store \(Self.redacted(argument)): expected CONFIG=PATH[:sqlite|lmdb] or CONFIG=postgres://…")
         }
         let configuration = String(argument[..<equals])
         var path = String(argument[argument.index(after: equals)...])
+        if let scheme = path.split(separator: ":", maxSplits: 1).first?.lowercased(), scheme == "postgres" || scheme == "postgresql" {
+            guard let url = URL(string: path), url.host != nil else {
+                throw SplitError.usage("--store \(Self.redacted(argument)): not a URL (postgres://user@host:port/database?schema=…)")
+            }
+            self.init(configuration: configuration, url: url, type: .postgreSQL)
+            return
+        }
         var type: StoreType?
         for (suffix, t) in [(":sqlite", StoreType.sqlite), (":lmdb", StoreType.lmdb)] where path.lowercased().hasSuffix(suffix) {
             path = String(path.dropLast(suffix.count))
@@ -41,8 +50,32 @@ public struct SplitDestination: Sendable, Hashable, Codable {
         self.init(configuration: configuration, url: url, type: resolved)
     }
 
-    /// The name the output is written under until it is complete and verified.
+    /// The name the output is written under until it is complete and verified: a sibling file or directory, or
+    /// for PostgreSQL a sibling schema (`<schema>_storesplit_partial`, its tables moved into the final schema in
+    /// one transaction).
     package var temporaryURL: URL {
-        url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".storesplit-partial")
+        if type == .postgreSQL, var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+            let schema = parts.queryItems?.first { $0.name.lowercased() == "schema" }?.value ?? "public"
+            parts.queryItems = (parts.queryItems ?? []).filter { $0.name.lowercased() != "schema" }
+                + [URLQueryItem(name: "schema", value: String(schema.prefix(40)) + "_storesplit_partial")]
+            return parts.url ?? url
+        }
+        return url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".storesplit-partial")
+    }
+
+    /// The output as messages and reports show it: its path, or its URL without a password.
+    public var displayPath: String { Self.displayPath(url, type: type) }
+
+    /// A store location as messages show it: a file's path, a server's URL without its password.
+    package static func displayPath(_ url: URL, type: StoreType) -> String {
+        type.isFileBased ? url.path : StoreDescription.displayLocation(type: type, url: url, configuration: "")
+    }
+
+    /// A `--store` argument with any password in it replaced.
+    private static func redacted(_ argument: String) -> String {
+        guard let equals = argument.firstIndex(of: "="), let url = URL(string: String(argument[argument.index(after: equals)...])),
+            let scheme = url.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql"
+        else { return argument }
+        return String(argument[...equals]) + StoreDescription.displayLocation(type: .postgreSQL, url: url, configuration: "")
     }
 }

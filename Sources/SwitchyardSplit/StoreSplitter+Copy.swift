@@ -22,13 +22,13 @@ extension StoreSplitter {
         _ plan: SplitPlan, options: SplitOptions = SplitOptions(), progress: ((SplitProgress) -> Void)? = nil
     ) throws -> SplitReport {
         let started = Date()
-        if !options.force, plan.destinations.contains(where: { Self.exists($0.url) }) {
+        if !options.force, try plan.destinations.contains(where: { try Self.exists($0.url, type: $0.type) }) {
             // A rerun after a kill between the renames finishes that run; other outputs need --force.
-            if interruptedRun(plan) != nil {
+            if try interruptedRun(plan) != nil {
                 return try finishInterruptedRun(plan, started: started, batchSize: max(1, options.batchSize))
             }
-            for destination in plan.destinations where Self.exists(destination.url) {
-                throw SplitError.outputExists(path: destination.url.path)
+            for destination in plan.destinations where try Self.exists(destination.url, type: destination.type) {
+                throw SplitError.outputExists(path: destination.displayPath)
             }
         }
         let runMarks: [String: PropertyListValue] = [
@@ -246,21 +246,39 @@ extension StoreSplitter {
 
     // MARK: - Files
 
-    package static func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }
+    /// Whether a store is at `url`: a file or directory, or a server store's tables.
+    package static func exists(_ url: URL, type: StoreType) throws -> Bool {
+        guard !type.isFileBased else { return FileManager.default.fileExists(atPath: url.path) }
+        do {
+            return try ServerStoreOpeners.locations(for: type, url: url, configuration: "").exists(url)
+        } catch {
+            throw SplitError.copy(reason: "cannot look for a store at \(SplitDestination.displayPath(url, type: type)): \(error)")
+        }
+    }
 
-    /// Removes a store's file with its sidecars, or its directory.
+    /// Removes a store's file with its sidecars, or its directory, or a server store's tables.
     package static func remove(_ url: URL, type: StoreType) {
-        StoreFileSet.remove(at: url, type: type)
+        guard !type.isFileBased else { return StoreFileSet.remove(at: url, type: type) }
+        try? ServerStoreOpeners.locations(for: type, url: url, configuration: "").remove(url)
     }
 
     /// Renames the verified temporary output to its final name. An SQLite file replaces its predecessor with
-    /// one `rename(2)`; the old file's sidecars are removed first so they never apply to the new file.
+    /// one `rename(2)`; the old file's sidecars are removed first so they never apply to the new file. A server
+    /// store's tables replace the final store's in one transaction.
     package static func moveIntoPlace(_ destination: SplitDestination) throws {
+        if !destination.type.isFileBased {
+            do {
+                let locations = try ServerStoreOpeners.locations(for: destination.type, url: destination.url, configuration: destination.configuration)
+                return try locations.replace(destination.url, destination.temporaryURL)
+            } catch {
+                throw SplitError.copy(reason: "cannot put \(destination.displayPath) in place: \(error)")
+            }
+        }
         let temporary = destination.temporaryURL.path, final = destination.url.path
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporary + suffix) }
         var adopted: Set<String>?
         if destination.type == .lmdb {
-            if exists(destination.url) { try? FileManager.default.removeItem(at: destination.url) }
+            if try exists(destination.url, type: .lmdb) { try? FileManager.default.removeItem(at: destination.url) }
         } else {
             for suffix in ["-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: final + suffix) }
             // The external data files join the final name's folder first (an older output's files stay until

@@ -155,8 +155,9 @@ extension StoreSplitter {
             guard byConfiguration.updateValue(index, forKey: destination.configuration) == nil else {
                 throw SplitError.usage("configuration \(destination.configuration) is given more than one --store")
             }
-            guard paths.insert(destination.url.standardizedFileURL.path).inserted else {
-                throw SplitError.usage("\(destination.url.path) is used twice (or is the source)")
+            let key = destination.type.isFileBased ? destination.url.standardizedFileURL.path : destination.displayPath
+            guard paths.insert(key).inserted else {
+                throw SplitError.usage("\(destination.displayPath) is used twice (or is the source)")
             }
         }
         return byConfiguration

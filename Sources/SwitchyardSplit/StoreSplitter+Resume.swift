@@ -18,18 +18,24 @@ extension StoreSplitter {
     package func planFingerprint(_ plan: SplitPlan) -> String {
         var text = "\(plan.source.standardizedFileURL.path)\n\(source.identifier.uuidString)\n"
         for destination in plan.destinations {
-            text += "\(destination.configuration)\t\(destination.url.standardizedFileURL.path)\t\(destination.type.rawValue)\n"
+            text += "\(destination.configuration)\t\(destination.type.isFileBased ? destination.url.standardizedFileURL.path : destination.displayPath)\t\(destination.type.rawValue)\n"
         }
         return SHA256.hash(Data(text.utf8)).hexString
     }
 
     /// The split marks in a store's metadata, nil when it has none or cannot be read.
     package static func splitMarks(_ url: URL, type: StoreType, configuration: String) -> (run: String, plan: String)? {
-        guard let state = try? (type == .lmdb
-            ? LMDBStore.storedState(at: url, configuration: configuration)
-            : SQLiteStore.storedState(at: url, configuration: configuration)),
-            case .string(let run)? = state.metadata.additional[runMetadataKey],
-            case .string(let plan)? = state.metadata.additional[planMetadataKey]
+        let metadata: StoreMetadata?
+        switch type {
+        case .lmdb: metadata = try? LMDBStore.storedState(at: url, configuration: configuration).metadata
+        case .postgreSQL:
+            metadata = try? ServerStoreOpeners.opener(for: type, url: url, configuration: configuration)(
+                url, try ObjectModel(entities: []), ConfigurationDescription.defaultName, .readOnly, nil).metadata()
+        default: metadata = try? SQLiteStore.storedState(at: url, configuration: configuration).metadata
+        }
+        guard let metadata,
+            case .string(let run)? = metadata.additional[runMetadataKey],
+            case .string(let plan)? = metadata.additional[planMetadataKey]
         else { return nil }
         return (run, plan)
     }
@@ -38,16 +44,16 @@ extension StoreSplitter {
     /// place: every final output that exists carries that run's marks, at least one is missing, and each
     /// missing one waits, verified, under its temporary name with the same marks (renames start only after
     /// every output was verified). Nil otherwise.
-    package func interruptedRun(_ plan: SplitPlan) -> String? {
+    package func interruptedRun(_ plan: SplitPlan) throws -> String? {
         let fingerprint = planFingerprint(plan)
         var run: String?
         var missing = 0
         for destination in plan.destinations {
-            let atFinal = Self.exists(destination.url)
+            let atFinal = try Self.exists(destination.url, type: destination.type)
             let url = atFinal ? destination.url : destination.temporaryURL
             if !atFinal {
                 missing += 1
-                guard Self.exists(url) else { return nil }
+                guard try Self.exists(url, type: destination.type) else { return nil }
             }
             guard let marks = Self.splitMarks(url, type: destination.type, configuration: destination.configuration), marks.plan == fingerprint,
                 run == nil || run == marks.run
@@ -60,7 +66,7 @@ extension StoreSplitter {
     /// Renames the interrupted run's remaining outputs into place and reports what the outputs hold (rows
     /// counted, links counted and checksummed, from the final files).
     package func finishInterruptedRun(_ plan: SplitPlan, started: Date, batchSize: Int) throws -> SplitReport {
-        for destination in plan.destinations where !Self.exists(destination.url) {
+        for destination in plan.destinations where !(try Self.exists(destination.url, type: destination.type)) {
             try Self.moveIntoPlace(destination)
         }
         var results = [CopyResult](repeating: CopyResult(), count: plan.entities.count)

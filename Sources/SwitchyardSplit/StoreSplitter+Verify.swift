@@ -19,7 +19,7 @@ extension StoreSplitter {
             do {
                 store = try Self.openOutput(destination, at: destination.temporaryURL, model: targetModel)
             } catch {
-                throw SplitError.verification(["\(destination.temporaryURL.path): cannot reopen the output: \(error)"])
+                throw SplitError.verification(["\(SplitDestination.displayPath(destination.temporaryURL, type: destination.type)): cannot reopen the output: \(error)"])
             }
             defer { try? (store as? BulkCopyStore)?.closeFiles() }
             for (copyIndex, copy) in plan.entities.enumerated() where copy.destination == index {
@@ -96,6 +96,9 @@ extension StoreSplitter {
     package static func openOutput(_ destination: SplitDestination, at url: URL, model: ObjectModel) throws -> PersistentStore {
         switch destination.type {
         case .lmdb: return try LMDBStore(url: url, model: model, configuration: destination.configuration, options: .readOnly)
+        case .postgreSQL:
+            return try ServerStoreOpeners.opener(for: .postgreSQL, url: url, configuration: destination.configuration)(
+                url, model, destination.configuration, .readOnly, nil)
         default: return try SQLiteStore(url: url, model: model, configuration: destination.configuration, options: .readOnly)
         }
     }
@@ -105,7 +108,7 @@ extension StoreSplitter {
     package func report(_ plan: SplitPlan, results: [CopyResult], links: [LinkResult], seconds: Double, verified: Bool) -> SplitReport {
         let outputs = plan.destinations.enumerated().map { index, destination in
             SplitReport.Output(
-                configuration: destination.configuration, path: destination.url.path, type: destination.type,
+                configuration: destination.configuration, path: destination.displayPath, type: destination.type,
                 entities: plan.entities.enumerated().filter { $0.element.destination == index }.map { i, copy in
                     SplitReport.EntityResult(
                         sourceEntity: copy.sourceEntity, targetEntity: copy.targetEntity, rows: results[i].rows,

@@ -123,6 +123,13 @@ public final class StoreSplitter {
     ) throws -> BulkCopyStore {
         switch destination.type {
         case .lmdb: return try LMDBStore(url: url, model: model, configuration: destination.configuration)
+        case .postgreSQL:
+            let store = try ServerStoreOpeners.opener(for: .postgreSQL, url: url, configuration: destination.configuration)(
+                url, model, destination.configuration, .default, nil)
+            guard let bulk = store as? BulkCopyStore else {
+                throw SplitError.usage("\(destination.displayPath): this store kind cannot receive a split")
+            }
+            return bulk
         default:
             return try SQLiteStore(
                 url: url, model: model, configuration: destination.configuration, joinTablesNamedBy: joinTablesNamedBy)

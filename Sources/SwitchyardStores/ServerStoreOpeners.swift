@@ -14,6 +14,21 @@ package enum ServerStoreOpeners {
 
     package static let registry = Locked<[StoreType: Opener]>([:])
 
+    /// How the split tool finds, replaces and removes stores of the kind, by store type (registered with the
+    /// opener).
+    package static let locations = Locked<[StoreType: ServerStoreLocations]>([:])
+
+    /// The registered locations of `type`, or the same error as a missing opener.
+    package static func locations(for type: StoreType, url: URL, configuration: String) throws -> ServerStoreLocations {
+        _ = try opener(for: type, url: url, configuration: configuration)
+        guard let found = locations.withLock({ $0[type] }) else {
+            throw StoreError.openFailed(
+                path: StoreDescription.displayLocation(type: type, url: url, configuration: configuration), configuration: configuration,
+                reason: "\(type.rawValue) stores registered no way to replace a store")
+        }
+        return found
+    }
+
     /// The opener of `type`, or `StoreError.openFailed` saying which product to import.
     package static func opener(for type: StoreType, url: URL, configuration: String) throws -> Opener {
         guard let opener = registry.withLock({ $0[type] }) else {
@@ -31,4 +46,24 @@ package enum ServerStoreOpeners {
 package protocol ConfigurationRecordingStore: PersistentStore {
     /// The configuration the store was created for; nil when it does not say.
     var createdConfiguration: String? { get }
+}
+
+/// What writing a whole store under a temporary name and then putting it in place needs of a server store kind:
+/// the split tool's equivalent of a file's existence, `rename(2)` and removal.
+package struct ServerStoreLocations: Sendable {
+    /// Whether a store is at the URL.
+    package var exists: @Sendable (_ url: URL) throws -> Bool
+    /// Removes the store at the URL, if any.
+    package var remove: @Sendable (_ url: URL) throws -> Void
+    /// Replaces whatever store is at `final` with the one at `temporary`, in one transaction.
+    package var replace: @Sendable (_ final: URL, _ temporary: URL) throws -> Void
+
+    package init(
+        exists: @escaping @Sendable (URL) throws -> Bool, remove: @escaping @Sendable (URL) throws -> Void,
+        replace: @escaping @Sendable (URL, URL) throws -> Void
+    ) {
+        self.exists = exists
+        self.remove = remove
+        self.replace = replace
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Switchyard
+import SwitchyardPostgreSQL
 
 /// Issue #12: what a split keeps exactly — `Z_OPT`, `Z_PK`, `Z_MAX` — for every source/destination pair, on real
 /// Core Data stores and on stores Switchyard writes; split outputs are valid split sources.
@@ -19,6 +20,20 @@ import Testing
         return url
     }
 
+    /// The output backends: SQLite, LMDB, and PostgreSQL unless `SWITCHYARD_SKIP_POSTGRES=1`.
+    static let outputTypes: [StoreType] = [.sqlite, .lmdb] + (TestServer.isSkipped ? [] : [.postgreSQL])
+
+    /// Where an output of `type` named `name` goes: a file in `temp`, or a schema of the test server.
+    static func outputURL(_ type: StoreType, _ name: String, in temp: TemporaryDirectory) throws -> URL {
+        switch type {
+        case .postgreSQL:
+            StoreCoordinator.registerPostgreSQL()
+            return try temp.postgresURL(name)
+        case .lmdb: return temp.file("\(name).lmdb")
+        default: return temp.file("\(name).sqlite")
+        }
+    }
+
     /// Every row of every entity of `store`, by entity and primary key: its `Z_OPT`.
     static func versions(_ store: any PersistentStore) throws -> [String: Int64] {
         var result: [String: Int64] = [:]
@@ -33,13 +48,13 @@ import Testing
     /// XCServerCoreData 2.0.1 holds 599 rows with `Z_OPT` > 1 (counted with sqlite3 over its Z tables). Every
     /// one keeps its version in an SQLite and in an LMDB output; `--verify` (content checksums, which include
     /// the version) passes. Before the fix, LMDB wrote every inserted row with version 1.
-    @Test(.enabled(if: Fixtures.available, Fixtures.skipMessage), arguments: [StoreType.sqlite, .lmdb])
+    @Test(.enabled(if: Fixtures.available, Fixtures.skipMessage), arguments: Self.outputTypes)
     func coreDataVersionsSurviveASplit(outputType: StoreType) throws {
         let temp = TemporaryDirectory()
         let url = try Self.copyFixture(Self.xcServer201, into: temp)
         let model = try ModelLoader.load(at: Fixtures.url(Self.xcServer201Model))
         let output = SplitDestination(
-            configuration: "Default", url: temp.file("Out.\(outputType == .lmdb ? "lmdb" : "sqlite")"), type: outputType)
+            configuration: "Default", url: try Self.outputURL(outputType, "Out", in: temp), type: outputType)
         let splitter = try StoreSplitter(source: url, targetModel: model, destinations: [output])
         let report = try splitter.run(try splitter.plan(), options: SplitOptions(batchSize: 50, verifyContent: true))
         #expect(report.contentVerified)
@@ -133,10 +148,10 @@ import Testing
         try legacy.closeFiles()
 
         let target = try LegacyMessenger.targetModel()
-        for outputType in [StoreType.sqlite, .lmdb] {
-            let ext = outputType == .lmdb ? "lmdb" : "sqlite"
+        for outputType in Self.outputTypes {
+            let ext = outputType.rawValue.lowercased()
             let destinations = [
-                SplitDestination(configuration: "Cloud", url: temp.file("Cloud-\(ext).\(ext)"), type: outputType),
+                SplitDestination(configuration: "Cloud", url: try Self.outputURL(outputType, "Cloud-\(ext)", in: temp), type: outputType),
                 SplitDestination(configuration: "Local", url: temp.file("Local-\(ext).sqlite"), type: .sqlite),
                 SplitDestination(configuration: "Cache", url: temp.file("Cache-\(ext).sqlite"), type: .sqlite),
             ]
@@ -149,9 +164,7 @@ import Testing
             #expect(report.outputs[0].primaryKeyMaxima["Chat"] == chats)
             #expect(report.outputs[0].primaryKeyMaxima["Message"] == messageMax)
             #expect(report.warnings.contains { $0.contains("Z_MAX of Chat") })
-            let cloud: any PersistentStore = outputType == .lmdb
-                ? try LMDBStore(url: destinations[0].url, model: target, configuration: "Cloud")
-                : try SQLiteStore(url: destinations[0].url, model: target, configuration: "Cloud")
+            let cloud = try StoreCoordinator(model: target).addStore(StoreDescription(outputType, configuration: "Cloud", url: destinations[0].url))
             #expect(try cloud.allocatePrimaryKeys(for: "Chat", count: 1).lowerBound == chats + 1)
             #expect(try cloud.allocatePrimaryKeys(for: "Message", count: 1).lowerBound == messageMax + 1)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Switchyard
+import SwitchyardPostgreSQL
 
 /// A legacy store with every kind of to-many — Photo.tags <<->> Tag.photos, Playlist.songs <<->> Song.playlists
 /// (ordered from both sides), Album.tracks (ordered, to-one inverse), Person.friends (its own inverse) — split
@@ -137,8 +138,16 @@ enum SplitRelationshipModel {
 
 @Suite struct SplitRelationshipTests {
     static let pairs: [(StoreType, StoreType)] = [(.sqlite, .sqlite), (.sqlite, .lmdb), (.lmdb, .sqlite), (.lmdb, .lmdb)]
+        + (TestServer.isSkipped ? [] : [(.sqlite, .postgreSQL), (.lmdb, .postgreSQL)])
 
-    private func destinations(_ type: StoreType, in temp: TemporaryDirectory) -> [SplitDestination] {
+    private func destinations(_ type: StoreType, in temp: TemporaryDirectory) throws -> [SplitDestination] {
+        if type == .postgreSQL {
+            StoreCoordinator.registerPostgreSQL()
+            return [
+                SplitDestination(configuration: "Media", url: try temp.postgresURL("media"), type: type),
+                SplitDestination(configuration: "Music", url: try temp.postgresURL("music"), type: type),
+            ]
+        }
         let ext = type == .lmdb ? "lmdb" : "sqlite"
         return [
             SplitDestination(configuration: "Media", url: temp.file("Media.\(ext)"), type: type),
@@ -163,7 +172,7 @@ enum SplitRelationshipModel {
         try legacy.addStore(sourceType, configuration: "Default", at: url, options: .readOnly)
 
         let target = try SplitRelationshipModel.target()
-        let destinations = destinations(outputType, in: temp)
+        let destinations = try destinations(outputType, in: temp)
         let splitter = try StoreSplitter(source: url, targetModel: target, destinations: destinations)
         let plan = try splitter.plan()
         #expect(plan.warnings.isEmpty, "\(plan.warnings)")
@@ -204,7 +213,7 @@ enum SplitRelationshipModel {
         let temp = TemporaryDirectory()
         let url = temp.file("Legacy.sqlite")
         try SplitRelationshipModel.make(.sqlite, at: url)
-        let destinations = destinations(.sqlite, in: temp)
+        let destinations = try destinations(.sqlite, in: temp)
         let splitter = try StoreSplitter(source: url, targetModel: try SplitRelationshipModel.target(), destinations: destinations)
         _ = try splitter.run(try splitter.plan())
         guard SQLite3.available else { return }
@@ -223,7 +232,7 @@ enum SplitRelationshipModel {
         let url = temp.file("Legacy.sqlite")
         try SplitRelationshipModel.make(.sqlite, at: url)
         let target = try SplitRelationshipModel.target()
-        let destinations = destinations(outputType, in: temp)
+        let destinations = try destinations(outputType, in: temp)
         let splitter = try StoreSplitter(source: url, targetModel: target, destinations: destinations)
         let plan = try splitter.plan()
         _ = try splitter.run(plan)
@@ -330,7 +339,7 @@ enum SplitRelationshipModel {
         let url = temp.file("Legacy.sqlite")
         let source = try #require(SplitRelationshipModel.make(.sqlite, at: url) as? SQLiteStore)
         let target = try SplitRelationshipModel.target()
-        let destinations = destinations(.sqlite, in: temp)
+        let destinations = try destinations(.sqlite, in: temp)
         let splitter = try StoreSplitter(source: url, targetModel: target, destinations: destinations)
         let plan = try splitter.plan()
         let output = try SQLiteStore(url: temp.file("Batched.sqlite"), model: target, configuration: "Media")

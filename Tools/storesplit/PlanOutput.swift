@@ -21,7 +21,7 @@ enum PlanOutput {
         var out = "plan: \(plan.source.path) (\(plan.sourceType.rawValue), model from \(plan.sourceModelOrigin)), "
             + "\(plan.rowCount) rows\n"
         for (index, destination) in plan.destinations.enumerated() {
-            out += "  \(destination.configuration) -> \(destination.url.path) (\(destination.type.rawValue))\n"
+            out += "  \(destination.configuration) -> \(destination.displayPath) (\(destination.type.rawValue))\n"
             for copy in plan.entities where copy.destination == index {
                 let renamed = copy.sourceEntity == copy.targetEntity ? "" : " (was \(copy.sourceEntity))"
                 out += "    \(copy.targetEntity)\(renamed): \(copy.rowCount) rows\n"
@@ -112,7 +112,7 @@ private struct PlanJSON: Encodable {
         sourceType = plan.sourceType
         sourceModel = plan.sourceModelOrigin
         rows = plan.rowCount
-        destinations = plan.destinations.map { Destination(configuration: $0.configuration, path: $0.url.path, type: $0.type) }
+        destinations = plan.destinations.map { Destination(configuration: $0.configuration, path: $0.displayPath, type: $0.type) }
         entities = plan.entities
         conversions = plan.conversions
         links = plan.links
