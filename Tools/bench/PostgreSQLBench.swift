@@ -26,7 +26,28 @@ struct PostgreSQLBench {
         let raw = try RawPostgres(url: url)
         defer { raw.close() }
         var insert = (switchyard: Double.infinity, raw: Double.infinity)
-        var fetch = insert, lookup = insert
+        var fetch = insert, lookup = insert, split = insert
+        var rawCopy = Double.infinity
+        // The split's source: the same rows in a SQLite store of the same model.
+        let sourceDir = FileManager.default.temporaryDirectory.appendingPathComponent("bench-pg-split-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: sourceDir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: sourceDir) }
+        let source = sourceDir.appendingPathComponent("Legacy.sqlite")
+        do {
+            let coordinator = StoreCoordinator(model: try ObjectLayerBench.model())
+            try coordinator.addStore(.sqlite, configuration: "Main", at: source)
+            let context = ObjectContext(coordinator: coordinator)
+            for row in rows {
+                let item = try context.insert(BenchItem.self)
+                item.name = row.name
+                item.count = row.count
+                item.score = row.score
+                item.createdAt = row.createdAt
+                item.flag = row.flag
+                item.note = row.note
+            }
+            try context.save()
+        }
         for attempt in 0..<repeats {
             log("PostgreSQL: \(count) objects, attempt \(attempt + 1) of \(repeats)")
             let schema = "bench_\(UUID().uuidString.prefix(8).lowercased())"
@@ -63,6 +84,16 @@ struct PostgreSQLBench {
                     precondition(found.count == 1)
                 }
             })
+            split.switchyard = min(split.switchyard, try time {
+                let output = SplitDestination(configuration: "Main", url: Self.url(url, schema: schema + "_split"), type: .postgreSQL)
+                let splitter = try StoreSplitter(source: source, targetModel: try ObjectLayerBench.model(), destinations: [output])
+                let report = try splitter.run(try splitter.plan(), options: SplitOptions(batchSize: 10_000))
+                precondition(report.outputs[0].entities.map(\.rows).reduce(0, +) == count)
+            })
+            try raw.drop(schema + "_split")
+            try raw.reset(schema + "_copy")
+            rawCopy = min(rawCopy, try time { try raw.copy(rows) })
+            try raw.drop(schema + "_copy")
             try raw.reset(schema + "_raw")
             insert.raw = min(insert.raw, try time { try raw.insert(rows) })
             fetch.raw = min(fetch.raw, try time {
@@ -77,11 +108,16 @@ struct PostgreSQLBench {
             })
             try raw.drop(schema + "_raw")
         }
-        results.append(BenchResult(backend: "PostgreSQL", operation: "insert + save (\(count))", baselines: ["raw PostgresNIO": insert.raw], switchyard: insert.switchyard))
+        results.append(BenchResult(
+            backend: "PostgreSQL", operation: "insert + save (\(count))",
+            baselines: ["raw PostgresNIO INSERT": insert.raw, "raw PostgresNIO COPY": rawCopy], switchyard: insert.switchyard))
         results.append(BenchResult(
             backend: "PostgreSQL", operation: "fetch all + read every attribute (\(count))", baselines: ["raw PostgresNIO": fetch.raw], switchyard: fetch.switchyard))
         results.append(BenchResult(
             backend: "PostgreSQL", operation: "indexed equality x\(lookups)", baselines: ["raw PostgresNIO": lookup.raw], switchyard: lookup.switchyard))
+        results.append(BenchResult(
+            backend: "PostgreSQL", operation: "storesplit SQLite -> PostgreSQL (\(count) rows)", baselines: ["PostgreSQL COPY of the rows": rawCopy],
+            switchyard: split.switchyard))
         if loadProcesses > 0 {
             log("PostgreSQL: \(loadProcesses) processes x \(loadObjects) objects")
             let schema = "load_\(UUID().uuidString.prefix(8).lowercased())"
@@ -178,6 +214,35 @@ final class RawPostgres {
             }
             try run("INSERT INTO item (id, name, count, score, created_at, flag, note) VALUES " + tuples.joined(separator: ", "), binds)
             start += chunk.count
+        }
+        try run("COMMIT")
+    }
+
+    /// The same rows with `COPY … FROM STDIN` (text format) in one transaction, from memory: PostgreSQL's own
+    /// fastest way in, the split row's yardstick.
+    func copy(_ rows: [ObjectLayerBench.Row]) throws {
+        func escaped(_ text: String) -> String {
+            text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\t", with: "\\t")
+                .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
+        }
+        var buffer = ByteBuffer()
+        for (offset, row) in rows.enumerated() {
+            buffer.writeString("\(offset + 1)\t\(escaped(row.name))\t\(row.count)\t\(row.score)\t\(row.createdAt.timeIntervalSinceReferenceDate)\t\(row.flag ? 1 : 0)\t")
+            buffer.writeString(row.note.map(escaped) ?? "\\N")
+            buffer.writeString("\n")
+        }
+        let data = buffer, connection = self.connection, logger = self.logger
+        try run("BEGIN")
+        let promise = connection.eventLoop.makePromise(of: Void.self)
+        promise.completeWithTask {
+            try await connection.copyFrom(table: "item", columns: ["id", "name", "count", "score", "created_at", "flag", "note"], logger: logger) { writer in
+                try await writer.write(data)
+            }
+        }
+        do {
+            try promise.futureResult.wait()
+        } catch {
+            throw ValidationError("bench: raw COPY failed: \(String(reflecting: error).prefix(600))")
         }
         try run("COMMIT")
     }
