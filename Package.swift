@@ -19,6 +19,11 @@ let package = Package(
         .executable(name: "demo", targets: ["demo"]),
         .plugin(name: "SwitchyardCodegen", targets: ["SwitchyardCodegen"]),
     ],
+    // The command-line tools reach PostgreSQL stores only with this trait (`swift build --traits PostgreSQL`):
+    // the codegen plugin runs storeinspect, and the demo and any app using the plugin must not build SwiftNIO.
+    traits: [
+        .trait(name: "PostgreSQL", description: "storesplit, storeinspect and demo read and write PostgreSQL stores (builds SwiftNIO)"),
+    ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -85,7 +90,11 @@ let package = Package(
             path: "Sources/SwitchyardPostgreSQL"
         ),
         // What the command-line tools share (the terminal progress bar).
-        .target(name: "ToolSupport", dependencies: ["Switchyard"], path: "Tools/ToolSupport"),
+        .target(
+            name: "ToolSupport",
+            dependencies: ["Switchyard", .target(name: "SwitchyardPostgreSQL", condition: .when(traits: ["PostgreSQL"]))],
+            path: "Tools/ToolSupport"
+        ),
         .executableTarget(
             name: "storesplit",
             dependencies: ["Switchyard", "ToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -98,9 +107,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "storeinspect",
-            // Not SwitchyardPostgreSQL: the codegen build plugin runs storeinspect, and an app using the plugin must
-            // not build SwiftNIO for it.
-            dependencies: ["Switchyard", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            // SwitchyardPostgreSQL only with the PostgreSQL trait: the codegen build plugin runs storeinspect.
+            dependencies: ["Switchyard", "ToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/storeinspect"
         ),
         .executableTarget(
@@ -125,7 +133,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "demo",
-            dependencies: ["Switchyard", "MessengerSchema", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Switchyard", "MessengerSchema", "ToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/demo"
         ),
         // Xcode's codegen for SwiftPM: EntityObject types from a target's .xcdatamodeld, through storeinspect codegen.

@@ -10,8 +10,8 @@ source Tools/setup.sh
 source Tools/postgres.sh
 trap postgres_stop EXIT
 postgres_start
-swift build --build-tests
-swift test --skip-build "$@"
+swift build --build-tests --traits PostgreSQL
+swift test --skip-build --traits PostgreSQL "$@"
 if [ "$#" -eq 0 ]; then
     echo "test: documentation (DocC, warnings as errors)"
     bash Tools/docs.sh

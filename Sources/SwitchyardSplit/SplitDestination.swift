@@ -29,7 +29,7 @@ public struct SplitDestination: Sendable, Hashable, Codable {
         let configuration = String(argument[..<equals])
         var path = String(argument[argument.index(after: equals)...])
         if let scheme = path.split(separator: ":", maxSplits: 1).first?.lowercased(), scheme == "postgres" || scheme == "postgresql" {
-            guard let url = URL(string: path), url.host != nil else {
+            guard let url = URL(string: path), url.host?.isEmpty == false else {
                 throw SplitError.usage("--store \(Self.redacted(argument)): not a URL (postgres://user@host:port/database?schema=…)")
             }
             self.init(configuration: configuration, url: url, type: .postgreSQL)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MessengerSchema
 import Switchyard
+import ToolSupport
 
 /// `demo open`: the split stores used through one coordinator — Cloud and Local in SQLite, Cache in LMDB — with
 /// fetched properties that look objects up across stores.
@@ -15,15 +16,33 @@ struct DemoOpen: ParsableCommand {
     @Option(help: "The Messenger model (the split's target).")
     var model = "Schemas/Messenger.xcdatamodeld"
 
+    @Option(name: .customLong("cloud-url"), help: "The Cloud store on PostgreSQL (postgres://user@host:port/database?schema=NAME) instead of Cloud.sqlite; needs the PostgreSQL trait.")
+    var cloudURL: String?
+
+    func validate() throws {
+        if let cloudURL {
+            do {
+                _ = try StoreLocation.url(cloudURL, tool: "demo")
+            } catch {
+                throw ValidationError("--cloud-url \(error)")
+            }
+            guard StoreLocation.isServerURL(cloudURL) else { throw ValidationError("--cloud-url expects a postgres:// URL") }
+        }
+    }
+
     func run() throws {
         let root = URL(fileURLWithPath: dir)
         let messenger = try ModelLoader.load(at: URL(fileURLWithPath: model))
         say("model: \(messenger.entities.count) entities; configurations: \(messenger.configurations.map(\.name).joined(separator: ", "))")
         let coordinator = StoreCoordinator(model: messenger)
         for (configuration, type, name) in [("Cloud", StoreType.sqlite, "Cloud.sqlite"), ("Local", .sqlite, "Local.sqlite"), ("Cache", .lmdb, "Cache.lmdb")] {
-            let store = try coordinator.addStore(type, configuration: configuration, at: root.appendingPathComponent(name))
+            // The one-line change that moves Cloud to PostgreSQL: its description names the server instead of a file.
+            let description = configuration == "Cloud" && cloudURL != nil
+                ? StoreDescription(.postgreSQL, configuration: "Cloud", url: try StoreLocation.url(cloudURL!, tool: "demo"))
+                : StoreDescription(type, configuration: configuration, url: root.appendingPathComponent(name))
+            let store = try coordinator.addStore(description)
             let counts = try store.entities.map { "\($0.name)=\(try store.count(StoreFetchRequest(entityName: $0.name)))" }
-            say("store \(configuration) (\(type.rawValue), \(store.displayPath)): \(counts.joined(separator: " "))")
+            say("store \(configuration) (\(store.type.rawValue), \(store.displayPath)): \(counts.joined(separator: " "))")
         }
 
         // MARK: cross-store lookups (typed entities generated from the model by the SwitchyardCodegen plugin)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Switchyard
+import ToolSupport
 
 /// `storeinspect`: a store's type, metadata and row counts; the model in its cache; a model's picture.
 ///
@@ -17,6 +18,15 @@ struct StoreInspectCommand: ParsableCommand {
             ProbeCommand.self,
         ],
         defaultSubcommand: InspectCommand.self)
+
+    /// The store argument's URL: a file path, or a `postgres://` URL when built with the PostgreSQL trait.
+    static func storeURL(_ argument: String, step: String) throws -> URL {
+        do {
+            return try StoreLocation.url(argument, tool: "storeinspect")
+        } catch {
+            throw fail(step, "\(error)", code: 64)
+        }
+    }
 
     /// Prints `storeinspect: <step> failed: <reason>` and exits with `code`.
     static func fail(_ step: String, _ reason: String, code: Int32 = 2) -> ExitCode {
@@ -37,6 +47,7 @@ struct StoreInspectCommand: ParsableCommand {
     /// Reads an LMDB store in a child process (`storeinspect probe STORE`) before this process reads it, so a
     /// store damaged where only reading it shows fails the step instead of killing the tool.
     static func probe(_ path: String, step: String) throws {
+        guard !StoreLocation.isServerURL(path) else { return }
         let url = URL(fileURLWithPath: path)
         guard StoreProbe.needsProbe(url) else { return }
         do {
@@ -76,7 +87,7 @@ struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect", abstract: "Print a store's type, metadata and per-entity row counts (the default).")
 
-    @Argument(help: "An SQLite store file or an LMDB store directory.")
+    @Argument(help: "An SQLite store file, an LMDB store directory, or a postgres:// URL (PostgreSQL trait).")
     var store: String?
 
     @Option(help: "Read the store with this model instead of its model cache.")
@@ -89,9 +100,10 @@ struct InspectCommand: ParsableCommand {
         guard let store else { throw StoreInspectCommand.fail("inspect", "no STORE given", code: 64) }
         let model = try self.model.map { try StoreInspectCommand.loadModel($0, step: "inspect") }
         try StoreInspectCommand.probe(store, step: "inspect")
+        let url = try StoreInspectCommand.storeURL(store, step: "inspect")
         let inspection: StoreInspection
         do {
-            inspection = try StoreInspection.inspect(URL(fileURLWithPath: store), model: model)
+            inspection = try StoreInspection.inspect(url, model: model)
         } catch let error as SplitError {
             throw StoreInspectCommand.fail("inspect", error.reason)
         } catch {
@@ -145,14 +157,15 @@ struct ModelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "model", abstract: "Print the model recovered from a store's model cache as .xcdatamodel XML.")
 
-    @Argument(help: "An SQLite store file or an LMDB store directory.")
+    @Argument(help: "An SQLite store file, an LMDB store directory, or a postgres:// URL (PostgreSQL trait).")
     var store: String
 
     func run() throws {
         try StoreInspectCommand.probe(store, step: "read model cache")
+        let url = try StoreInspectCommand.storeURL(store, step: "read model cache")
         let model: ObjectModel?
         do {
-            model = try StoreInspection.storedModel(URL(fileURLWithPath: store))
+            model = try StoreInspection.storedModel(url)
         } catch let error as SplitError {
             throw StoreInspectCommand.fail("read model cache", error.reason)
         } catch {

@@ -18,13 +18,15 @@ struct StoreSplitCommand: ParsableCommand {
             """,
         version: SwitchyardInfo.version)
 
-    @Argument(help: "The monolithic store: an SQLite file or an LMDB directory.")
+    @Argument(help: "The monolithic store: an SQLite file, an LMDB directory, or a postgres:// URL (PostgreSQL trait).")
     var source: String?
 
     @Option(name: .long, help: "The target model (.xcdatamodeld or .xcdatamodel) with its configurations.")
     var model: String?
 
-    @Option(name: .customLong("store"), help: "CONFIG=PATH[:sqlite|lmdb], once per configuration to write.")
+    @Option(
+        name: .customLong("store"),
+        help: "CONFIG=PATH[:sqlite|lmdb] or CONFIG=postgres://user@host:port/database?schema=NAME (PostgreSQL trait), once per configuration to write.")
     var stores: [String] = []
 
     @Option(name: .customLong("source-model"), help: "The model the source was written with (default: its model cache).")
@@ -74,15 +76,21 @@ struct StoreSplitCommand: ParsableCommand {
         guard batchSize > 0 else { throw SplitError.usage("--batch-size must be positive") }
         let target = try loadModel(model, option: "--model")
         let sourceModel = try self.sourceModel.map { try loadModel($0, option: "--source-model") }
+        let sourceURL: URL
+        do {
+            try StoreLocation.checkStoreArguments(stores, tool: "storesplit")
+            sourceURL = try StoreLocation.url(source, tool: "storesplit")
+        } catch let error as StoreLocationError {
+            throw SplitError.usage(error.message)
+        }
         let destinations = try stores.map { try SplitDestination(argument: $0) }
         // An LMDB source is read in a child process first: damage only a full read shows fails this step
         // instead of killing storesplit.
-        let sourceURL = URL(fileURLWithPath: source)
         if StoreProbe.needsProbe(sourceURL) {
             try StoreProbe.probe(sourceURL, executable: StoreProbe.currentExecutable, arguments: ["--probe", source])
         }
         let splitter = try StoreSplitter(
-            source: URL(fileURLWithPath: source), targetModel: target, destinations: destinations, sourceModel: sourceModel)
+            source: sourceURL, targetModel: target, destinations: destinations, sourceModel: sourceModel)
         let plan = try splitter.plan()
         if dryRun {
             if json { try PlanOutput.printJSON(plan) } else { PlanOutput.printText(plan) }
