@@ -14,11 +14,12 @@ import SwitchyardStores
 
 // MARK: - MigrationChainRunner
 
-/// Brings one store on disk from the chain version that wrote it to the chain's last version, a step at a
-/// time, before the coordinator opens it. Inferred steps migrate in place in one transaction; custom steps
-/// write a new store beside the old one (`<store>.migrating`) and rename it over the old store's file
-/// (SQLite: the database file after both are checkpointed; LMDB: `data.mdb`), so a kill at any moment
-/// leaves the store fully at one version of the chain.
+/// Brings one store from the chain version that wrote it to the chain's last version, a step at a time,
+/// before the coordinator opens it. Inferred steps migrate in place in one transaction; custom steps write a
+/// new store beside the old one (`<store>.migrating`, or for PostgreSQL the schema `<schema>_migrating`) and
+/// put it in the old one's place (SQLite: rename the database file after both are checkpointed; LMDB: rename
+/// `data.mdb`; PostgreSQL: move the tables in one transaction), so a kill at any moment leaves the store fully
+/// at one version of the chain.
 package struct MigrationChainRunner {
     package let chain: MigrationChain
 
@@ -28,16 +29,22 @@ package struct MigrationChainRunner {
         _ description: StoreDescription, migrationProgress: MigrationProgressHandler?,
         events: (@Sendable (StoreLoadEvent) -> Void)?
     ) throws {
-        guard description.type.isFileBased, !description.options.readOnly, let url = description.url else { return }
-        let temporary = Self.temporaryURL(for: url)
+        guard description.type != .memory, !description.options.readOnly, let url = description.url else { return }
+        let temporary = Self.temporaryURL(for: url, type: description.type)
         Self.remove(temporary, type: description.type)
-        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        guard try Self.exists(url, type: description.type, configuration: description.configuration) else { return }
         let configuration = description.configuration
+        let path = StoreDescription.displayLocation(type: description.type, url: url, configuration: configuration)
         let state: (metadata: StoreMetadata, model: ObjectModel?)
         switch description.type {
         case .sqlite: state = try SQLiteStore.storedState(at: url, configuration: configuration)
         case .lmdb: state = try LMDBStore.storedState(at: url, configuration: configuration)
-        case .memory, .postgreSQL: return
+        case .postgreSQL:
+            // Opened with no entities, it reads nothing but its metadata and model cache.
+            let store = try ServerStoreOpeners.opener(for: .postgreSQL, url: url, configuration: configuration)(
+                url, try ObjectModel(entities: []), ConfigurationDescription.defaultName, .readOnly, nil)
+            state = (try store.metadata(), try store.storedModel())
+        case .memory: return
         }
         guard let start = chain.versionIndex(hashes: state.metadata.versionHashes, storedModel: state.model, configuration: configuration),
             start < chain.versions.count - 1
@@ -46,11 +53,11 @@ package struct MigrationChainRunner {
             let (from, to) = (chain.versions[index], chain.versions[index + 1])
             guard from.model.configurationNames.contains(configuration), to.model.configurationNames.contains(configuration) else {
                 throw MigrationError.stepFailed(
-                    path: url.path, configuration: configuration, from: from.name, to: to.name,
+                    path: path, configuration: configuration, from: from.name, to: to.name,
                     reason: "configuration \(configuration) is missing from one of the two versions")
             }
             let custom = chain.customStep(to: to.name)
-            events?(.migrationStep(path: url.path, configuration: configuration, from: from.name, to: to.name, custom: custom != nil))
+            events?(.migrationStep(path: path, configuration: configuration, from: from.name, to: to.name, custom: custom != nil))
             do {
                 if let custom {
                     try runCustom(custom, description, from: from, to: to, temporary: temporary, progress: migrationProgress)
@@ -63,12 +70,12 @@ package struct MigrationChainRunner {
             } catch let error as MigrationError {
                 if case .stepFailed = error { throw error }
                 throw MigrationError.stepFailed(
-                    path: url.path, configuration: configuration, from: from.name, to: to.name, reason: error.localizedDescription)
+                    path: path, configuration: configuration, from: from.name, to: to.name, reason: error.localizedDescription)
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
                 throw MigrationError.stepFailed(
-                    path: url.path, configuration: configuration, from: from.name, to: to.name, reason: "\(error)")
+                    path: path, configuration: configuration, from: from.name, to: to.name, reason: "\(error)")
             }
         }
     }
@@ -129,23 +136,44 @@ package struct MigrationChainRunner {
         switch description.type {
         case .lmdb:
             return try LMDBStore(url: url, model: model, configuration: description.configuration, options: options, migrationProgress: progress)
+        case .postgreSQL:
+            let store = try ServerStoreOpeners.opener(for: .postgreSQL, url: url, configuration: description.configuration)(
+                url, model, description.configuration, options, progress)
+            guard let bulk = store as? BulkCopyStore else {
+                throw MigrationError.invalidChain(reason: "\(store.displayPath): this store kind cannot take a custom migration step")
+            }
+            return bulk
         default:
             return try SQLiteStore(url: url, model: model, configuration: description.configuration, options: options, migrationProgress: progress)
         }
     }
 
-    package static func temporaryURL(for url: URL) -> URL {
-        URL(fileURLWithPath: url.path + ".migrating")
+    /// Where a custom step writes the new store: `<store>.migrating` beside a file, `<schema>_migrating` beside a
+    /// PostgreSQL schema.
+    package static func temporaryURL(for url: URL, type: StoreType = .sqlite) -> URL {
+        if type == .postgreSQL { return ServerStoreLocations.sibling(of: url, type: type, suffix: "_migrating") }
+        return URL(fileURLWithPath: url.path + ".migrating")
     }
 
     package static func remove(_ url: URL, type: StoreType) {
-        StoreFileSet.remove(at: url, type: type)
+        guard !type.isFileBased else { return StoreFileSet.remove(at: url, type: type) }
+        try? ServerStoreOpeners.locations(for: type, url: url, configuration: "").remove(url)
+    }
+
+    /// Whether a store is at `url`: a file or directory, or a server store's tables.
+    package static func exists(_ url: URL, type: StoreType, configuration: String) throws -> Bool {
+        guard !type.isFileBased else { return FileManager.default.fileExists(atPath: url.path) }
+        return try ServerStoreOpeners.locations(for: type, url: url, configuration: configuration).exists(url)
     }
 
     /// Puts the closed new store in the old one's place with one `rename(2)`: the SQLite file (the old file's
     /// sidecars removed first, as both stores were checkpointed, so they never apply to the new file), or
     /// LMDB's `data.mdb` inside the store directory.
     package static func replace(_ url: URL, with temporary: URL, type: StoreType) throws {
+        if type == .postgreSQL {
+            // The new schema's tables take the old ones' place in one transaction.
+            return try ServerStoreOpeners.locations(for: type, url: url, configuration: "").replace(url, temporary)
+        }
         let (source, target): (String, String)
         var adopted: Set<String>?
         if type == .lmdb {

@@ -54,12 +54,7 @@ public struct SplitDestination: Sendable, Hashable, Codable {
     /// for PostgreSQL a sibling schema (`<schema>_storesplit_partial`, its tables moved into the final schema in
     /// one transaction).
     package var temporaryURL: URL {
-        if type == .postgreSQL, var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) {
-            let schema = parts.queryItems?.first { $0.name.lowercased() == "schema" }?.value ?? "public"
-            parts.queryItems = (parts.queryItems ?? []).filter { $0.name.lowercased() != "schema" }
-                + [URLQueryItem(name: "schema", value: String(schema.prefix(40)) + "_storesplit_partial")]
-            return parts.url ?? url
-        }
+        if type == .postgreSQL { return ServerStoreLocations.sibling(of: url, type: type, suffix: "_storesplit_partial") }
         return url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".storesplit-partial")
     }
 

@@ -58,6 +58,20 @@ package struct ServerStoreLocations: Sendable {
     /// Replaces whatever store is at `final` with the one at `temporary`, in one transaction.
     package var replace: @Sendable (_ final: URL, _ temporary: URL) throws -> Void
 
+    /// A store's sibling location for one being written in its place: for PostgreSQL, the same database with
+    /// `suffix` added to the schema's name (the name cut so the whole stays within PostgreSQL's 63 bytes).
+    package static func sibling(of url: URL, type: StoreType, suffix: String) -> URL {
+        precondition(type == .postgreSQL, "sibling(of:) is for server stores")
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        let schema = parts.queryItems?.first { $0.name.lowercased() == "schema" }?.value ?? "public"
+        var cut = ""
+        for scalar in schema.unicodeScalars where cut.utf8.count + String(scalar).utf8.count + suffix.utf8.count <= 63 {
+            cut.unicodeScalars.append(scalar)
+        }
+        parts.queryItems = (parts.queryItems ?? []).filter { $0.name.lowercased() != "schema" } + [URLQueryItem(name: "schema", value: cut + suffix)]
+        return parts.url ?? url
+    }
+
     package init(
         exists: @escaping @Sendable (URL) throws -> Bool, remove: @escaping @Sendable (URL) throws -> Void,
         replace: @escaping @Sendable (URL, URL) throws -> Void

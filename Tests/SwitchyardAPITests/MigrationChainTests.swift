@@ -1,11 +1,13 @@
 import Foundation
 import Switchyard
+import SwitchyardPostgreSQL
 import Testing
 
 /// Migration chains through the public API, on every backend with files: a store written by V1 reaches V3
 /// through an inferred step and a custom one (as CoreStore's chains and SwiftData's migration stages do).
 @Suite struct MigrationChainTests {
     static let persistent: [Backend] = [.sqlite, .lmdb]
+        + (ProcessInfo.processInfo.environment["SWITCHYARD_SKIP_POSTGRES"] == "1" ? [] : [.postgresql])
 
     /// V1: Person(name, age as a string) 1-n Note(text) n-n Label(title).
     static func v1() throws -> ObjectModel {
@@ -84,14 +86,35 @@ import Testing
         return chain
     }
 
-    static func url(_ backend: Backend, in dir: TempDir) -> URL {
-        dir.url.appendingPathComponent(backend == .sqlite ? "Main.sqlite" : "Main.lmdb")
+    static func url(_ backend: Backend, in dir: TempDir) throws -> URL {
+        switch backend {
+        case .postgresql:
+            StoreCoordinator.registerPostgreSQL()
+            return try Backend.postgresURL(in: dir.url, name: "Main")
+        case .lmdb: return dir.url.appendingPathComponent("Main.lmdb")
+        default: return dir.url.appendingPathComponent("Main.sqlite")
+        }
+    }
+
+    /// True when no store is where a custom step writes the new one (`Main.sqlite.migrating`, the schema
+    /// `…_migrating`): a PostgreSQL schema without a store refuses a read-only open.
+    static func noHalfWrittenStore(_ backend: Backend, in dir: TempDir) throws -> Bool {
+        let url = try url(backend, in: dir)
+        guard backend == .postgresql else { return !FileManager.default.fileExists(atPath: url.path + ".migrating") }
+        var parts = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        parts.queryItems = parts.queryItems?.map { $0.name == "schema" ? URLQueryItem(name: "schema", value: $0.value! + "_migrating") : $0 }
+        do {
+            try StoreCoordinator(model: try v2()).addStore(.postgreSQL, configuration: "Main", url: parts.url!, options: .readOnly)
+            return false
+        } catch {
+            return "\(error)".contains("no store in schema")
+        }
     }
 
     /// Writes a V1 store: 30 people (every fifth named "Spam"), two notes each, labels shared by notes.
     static func writeV1(_ backend: Backend, in dir: TempDir) throws -> UUID {
         let coordinator = StoreCoordinator(model: try v1())
-        let store = try coordinator.addStore(backend.storeType, configuration: "Main", at: url(backend, in: dir))
+        let store = try coordinator.addStore(backend.storeType, configuration: "Main", at: try url(backend, in: dir))
         var metadata = try store.metadata()
         metadata.additional["AppKey"] = .string("kept")
         try store.setMetadata(metadata)
@@ -124,7 +147,7 @@ import Testing
         try coordinator.setMigrationChain(try Self.chain())
         let events = EventLog()
         let results = await coordinator.loadStores(
-            [StoreDescription(backend.storeType, configuration: "Main", url: Self.url(backend, in: dir))]) { events.append($0) }
+            [StoreDescription(backend.storeType, configuration: "Main", url: try Self.url(backend, in: dir))]) { events.append($0) }
         let store = try #require(try results.get().first)
         #expect(events.steps == ["V1->V2 inferred", "V2->V3 custom"])
         #expect(store.identifier == identifier, "a migration keeps the store's UUID")
@@ -164,14 +187,14 @@ import Testing
         _ = try Self.writeV1(backend, in: dir)
         // Bring it to V2 the usual way: a coordinator on V2 infers V1 -> V2.
         let v2 = StoreCoordinator(model: try Self.v2())
-        try v2.addStore(backend.storeType, configuration: "Main", at: Self.url(backend, in: dir))
+        try v2.addStore(backend.storeType, configuration: "Main", at: try Self.url(backend, in: dir))
         try v2.removeStore(v2.stores[0])
 
         let coordinator = StoreCoordinator(model: try Self.v3())
         try coordinator.setMigrationChain(try Self.chain())
         let events = EventLog()
         let results = await coordinator.loadStores(
-            [StoreDescription(backend.storeType, configuration: "Main", url: Self.url(backend, in: dir))]) { events.append($0) }
+            [StoreDescription(backend.storeType, configuration: "Main", url: try Self.url(backend, in: dir))]) { events.append($0) }
         _ = try results.get()
         #expect(events.steps == ["V2->V3 custom"])
         #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Person")) == 24)
@@ -181,7 +204,7 @@ import Testing
         try again.setMigrationChain(try Self.chain())
         let none = EventLog()
         _ = try await again.loadStores(
-            [StoreDescription(backend.storeType, configuration: "Main", url: Self.url(backend, in: dir))]) { none.append($0) }.get()
+            [StoreDescription(backend.storeType, configuration: "Main", url: try Self.url(backend, in: dir))]) { none.append($0) }.get()
         #expect(none.steps.isEmpty)
     }
 
@@ -202,15 +225,15 @@ import Testing
         let coordinator = StoreCoordinator(model: try Self.v3())
         try coordinator.setMigrationChain(chain)
         #expect {
-            try coordinator.addStore(backend.storeType, configuration: "Main", at: Self.url(backend, in: dir))
+            try coordinator.addStore(backend.storeType, configuration: "Main", at: try Self.url(backend, in: dir))
         } throws: { error in
             guard let error = error as? MigrationError, case let .stepFailed(_, configuration, from, to, reason) = error else { return false }
             return configuration == "Main" && from == "V2" && to == "V3" && reason.contains("firstName") && reason.contains("p10")
         }
         #expect(coordinator.stores.isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: Self.url(backend, in: dir).path + ".migrating"), "the half-written store is gone")
+        #expect(try Self.noHalfWrittenStore(backend, in: dir), "the half-written store is gone")
         let v2 = StoreCoordinator(model: try Self.v2())
-        try v2.addStore(backend.storeType, configuration: "Main", at: Self.url(backend, in: dir))
+        try v2.addStore(backend.storeType, configuration: "Main", at: try Self.url(backend, in: dir))
         let context = ObjectContext(coordinator: v2)
         #expect(try context.count(FetchRequest(entityName: "Person")) == 30, "V2 has every row")
         #expect(try context.count(FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "nickname == nil"))) == 30)
@@ -236,7 +259,7 @@ import Testing
         try chain.setCustomStep(to: "V3", step)
         let coordinator = StoreCoordinator(model: try Self.v3())
         try coordinator.setMigrationChain(chain)
-        try coordinator.addStore(backend.storeType, configuration: "Main", at: Self.url(backend, in: dir))
+        try coordinator.addStore(backend.storeType, configuration: "Main", at: try Self.url(backend, in: dir))
         let context = ObjectContext(coordinator: coordinator)
         #expect(try context.count(FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "firstName == 'Former'"))) == 6)
         #expect(try context.count(FetchRequest(entityName: "Label")) == 4)
@@ -259,7 +282,7 @@ import Testing
         try chain.setCustomStep(to: "V3", step)
         let coordinator = StoreCoordinator(model: try Self.v3())
         try coordinator.setMigrationChain(chain)
-        let url = Self.url(backend, in: dir)
+        let url = try Self.url(backend, in: dir)
         let task = Task { await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Main", url: url)]) }
         box.set(task)
         let results = await task.value
@@ -268,7 +291,7 @@ import Testing
             return
         }
         #expect(coordinator.stores.isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: url.path + ".migrating"))
+        #expect(try Self.noHalfWrittenStore(backend, in: dir))
         let v2 = StoreCoordinator(model: try Self.v2())
         try v2.addStore(backend.storeType, configuration: "Main", at: url)
         #expect(try ObjectContext(coordinator: v2).count(FetchRequest(entityName: "Person")) == 30)
@@ -307,7 +330,7 @@ import Testing
         try chain.setCustomStep(to: "V3", step)
         let coordinator = StoreCoordinator(model: try Self.v3())
         try coordinator.setMigrationChain(chain)
-        try coordinator.addStore(.sqlite, configuration: "Main", at: Self.url(.sqlite, in: dir))
+        try coordinator.addStore(.sqlite, configuration: "Main", at: try Self.url(.sqlite, in: dir))
         let people = try ObjectContext(coordinator: coordinator).fetch(PersonV3.self)
         #expect(people.count == 30)
         #expect(people.allSatisfy { $0.age == 42 && $0.firstName == String($0.lastName.prefix(1)) })
@@ -339,7 +362,7 @@ import Testing
         let coordinator = StoreCoordinator(model: try Self.v3())
         try coordinator.setMigrationChain(chain)
         #expect {
-            try coordinator.addStore(.sqlite, configuration: "Main", at: Self.url(.sqlite, in: dir))
+            try coordinator.addStore(.sqlite, configuration: "Main", at: try Self.url(.sqlite, in: dir))
         } throws: { error in
             error.localizedDescription.contains("surname") && error.localizedDescription.contains("Person")
         }
