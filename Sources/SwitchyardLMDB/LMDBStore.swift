@@ -42,6 +42,8 @@ public final class LMDBStore: PersistentStore, ConfigurationRecordingStore, Migr
     package let location: URL
     /// `location.path`, computed once: every error names it, and `URL.path` is not free.
     package let path: String
+    /// The directory's path, as errors show it (kept from opening: rows name it for every value they check).
+    public var displayPath: String { path }
     package let environment: LMDBEnvironment
     package let schema: LMDBSchema
     package let databases: LMDBStoreDatabases

@@ -140,6 +140,10 @@ public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore
 
     // MARK: - Helpers
 
+    /// The store's URL without its password, as errors show it: kept from opening, since encoding a row names
+    /// it for every value it checks (parsing the URL each time would cost more than the row).
+    public var displayPath: String { pool.location.display }
+
     /// The layout of `entityName` when this store serves it (or, `forSubentities`, serves one of its subentities).
     func servedLayout(_ entityName: String, forSubentities: Bool = false) throws -> SQLiteEntityLayout {
         if servedEntityNames.contains(entityName), let layout = schema.entities[entityName] { return layout }

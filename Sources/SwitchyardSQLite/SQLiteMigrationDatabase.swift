@@ -15,15 +15,7 @@ struct SQLiteMigrationDatabase: LayoutMigrationDatabase {
 
     func rows(_ sql: String, _ arguments: [ColumnValue]) throws -> [[ColumnValue]] {
         try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments.map(SQLiteValueCoding.databaseValue))).map { row in
-            row.databaseValues.map { value -> ColumnValue in
-                switch value.storage {
-                case .null: return .null
-                case .int64(let i): return .integer(i)
-                case .double(let d): return .real(d)
-                case .string(let s): return .text(s)
-                case .blob(let data): return .blob(data)
-                }
-            }
+            row.databaseValues.map(SQLiteValueCoding.columnValue)
         }
     }
 

@@ -22,6 +22,9 @@ public final class SQLiteStore: PersistentStore, MigratingStore {
     public let type: StoreType = .sqlite
     /// The database file (its `-wal` and `-shm` sidecars live next to it).
     public var url: URL? { location }
+    /// The file's path, as errors show it: kept from opening, since encoding a row names it for every value it
+    /// checks.
+    public let displayPath: String
     /// The configuration whose entities this store holds.
     public let configurationName: String
     /// The whole model the store was opened with.
@@ -81,6 +84,7 @@ public final class SQLiteStore: PersistentStore, MigratingStore {
         self.tracer = tracer
         self.externalData = SQLiteExternalData(store: url, configuration: configuration)
         self.location = url
+        self.displayPath = url.path
         self.configurationName = configuration
         self.model = model
         self.entities = entities

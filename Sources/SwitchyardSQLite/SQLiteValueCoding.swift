@@ -48,7 +48,8 @@ package enum SQLiteValueCoding {
         columnValue(dbValue).generic
     }
 
-    private static func columnValue(_ dbValue: DatabaseValue) -> ColumnValue {
+    /// The column value of a database value, by its storage class.
+    static func columnValue(_ dbValue: DatabaseValue) -> ColumnValue {
         switch dbValue.storage {
         case .null: return .null
         case .int64(let i): return .integer(i)
