@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 import Switchyard
 
 /// The command-line tools, run as built binaries (`swift build --build-tests` builds them next to the tests).
@@ -20,6 +23,29 @@ import Switchyard
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// Starts `storesplit` with `arguments`, waits until its outputs exist under their temporary names in `dir`
+    /// (the copy has begun; at most 30 s), waits `delay` microseconds more and kills it with SIGKILL. True when
+    /// the kill stopped it before it finished.
+    static func killSplitMidRun(_ arguments: [String], watching dir: URL, after delay: UInt32) throws -> Bool {
+        let process = Process()
+        process.executableURL = binDirectory.appendingPathComponent("storesplit")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Waiting for the files, not a fixed delay, keeps the kill inside the run however fast the machine is.
+        let started = Date()
+        while process.isRunning, Date().timeIntervalSince(started) < 30 {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+            if names.contains(where: { $0.contains("storesplit-partial") }) { break }
+            usleep(500)
+        }
+        usleep(delay)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return process.terminationReason == .uncaughtSignal
     }
 
     static let built = ["storesplit", "storeinspect", "storefile"].allSatisfy {

@@ -2,9 +2,6 @@ import Foundation
 import Testing
 @testable import Switchyard
 import SwitchyardPostgreSQL
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `storesplit --store Cloud=postgres://…` and `storeinspect postgres://…` as built binaries (built with the
 /// package's PostgreSQL trait, as `Tools/test.sh` builds them; without it these fail saying so).
@@ -71,23 +68,8 @@ import Glibc
         let target = try LegacyMessenger.targetModel()
         var killedMidRun = 0
         for attempt in 0..<3 {
-            let process = Process()
-            process.executableURL = CLITests.binDirectory.appendingPathComponent("storesplit")
-            process.arguments = arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
             // The file outputs' temporary names appear once every output, Cloud's schema first, was created.
-            let started = Date()
-            while process.isRunning, Date().timeIntervalSince(started) < 30 {
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: temp.url.path)) ?? []
-                if names.contains(where: { $0.contains("storesplit-partial") }) { break }
-                usleep(500)
-            }
-            usleep(UInt32(attempt) * 30_000)
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            if process.terminationReason == .uncaughtSignal { killedMidRun += 1 }
+            if try CLITests.killSplitMidRun(arguments, watching: temp.url, after: UInt32(attempt) * 30_000) { killedMidRun += 1 }
             if try StoreSplitter.exists(cloud, type: .postgreSQL) {
                 let store = try PostgreSQLStore(url: cloud, model: target, configuration: "Cloud", options: .readOnly)
                 #expect(try store.count(StoreFetchRequest(entityName: "Message")) == 3_000, "attempt \(attempt)")

@@ -184,25 +184,9 @@ import Glibc
         var generator = SystemRandomNumberGenerator()
         var killedMidRun = 0
         for attempt in 0..<4 {
-            let process = Process()
-            process.executableURL = CLITests.binDirectory.appendingPathComponent("storesplit")
-            process.arguments = arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            // Kill once outputs exist under their temporary names (the copy has begun): at once the first time,
-            // a random moment later after that. Waiting for the files, not a fixed delay, keeps the kill inside
-            // the run however fast the machine is.
-            let started = Date()
-            while process.isRunning, Date().timeIntervalSince(started) < 30 {
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: temp.url.path)) ?? []
-                if names.contains(where: { $0.contains("storesplit-partial") }) { break }
-                usleep(500)
-            }
-            if attempt > 0 { usleep(UInt32.random(in: 0...(20_000 * UInt32(attempt)), using: &generator)) }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            if process.terminationReason == .uncaughtSignal { killedMidRun += 1 }
+            // At once the first time, a random moment later after that.
+            let delay = attempt > 0 ? UInt32.random(in: 0...(20_000 * UInt32(attempt)), using: &generator) : 0
+            if try CLITests.killSplitMidRun(arguments, watching: temp.url, after: delay) { killedMidRun += 1 }
             let target = try LegacyMessenger.targetModel()
             let cloud = temp.file("Cloud.sqlite")
             if FileManager.default.fileExists(atPath: cloud.path) {
