@@ -32,7 +32,7 @@ package struct MigrationChainRunner {
         guard description.type != .memory, !description.options.readOnly, let url = description.url else { return }
         let temporary = Self.temporaryURL(for: url, type: description.type)
         Self.remove(temporary, type: description.type)
-        guard try Self.exists(url, type: description.type, configuration: description.configuration) else { return }
+        guard try StoreFileSet.storeExists(at: url, type: description.type) else { return }
         let configuration = description.configuration
         let path = StoreDescription.displayLocation(type: description.type, url: url, configuration: configuration)
         let state: (metadata: StoreMetadata, model: ObjectModel?)
@@ -156,14 +156,7 @@ package struct MigrationChainRunner {
     }
 
     package static func remove(_ url: URL, type: StoreType) {
-        guard !type.isFileBased else { return StoreFileSet.remove(at: url, type: type) }
-        try? ServerStoreOpeners.locations(for: type, url: url, configuration: "").remove(url)
-    }
-
-    /// Whether a store is at `url`: a file or directory, or a server store's tables.
-    package static func exists(_ url: URL, type: StoreType, configuration: String) throws -> Bool {
-        guard !type.isFileBased else { return FileManager.default.fileExists(atPath: url.path) }
-        return try ServerStoreOpeners.locations(for: type, url: url, configuration: configuration).exists(url)
+        StoreFileSet.remove(at: url, type: type)
     }
 
     /// Puts the closed new store in the old one's place with one `rename(2)`: the SQLite file (the old file's

@@ -63,7 +63,7 @@ public struct SplitDestination: Sendable, Hashable, Codable {
 
     /// A store location as messages show it: a file's path, a server's URL without its password.
     package static func displayPath(_ url: URL, type: StoreType) -> String {
-        type.isFileBased ? url.path : StoreDescription.displayLocation(type: type, url: url, configuration: "")
+        StoreDescription.displayLocation(type: type, url: url, configuration: "")
     }
 
     /// A `--store` argument with any password in it replaced.

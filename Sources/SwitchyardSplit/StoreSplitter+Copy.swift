@@ -248,9 +248,8 @@ extension StoreSplitter {
 
     /// Whether a store is at `url`: a file or directory, or a server store's tables.
     package static func exists(_ url: URL, type: StoreType) throws -> Bool {
-        guard !type.isFileBased else { return FileManager.default.fileExists(atPath: url.path) }
         do {
-            return try ServerStoreOpeners.locations(for: type, url: url, configuration: "").exists(url)
+            return try StoreFileSet.storeExists(at: url, type: type)
         } catch {
             throw SplitError.copy(reason: "cannot look for a store at \(SplitDestination.displayPath(url, type: type)): \(error)")
         }
@@ -258,8 +257,7 @@ extension StoreSplitter {
 
     /// Removes a store's file with its sidecars, or its directory, or a server store's tables.
     package static func remove(_ url: URL, type: StoreType) {
-        guard !type.isFileBased else { return StoreFileSet.remove(at: url, type: type) }
-        try? ServerStoreOpeners.locations(for: type, url: url, configuration: "").remove(url)
+        StoreFileSet.remove(at: url, type: type)
     }
 
     /// Renames the verified temporary output to its final name. An SQLite file replaces its predecessor with

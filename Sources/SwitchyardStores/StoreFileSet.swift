@@ -34,7 +34,19 @@ package enum StoreFileSet {
 
     /// Removes every file of the store, ignoring those already gone.
     package static func remove(at url: URL, type: StoreType) {
+        guard type.isFileBased else {
+            // A server store: its tables, through the product that registered the kind (nothing when none did).
+            try? ServerStoreOpeners.locations(for: type, url: url, configuration: "").remove(url)
+            return
+        }
         for file in files(of: url, type: type).reversed() { try? FileManager.default.removeItem(at: file) }
+    }
+
+    /// Whether a store is at `url`: its file or directory, or a server store's tables (which needs the kind's
+    /// product registered, else it throws saying which).
+    package static func storeExists(at url: URL, type: StoreType) throws -> Bool {
+        guard type.isFileBased else { return try ServerStoreOpeners.locations(for: type, url: url, configuration: "").exists(url) }
+        return FileManager.default.fileExists(atPath: url.path)
     }
 
     /// Where the file `file` of the store at `url` goes when the store moves to `destination`: sidecars keep
