@@ -11,7 +11,8 @@ import SwitchyardStores
 // MARK: - Running a plan
 
 extension StoreSplitter {
-    /// Copies the plan's rows in batches into temporary outputs, then the links and positions of its to-many
+    /// Copies the plan's rows in batches into temporary outputs (a PostgreSQL output builds its indexes after
+    /// the rows are in), then the links and positions of its to-many
     /// relationships, copies `Z_MAX` and the source's app metadata keys, closes the outputs, verifies them (row
     /// counts always; content and link checksums with `options.verifyContent`) and only then renames each into
     /// place. On any failure the temporary outputs
@@ -39,10 +40,14 @@ extension StoreSplitter {
             let naming = joinTableNaming(plan)
             for (index, destination) in plan.destinations.enumerated() {
                 Self.remove(destination.temporaryURL, type: destination.type)
-                outputs.append(try Self.create(
-                    destination, at: destination.temporaryURL, model: targetModel, joinTablesNamedBy: naming[index]))
+                let output = try Self.create(
+                    destination, at: destination.temporaryURL, model: targetModel, joinTablesNamedBy: naming[index])
+                outputs.append(output)
+                try output.deferIndexes()
             }
             var results = try copyRows(plan, into: outputs.map { $0! }, batchSize: max(1, options.batchSize), progress: progress)
+            // Links update rows by primary key: the indexes are back before them.
+            for output in outputs { try output?.buildDeferredIndexes() }
             var linkResults = try copyLinks(plan, into: outputs.map { $0! }, batchSize: max(1, options.batchSize))
             for (index, output) in outputs.enumerated() {
                 guard let output else { continue }
@@ -88,7 +93,8 @@ extension StoreSplitter {
     }
 
     /// Copies entity by entity: SQLite to SQLite without decoding rows (`SQLiteStore.copyRows`) where every
-    /// attribute keeps its type, else streaming primary-key batches (read, convert, save in one transaction).
+    /// attribute keeps its type, else streaming primary-key batches (read and convert here, each saved in one
+    /// transaction by a `SplitWriter` while the next batch is read).
     private func copyRows(
         _ plan: SplitPlan, into outputs: [BulkCopyStore], batchSize: Int, progress: ((SplitProgress) -> Void)?
     ) throws -> [CopyResult] {
@@ -115,22 +121,37 @@ extension StoreSplitter {
             var checksum = SplitChecksum()
             var after: Int64?
             var entityCopied = 0
-            while true {
-                let batch = try readBatch(copy.sourceEntity, after: after, offset: entityCopied, limit: batchSize)
-                guard let last = batch.last else { break }
-                let rows = try convert(batch, mapping: mapping, plan: plan)
-                try output.save(StoreChangeSet(inserts: rows))
-                for row in rows { checksum.add(row, entity: mapping.targetEntity) }
-                after = last.primaryKey
-                entityCopied += batch.count
-                report(entityCopied)
-                if entityCopied / 50_000 != (entityCopied - batch.count) / 50_000 {
+            var reported = 0
+            // The output writes batch n on its own thread while this one reads and converts batch n + 1.
+            let writer = SplitWriter()
+            do {
+                while true {
+                    let batch = try readBatch(copy.sourceEntity, after: after, offset: entityCopied, limit: batchSize)
+                    guard let last = batch.last else { break }
+                    let rows = try convert(batch, mapping: mapping, plan: plan)
+                    for row in rows { checksum.add(row, entity: mapping.targetEntity) }
+                    after = last.primaryKey
+                    entityCopied += batch.count
                     // Bounded resident memory when either side is LMDB: mapped pages read so far are let go.
-                    (source as? BulkCopyStore)?.releaseCachedPages()
-                    output.releaseCachedPages()
+                    let releasesPages = entityCopied / 50_000 != (entityCopied - batch.count) / 50_000
+                    if releasesPages { (source as? BulkCopyStore)?.releaseCachedPages() }
+                    try writer.submit {
+                        try output.save(StoreChangeSet(inserts: rows))
+                        if releasesPages { output.releaseCachedPages() }
+                        return rows.count
+                    }
+                    if writer.written != reported {
+                        reported = writer.written
+                        report(reported)
+                    }
+                    if batch.count < batchSize { break }
                 }
-                if batch.count < batchSize { break }
+                try writer.finish()
+            } catch {
+                writer.waitForWrites()
+                throw error
             }
+            if reported != entityCopied { report(entityCopied) }
             results[index] = CopyResult(rows: entityCopied, checksum: checksum)
             copied += entityCopied
         }
