@@ -82,40 +82,43 @@ final class PostgreSQLConnection {
     }
 
     /// Sends `rows` to `table` with `COPY … FROM STDIN` in text format: one statement whatever the row count,
-    /// the server's fastest way in. Values are written by `ColumnValue`'s kind, in `columns` order. The driver
-    /// quotes the names without escaping them, so names holding a double quote are refused (`canCopy`).
+    /// the server's fastest way in. Values are written by `ColumnValue`'s kind, in `columns` order, and sent in
+    /// chunks as they are encoded, so the server parses one chunk while the next is written. The driver quotes
+    /// the names without escaping them, so names holding a double quote are refused (`canCopy`).
     func copy(into table: String, columns: [String], rows: some Collection<[ColumnValue]>) throws {
         precondition(Self.canCopy(table: table, columns: columns), "COPY names must not contain a double quote")
         let sql = "COPY \(Self.quote(table)) (\(columns.map(Self.quote).joined(separator: ", "))) FROM STDIN"
-        var chunks: [ByteBuffer] = []
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(1 << 20)
-        for row in rows {
-            for (i, value) in row.enumerated() {
-                if i > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
-                Self.writeCopyText(value, to: &buffer)
-            }
-            buffer.writeInteger(UInt8(ascii: "\n"))
-            if buffer.readableBytes >= 1 << 20 {
-                chunks.append(buffer)
-                buffer = ByteBuffer()
-                buffer.reserveCapacity(1 << 20)
-            }
-        }
-        if buffer.readableBytes > 0 { chunks.append(buffer) }
-        let connection = self.connection, logger = self.logger, data = chunks
+        let (chunks, sender) = AsyncStream.makeStream(of: ByteBuffer.self)
+        let connection = self.connection, logger = self.logger
         let promise = connection.eventLoop.makePromise(of: Void.self)
         // Off the cooperative pool: this thread may be one of its threads, blocked below until the copy ends.
         Task(executorPreference: PostgreSQLTaskExecutor.shared) {
             do {
                 try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
-                    for chunk in data { try await writer.write(chunk) }
+                    for await chunk in chunks { try await writer.write(chunk) }
                 }
                 promise.succeed(())
             } catch {
                 promise.fail(error)
             }
         }
+        let chunkSize = 1 << 18
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(chunkSize + 4096)
+        for row in rows {
+            for (i, value) in row.enumerated() {
+                if i > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
+                Self.writeCopyText(value, to: &buffer)
+            }
+            buffer.writeInteger(UInt8(ascii: "\n"))
+            if buffer.readableBytes >= chunkSize {
+                sender.yield(buffer)
+                buffer = ByteBuffer()
+                buffer.reserveCapacity(chunkSize + 4096)
+            }
+        }
+        if buffer.readableBytes > 0 { sender.yield(buffer) }
+        sender.finish()
         try check(sql) { try wait(promise.futureResult) }
     }
 
