@@ -77,6 +77,49 @@ extension PostgreSQLStore: BulkCopyStore {
         }
     }
 
+    /// Drops the entity tables' primary keys and indexes in one transaction: a `COPY` into a table without them
+    /// and the indexes built afterwards take about 60% of the server time of a `COPY` maintaining them.
+    package func deferIndexes() throws {
+        try checkWritable("defer indexes")
+        let q = PostgreSQLConnection.quote
+        try pool.withTransaction { connection in
+            let primaryKeys = try primaryKeyConstraints(connection)
+            for table in schema.tables {
+                let name = Self.indexName(table.name)
+                for index in table.indexes { try connection.execute("DROP INDEX IF EXISTS \(q(Self.indexName(index.name)))") }
+                if let constraint = primaryKeys[name] { try connection.execute("ALTER TABLE \(q(name)) DROP CONSTRAINT \(q(constraint))") }
+            }
+        }
+    }
+
+    /// Adds the primary key and the indexes each entity table lacks, in one transaction.
+    package func buildDeferredIndexes() throws {
+        try checkWritable("build indexes")
+        let q = PostgreSQLConnection.quote
+        try pool.withTransaction { connection in
+            let primaryKeys = try primaryKeyConstraints(connection)
+            for table in schema.tables {
+                let name = Self.indexName(table.name)
+                if primaryKeys[name] == nil { try connection.execute("ALTER TABLE \(q(name)) ADD PRIMARY KEY (\"Z_PK\")") }
+                for index in table.indexes { try connection.execute(Self.createSQL(index, ifNotExists: true)) }
+            }
+        }
+    }
+
+    /// The primary key constraint's name by table, for the tables of the store's schema that have one.
+    private func primaryKeyConstraints(_ connection: PostgreSQLConnection) throws -> [String: String] {
+        var constraints: [String: String] = [:]
+        for row in try connection.query(
+            "SELECT table_name, constraint_name FROM information_schema.table_constraints WHERE table_schema = $1 AND constraint_type = 'PRIMARY KEY'",
+            [.text(pool.location.schema)])
+        {
+            let cells = row.makeRandomAccess()
+            guard case .text(let table) = try cells.columnValue(0), case .text(let constraint) = try cells.columnValue(1) else { continue }
+            constraints[table] = constraint
+        }
+        return constraints
+    }
+
     /// Closes the store's connections; every save has already committed.
     package func closeFiles() throws {
         pool.shutDown()

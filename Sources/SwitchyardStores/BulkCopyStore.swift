@@ -25,10 +25,20 @@ package protocol BulkCopyStore: PersistentStore {
     /// The rows of exactly `entityName`, counted the way a whole-store walk wants: an LMDB store lets go of the
     /// pages it maps as it goes, so counting a large table does not leave it resident.
     func walkingCount(entityName: String) throws -> Int
+    /// Drops the primary keys and indexes of the entity tables of a store nobody else uses yet, so a bulk load
+    /// appends rows without maintaining them; `buildDeferredIndexes` builds them once the rows are in (how
+    /// PostgreSQL advises populating a database). Nothing for a store that keeps its indexes.
+    func deferIndexes() throws
+    /// Builds what `deferIndexes` dropped. Rows that break the primary key or a uniqueness constraint fail here.
+    func buildDeferredIndexes() throws
 }
 
 extension BulkCopyStore {
     package func releaseCachedPages() {}
+
+    package func deferIndexes() throws {}
+
+    package func buildDeferredIndexes() throws {}
 
     package func walkingCount(entityName: String) throws -> Int {
         try count(StoreFetchRequest(entityName: entityName, includesSubentities: false))

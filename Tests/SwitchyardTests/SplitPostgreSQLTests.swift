@@ -98,6 +98,61 @@ import SwitchyardPostgreSQL
         #expect(try !StoreSplitter.exists(splitter.destinations[0].temporaryURL, type: .postgreSQL))
     }
 
+    /// A PostgreSQL output takes its rows without indexes and builds them afterwards: the split store ends
+    /// with the same primary keys and indexes as a store the coordinator creates, and they work.
+    @Test func theOutputEndsWithTheIndexesOfAStoreCreatedEmpty() throws {
+        let url = temp.file("Legacy.sqlite")
+        try LegacyMessenger.make(.sqlite, at: url, messages: 120)
+        let cloud = try temp.postgresURL("indexed")
+        let target = try LegacyMessenger.targetModel()
+        let splitter = try StoreSplitter(source: url, targetModel: target, destinations: destinations(cloud: cloud))
+        _ = try splitter.run(try splitter.plan(), options: SplitOptions(batchSize: 50))
+        let fresh = try temp.postgresURL("fresh")
+        _ = try StoreCoordinator(model: target).addStore(.postgreSQL, configuration: "Cloud", url: fresh)
+        func indexes(_ url: URL) throws -> [String] {
+            try MigrationFixtures.postgresValues(url, """
+                SELECT tablename || ': ' || replace(indexdef, quote_ident(current_schema()) || '.', '') FROM pg_indexes
+                WHERE schemaname = current_schema() ORDER BY 1
+                """)
+        }
+        let split = try indexes(cloud), created = try indexes(fresh)
+        #expect(split == created, "split: \(split)\ncreated: \(created)")
+        #expect(split.contains { $0.hasPrefix("ZMESSAGE: CREATE UNIQUE INDEX") && $0.contains("(\"Z_PK\")") })
+        #expect(split.contains { $0.hasPrefix("ZACCOUNT: CREATE UNIQUE INDEX") && $0.contains("ZACCOUNTID") })
+        // The unique index holds: a second account with a copied accountID is refused.
+        let coordinator = StoreCoordinator(model: target)
+        try coordinator.addStore(.postgreSQL, configuration: "Cloud", url: cloud)
+        let context = ObjectContext(coordinator: coordinator)
+        let existing = try #require(try context.fetch(FetchRequest(entityName: "Account", fetchLimit: 1)).first)
+        let copy = try context.insert("Account")
+        try copy.set("accountID", try existing.get("accountID") as String?)
+        #expect(throws: (any Error).self) { try context.save() }
+    }
+
+    /// Rows that break a uniqueness constraint of the target model (legal in the legacy model) fail the split,
+    /// whichever kind of store the configuration goes to, with an error naming the attribute; nothing is left.
+    @Test(arguments: [StoreType.postgreSQL, .sqlite, .lmdb])
+    func rowsBreakingAUniquenessConstraintFailTheSplitAndLeaveNothing(cloudType: StoreType) throws {
+        let url = temp.file("Legacy.sqlite")
+        try LegacyMessenger.make(.sqlite, at: url, messages: 30)
+        try SQLite3.execute(url.path, "UPDATE ZACCOUNT SET ZACCOUNTID = (SELECT ZACCOUNTID FROM ZACCOUNT WHERE Z_PK = 1) WHERE Z_PK = 2")
+        let cloud = cloudType == .postgreSQL ? try temp.postgresURL("unique") : temp.file("Cloud.\(cloudType == .lmdb ? "lmdb" : "sqlite")")
+        let splitter = try StoreSplitter(source: url, targetModel: try LegacyMessenger.targetModel(), destinations: [
+            SplitDestination(configuration: "Cloud", url: cloud, type: cloudType),
+            SplitDestination(configuration: "Local", url: temp.file("Local.sqlite"), type: .sqlite),
+            SplitDestination(configuration: "Cache", url: temp.file("Cache.lmdb"), type: .lmdb),
+        ])
+        #expect {
+            _ = try splitter.run(try splitter.plan())
+        } throws: { error in
+            "\(error)".lowercased().contains("accountid")
+        }
+        for destination in splitter.destinations {
+            #expect(try !StoreSplitter.exists(destination.url, type: destination.type), "\(destination.displayPath)")
+            #expect(try !StoreSplitter.exists(destination.temporaryURL, type: destination.type), "\(destination.displayPath)")
+        }
+    }
+
     @Test func aStoreArgumentNamesAPostgreSQLURL() throws {
         let destination = try SplitDestination(argument: "Cloud=postgres://app:pw@db.example.com:5433/main?schema=cloud")
         #expect(destination.type == .postgreSQL)
