@@ -176,13 +176,13 @@ extension PostgreSQLStore {
         return try body(connection, location.schema)
     }
 
-    /// Drops the Core Data tables (`Z…`) of `schema`, and the schema when that leaves it empty (never `public`).
+    /// Drops the Core Data tables (`Z…`, and persistent history's `A…`) of `schema`, and the schema when that leaves it empty (never `public`).
     private static func dropCoreDataTables(_ connection: PostgreSQLConnection, schema: String) throws {
         let q = PostgreSQLConnection.quote
         for row in try connection.query(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'", [.text(schema)])
         {
-            guard case .text(let table) = try row.makeRandomAccess().columnValue(0), table.hasPrefix("Z") else { continue }
+            guard case .text(let table) = try row.makeRandomAccess().columnValue(0), ownsTable(table) else { continue }
             try connection.execute("DROP TABLE IF EXISTS \(q(schema)).\(q(table)) CASCADE")
         }
         if schema != "public",

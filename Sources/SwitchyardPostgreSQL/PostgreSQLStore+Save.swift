@@ -111,6 +111,7 @@ extension PostgreSQLStore {
                 }
             }
             try applyRelationshipChanges(changes, connection: connection)
+            try recordHistory(changes, connection: connection)
         }
     }
 

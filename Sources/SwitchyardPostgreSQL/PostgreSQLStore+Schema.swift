@@ -55,9 +55,9 @@ extension PostgreSQLStore {
             }
             let stored = metadata.versionHashes
             let changed = entities.filter { stored[$0.name] != $0.versionHash }.map(\.name)
-            // Core Data's tables only (Z…): anything else in the schema is not the store's to drop.
+            // The store's tables only: anything else in the schema is not the store's to drop.
             func recreate() throws -> Opened {
-                for table in tableNames.sorted() where table.hasPrefix("Z") {
+                for table in tableNames.sorted() where ownsTable(table) {
                     try connection.execute("DROP TABLE IF EXISTS \(PostgreSQLConnection.quote(table)) CASCADE")
                 }
                 return try create(connection, model: model, entities: entities, location: location, configuration: configuration)

@@ -28,8 +28,10 @@ import SwitchyardStores
 /// - **Migration.** A store written with another model is migrated when it opens, when every change is
 ///   inferable, in the transaction that opens it (PostgreSQL's DDL is transactional): a crash or an error leaves
 ///   the old store, and a second process opening it meanwhile waits, then finds it migrated.
-/// - **Not yet on PostgreSQL:** custom migrations (mapping models), persistent history, and batch statements
-///   (batch updates and deletes run row by row through the object layer).
+/// - **Persistent history** (`StoreOptions.persistentHistory`) in Core Data's `ATRANSACTION` / `ACHANGE` tables,
+///   written in each save's transaction and numbered in commit order across processes.
+/// - **Not yet on PostgreSQL:** batch statements (batch updates and deletes run row by row through the object
+///   layer).
 public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore, MigratingStore {
     public let type: StoreType = .postgreSQL
     public let url: URL?
@@ -45,6 +47,10 @@ public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore
     /// Unique indexes by their name in the server (which may be shortened to 63 bytes), for naming the
     /// properties of a uniqueness violation.
     let uniqueIndexes: [String: SQLiteUniqueConstraint]
+    /// Whether saves record persistent history (`PostgreSQLStore+History`).
+    let historyState: Locked<Bool>
+    /// `ACHANGE.ZCOLUMNS` bit layouts by entity name.
+    let historyColumns: [String: HistoryColumns]
     /// The configuration the store was created for (its metadata's `PostgreSQLStore.configurationKey`).
     package let createdConfiguration: String?
     /// The changes applied when the store was opened with a model it was not written with; nil when not migrated.
@@ -68,11 +74,6 @@ public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore
         self.configurationName = configuration
         self.entities = try model.entities(inConfiguration: configuration)
         self.isReadOnly = options.readOnly
-        if options.persistentHistory {
-            throw StoreError.openFailed(
-                path: location.display, configuration: configuration,
-                reason: "persistent history is not recorded by PostgreSQL stores yet; open it without StoreOptions.persistentHistory")
-        }
         let pool = PostgreSQLPool(
             location, configuration: configuration,
             logger: logger ?? Logger(label: "switchyard.postgresql") { _ in SwiftLogNoOpLogHandler() })
@@ -85,6 +86,8 @@ public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore
         self.identifier = opened.identifier
         self.createdConfiguration = opened.createdConfiguration
         self.servedEntityNames = Set(entities.map(\.name))
+        self.historyColumns = HistoryColumns.table(entities)
+        self.historyState = Locked(try PostgreSQLHistory.prepare(pool, enable: options.persistentHistory, readOnly: options.readOnly))
         var unique: [String: SQLiteUniqueConstraint] = [:]
         for table in schema.tables {
             for index in table.indexes where index.isUnique {
@@ -129,6 +132,7 @@ public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore
     public func destroy() throws {
         try checkWritable("destroy")
         let names = schema.tables.map(\.name) + schema.joinTables.map(\.name) + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
+            + PostgreSQLHistory.tables
         try pool.withTransaction { connection in
             for name in names { try connection.execute("DROP TABLE IF EXISTS \(PostgreSQLConnection.quote(name)) CASCADE") }
             if pool.location.schema != "public" {
@@ -153,6 +157,12 @@ public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore
             return layout
         }
         throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: entityName)
+    }
+
+    /// Whether a table of a store's schema belongs to the store: Core Data's `Z…` tables and persistent
+    /// history's. Removing or recreating a store drops these and leaves anything else in the schema.
+    static func ownsTable(_ name: String) -> Bool {
+        name.hasPrefix("Z") || PostgreSQLHistory.tables.contains(name)
     }
 
     func checkWritable(_ operation: String) throws {

@@ -88,9 +88,6 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
             return "\(path) (configuration \(configuration)): the store's model cannot be migrated to this model: "
                 + report.blockingReasons.joined(separator: "; ")
         case let .historyNotTracked(path, configuration):
-            if path.lowercased().hasPrefix("postgres") {
-                return "\(path) (configuration \(configuration)): PostgreSQL stores do not record persistent history yet"
-            }
             return "\(path) (configuration \(configuration)): the store does not record persistent history; "
                 + "open it writable with StoreOptions(persistentHistory: true) to start recording"
         case let .historyExpired(path, configuration, after, oldest):

@@ -112,11 +112,10 @@ public struct DifferentialRunner {
             case .lmdb: try coordinator.addStore(.lmdb, configuration: "Main", at: root.appendingPathComponent("d.lmdb"), options: options)
             case .memory: try coordinator.addStore(.memory, configuration: "Main", options: options)
             case .postgresql:
-                // PostgreSQL stores do not record history yet: this side is left out of the history comparison.
                 guard let base = postgresURL, var parts = URLComponents(url: base, resolvingAgainstBaseURL: false) else { continue }
                 parts.queryItems = (parts.queryItems ?? []).filter { $0.name != "schema" }
                     + [URLQueryItem(name: "schema", value: "d_\(tag.prefix(16))_\(UUID().uuidString.prefix(8))".lowercased())]
-                try coordinator.addStore(.postgreSQL, configuration: "Main", url: parts.url!)
+                try coordinator.addStore(.postgreSQL, configuration: "Main", url: parts.url!, options: options)
             }
             sides.append(DifferentialSide(name: backend.rawValue, coordinator: coordinator))
         }
@@ -146,10 +145,9 @@ public struct DifferentialRunner {
                 transaction.changes.map { "\($0.kind) \($0.objectID.entityName)/\($0.objectID.primaryKey ?? -1) \($0.updatedKeys.sorted())" }
             }
         }
-        let tracking = sides.filter { side in side.coordinator.stores.allSatisfy { $0.type != .postgreSQL } }
-        guard let first = tracking.first else { return nil }
+        guard let first = sides.first else { return nil }
         let expected = try recorded(first)
-        for side in tracking.dropFirst() {
+        for side in sides.dropFirst() {
             let actual = try recorded(side)
             guard actual != expected else { continue }
             let index = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(actual.count, expected.count)

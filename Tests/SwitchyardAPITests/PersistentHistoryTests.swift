@@ -30,7 +30,7 @@ import Testing
         transaction.changes.first { $0.objectID == object.objectID && $0.kind == .update }?.updatedKeys
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func everySaveIsRecordedWithAuthorTimeAndChanges(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.coordinator(backend, in: dir)
@@ -89,7 +89,7 @@ import Testing
 
     /// A context that read objects before another context's saves catches up by merging the history: updated
     /// objects take the saved values, deleted ones leave it; its own unsaved changes follow the merge policy.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func mergingHistoryBringsAStaleContextUpToDate(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.coordinator(backend, in: dir)
@@ -125,7 +125,7 @@ import Testing
     }
 
     /// Batch updates and deletes are transactions too, naming every row they changed.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func batchOperationsAreRecorded(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.coordinator(backend, in: dir)
@@ -153,7 +153,7 @@ import Testing
 
     /// Deleting history by token or by date; a token older than what is kept is refused (refetch instead), and
     /// transaction numbers are never reused.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func deletingHistoryExpiresOlderTokens(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.coordinator(backend, in: dir)
@@ -189,7 +189,7 @@ import Testing
 
     /// Clear errors: a store that does not record history, a token of another store, a configuration with no
     /// store.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func historyErrorsNameTheStore(_ backend: Backend) throws {
         let dir = try TempDir()
         let untracked = try Self.coordinator(backend, in: dir, options: .default)
@@ -226,7 +226,7 @@ import Testing
 
     /// History is part of the store's file: it is there after reopening, and a store that has history keeps
     /// recording even when reopened without the option, so other readers never miss a transaction.
-    @Test(arguments: [Backend.sqlite, .lmdb])
+    @Test(arguments: Backend.everyStore.filter { $0 != .memory })
     func historySurvivesReopeningAndKeepsRecording(_ backend: Backend) throws {
         let dir = try TempDir()
         var first: [HistoryTransaction] = []
@@ -246,13 +246,17 @@ import Testing
         #expect(all.count == 2 && all.first == first.first)
         // Read-only: readable, nothing recorded.
         let readOnly = StoreCoordinator(model: try Shop.model())
-        let file = dir.url.appendingPathComponent(backend == .sqlite ? "Main.sqlite" : "Main.lmdb")
-        try readOnly.addStore(backend.storeType, configuration: "Main", at: file, options: .readOnly)
+        if backend == .postgresql {
+            try readOnly.addStore(.postgreSQL, configuration: "Main", url: try Backend.postgresURL(in: dir.url, name: "Main"), options: .readOnly)
+        } else {
+            let file = dir.url.appendingPathComponent(backend == .sqlite ? "Main.sqlite" : "Main.lmdb")
+            try readOnly.addStore(backend.storeType, configuration: "Main", at: file, options: .readOnly)
+        }
         #expect(try readOnly.history(after: nil, in: "Main") == all)
     }
 
     /// The live stream delivers each transaction as it commits, in order, and ends when its task is cancelled.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func historyStreamDeliversTransactionsAsTheyCommit(_ backend: Backend) async throws {
         let dir = try TempDir()
         let coordinator = try Self.coordinator(backend, in: dir)
@@ -289,7 +293,7 @@ import Testing
     /// A token is checked against what the store keeps: one taken before the first save expires once history
     /// after it is deleted, one past the store's last transaction (a restored or replaced store) is refused, a
     /// negative one is invalid — never silently an empty or partial answer.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func tokensOutsideWhatIsKeptAreRefused(_ backend: Backend) async throws {
         let dir = try TempDir()
         let coordinator = try Self.coordinator(backend, in: dir)
@@ -331,7 +335,7 @@ import Testing
 
     /// Merging several transactions is all or nothing under `.error`: a conflict in the second leaves the first
     /// unmerged too; transactions of a store the coordinator does not have are refused.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func mergingSeveralTransactionsIsAllOrNothing(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.coordinator(backend, in: dir)
@@ -364,7 +368,7 @@ import Testing
 
     /// A store opened without the option while another coordinator (another process: an older app version, a
     /// widget) turns history on: its saves are recorded from then on, so readers of history miss none.
-    @Test(arguments: [Backend.sqlite, .lmdb])
+    @Test(arguments: Backend.everyStore.filter { $0 != .memory })
     func historyTurnedOnByAnotherOpenerIsFollowed(_ backend: Backend) throws {
         let dir = try TempDir()
         let early = try Self.coordinator(backend, in: dir, options: .default)

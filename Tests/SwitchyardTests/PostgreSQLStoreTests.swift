@@ -80,6 +80,33 @@ import Testing
         #expect(try store.metadata().versionHashes == v3.versionHashes)
     }
 
+    /// A disposable store recording history that is recreated starts its history over: the old transactions go
+    /// with the old tables, and the new store's saves are recorded from number 1 without colliding with them.
+    @Test func aRecreatedDisposableStoreStartsItsHistoryOver() throws {
+        let url = try dir.postgresURL("cachehistory")
+        let options = StoreOptions(disposable: true, persistentHistory: true)
+        let v1 = try ObjectModel(entities: [EntityDescription(name: "Entry", attributes: [AttributeDescription(name: "key", type: .string)])])
+        do {
+            let coordinator = StoreCoordinator(model: v1)
+            try coordinator.addStore(.postgreSQL, configuration: "Default", url: url, options: options)
+            let context = ObjectContext(coordinator: coordinator)
+            for key in ["a", "b"] {
+                try context.insert("Entry").set("key", key)
+                try context.save()
+            }
+            #expect(try coordinator.history(after: nil, in: "Default").count == 2)
+        }
+        let v2 = try ObjectModel(entities: [EntityDescription(name: "Entry", attributes: [AttributeDescription(name: "key", type: .integer64)])])
+        let coordinator = StoreCoordinator(model: v2)
+        try coordinator.addStore(.postgreSQL, configuration: "Default", url: url, options: options)
+        let context = ObjectContext(coordinator: coordinator)
+        try context.insert("Entry").set("key", Int64(7))
+        try context.save()
+        let history = try coordinator.history(after: nil, in: "Default")
+        #expect(history.map(\.token.transactionNumber) == [1])
+        #expect(history.first?.changes.map(\.kind) == [.insert])
+    }
+
     @Test func anIPv6HostIsReadWithoutItsBrackets() throws {
         let location = try PostgreSQLLocation(URL(string: "postgres://app@[::1]:5433/db")!, configuration: "Cloud")
         #expect(location.host == "::1")
