@@ -1,7 +1,8 @@
 import Foundation
 import Switchyard
+import SwitchyardPostgreSQL
 
-// lmdb-crash-helper history-peer sqlite|lmdb STORE
+// lmdb-crash-helper history-peer sqlite|lmdb|postgresql STORE (a file, or a postgres:// URL)
 //
 // The second process of HistoryTwoProcessTests: opens STORE (the `HistoryPeerModel`, persistent history on),
 // watches its history for transactions by other authors, and saves on request. Protocol, one line each:
@@ -31,8 +32,13 @@ func runHistoryPeerModeIfAsked() {
     }
     do {
         let coordinator = StoreCoordinator(model: try HistoryPeerModel.model())
-        let type: StoreType = arguments[2] == "sqlite" ? .sqlite : .lmdb
-        try coordinator.addStore(type, configuration: "Default", at: URL(fileURLWithPath: arguments[3]), options: StoreOptions(persistentHistory: true))
+        let options = StoreOptions(persistentHistory: true)
+        if arguments[2] == "postgresql" {
+            try coordinator.addStore(.postgreSQL, configuration: "Default", url: URL(string: arguments[3])!, options: options)
+        } else {
+            let type: StoreType = arguments[2] == "sqlite" ? .sqlite : .lmdb
+            try coordinator.addStore(type, configuration: "Default", at: URL(fileURLWithPath: arguments[3]), options: options)
+        }
         let start = try coordinator.currentHistoryToken(for: "Default")
         // The watcher: a reading context of its own merges what others wrote and reports the labels it now sees.
         Task.detached {

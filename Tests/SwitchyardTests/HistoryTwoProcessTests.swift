@@ -2,7 +2,7 @@ import Foundation
 import Switchyard
 import Testing
 
-/// Issue #16 point 3: two real processes on one SQLite store and on one LMDB store each see the other's saves
+/// Issue #16 point 3: two real processes on one SQLite, LMDB or PostgreSQL store each see the other's saves
 /// through persistent history within 100 ms of commit, without polling the data tables (the stream watches the
 /// history's last transaction number). The other process is `lmdb-crash-helper history-peer`.
 @Suite(.serialized) struct HistoryTwoProcessTests {
@@ -14,9 +14,9 @@ import Testing
         private var buffer = Data()
         private var lines: [String] = []
 
-        init(helper: URL, backend: String, store: URL) throws {
+        init(helper: URL, backend: String, store: String) throws {
             process.executableURL = helper
-            process.arguments = ["history-peer", backend, store.path]
+            process.arguments = ["history-peer", backend, store]
             process.standardInput = input
             process.standardOutput = output
             process.standardError = errors
@@ -69,16 +69,24 @@ import Testing
     static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
     @Test(.enabled(if: LMDBDurabilityTests.crashHelper != nil, "lmdb-crash-helper is not built: run `swift build --build-tests`"),
-          arguments: [StoreType.sqlite, .lmdb])
+          arguments: [StoreType.sqlite, .lmdb, .postgreSQL])
     func eachProcessSeesTheOthersSavesWithin100ms(_ type: StoreType) throws {
         // Synchronous on purpose, like the watcher's executor below: the other suites running alongside keep the
         // cooperative pool's threads busy for seconds at a time, and a wait that needs one of them to resume
         // measures their queue, not the store.
         let helper = try #require(LMDBDurabilityTests.crashHelper)
         let temp = TemporaryDirectory()
-        let url = temp.file(type == .sqlite ? "Shared.sqlite" : "Shared.lmdb")
         let coordinator = StoreCoordinator(model: Self.model)
-        try coordinator.addStore(type, configuration: "Default", at: url, options: StoreOptions(persistentHistory: true))
+        let store: String
+        if type == .postgreSQL {
+            let url = try temp.postgresURL("shared")
+            try coordinator.addStore(.postgreSQL, configuration: "Default", url: url, options: StoreOptions(persistentHistory: true))
+            store = url.absoluteString
+        } else {
+            let url = temp.file(type == .sqlite ? "Shared.sqlite" : "Shared.lmdb")
+            try coordinator.addStore(type, configuration: "Default", at: url, options: StoreOptions(persistentHistory: true))
+            store = url.path
+        }
         let start = try coordinator.currentHistoryToken(for: "Default")
 
         // This process's watcher: a context merging every transaction of the peer, with the time it arrived. It
@@ -98,7 +106,7 @@ import Testing
         }
         defer { watcher.cancel() }
 
-        let peer = try Peer(helper: helper, backend: type == .sqlite ? "sqlite" : "lmdb", store: url)
+        let peer = try Peer(helper: helper, backend: type == .postgreSQL ? "postgresql" : type == .sqlite ? "sqlite" : "lmdb", store: store)
         defer { peer.stop() }
         _ = try peer.line("ready")
 
