@@ -67,7 +67,7 @@ struct PostgreSQLBench {
             split.switchyard = min(split.switchyard, try time {
                 let output = SplitDestination(configuration: "Main", url: Self.url(url, schema: schema + "_split"), type: .postgreSQL)
                 let splitter = try StoreSplitter(source: source, targetModel: try ObjectLayerBench.model(), destinations: [output])
-                let report = try splitter.run(try splitter.plan(), options: SplitOptions(batchSize: 10_000))
+                let report = try splitter.run(try splitter.plan(), options: SplitOptions())
                 precondition(report.outputs[0].entities.map(\.rows).reduce(0, +) == count)
             })
             try raw.drop(schema + "_split")
