@@ -29,12 +29,11 @@ enum PostgreSQLHistory {
     /// `ACHANGE` rows per INSERT statement (7 parameters each).
     static let changesPerStatement = 1_000
 
-    /// Whether the store's schema has the history tables.
+    /// Whether the store's schema has the history tables (created together, in one transaction). `to_regclass`
+    /// reads the catalog cache: a non-recording store asks this in every save, so it must stay this cheap.
     static func tablesExist(_ connection: PostgreSQLConnection) throws -> Bool {
-        let row = try connection.query(
-            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name IN ('ACHANGE', 'ATRANSACTION', 'ATRANSACTIONSTRING')"
-        ).first
-        return try row.flatMap { try $0.makeRandomAccess().integer(0) } == 3
+        guard let row = try connection.query("SELECT to_regclass('\"ATRANSACTION\"')::text").first else { return false }
+        return try row.makeRandomAccess().columnValue(0) != .null
     }
 
     /// Whether the store records history: `enable` creates the tables (one transaction, under the schema's
