@@ -33,7 +33,7 @@ import Testing
         try context.count(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: format)))
     }
 
-    @Test(arguments: [Backend.sqlite, .lmdb])
+    @Test(arguments: Backend.persistent)
     func existingRowsReadTheDefaultAndNilStaysNil(_ backend: Backend) throws {
         let dir = try TempDir()
         do {
@@ -67,7 +67,7 @@ import Testing
         #expect(try renamed.get("label", as: String.self) == "none", "updating another attribute keeps the default")
     }
 
-    @Test(arguments: [Backend.sqlite, .lmdb])
+    @Test(arguments: Backend.persistent)
     func aRemovedAttributeLeavesNothingForTheNextOne(_ backend: Backend) throws {
         let dir = try TempDir()
         do {

@@ -362,7 +362,7 @@ import Testing
 
     /// Core Data: a store file keeps its `NSStoreUUID`, so object URIs saved by one launch resolve in the next;
     /// `remove(_:)` takes a store out of the coordinator and leaves its file, which can be added again.
-    @Test(arguments: fileBackends)
+    @Test(arguments: Backend.persistent)
     func storesKeepTheirIdentityAcrossLaunchesAndRemoval(_ backend: Backend) throws {
         let dir = try TempDir()
         var uri = ""

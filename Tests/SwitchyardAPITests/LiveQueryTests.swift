@@ -191,7 +191,7 @@ import Testing
 
     /// An observation started while a large save is committing still ends up with that save's rows (found by
     /// a user: the save decided before its commit that nobody observed, and the first fetch ran before it).
-    @Test(arguments: [Backend.sqlite, .lmdb])
+    @Test(arguments: Backend.persistent)
     func anObservationStartedDuringASaveSeesIt(_ backend: Backend) async throws {
         let dir = try TempDir()
         // How long such a save takes here, so the observation below starts near the end of the real one, while

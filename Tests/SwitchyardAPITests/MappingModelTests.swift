@@ -58,7 +58,7 @@ import Testing
             configurations: [ConfigurationDescription(name: "Main", entityNames: ["Person"])])
     }
 
-    @Test(arguments: [Backend.sqlite, .lmdb])
+    @Test(arguments: Backend.persistent)
     func aMappingModelRenamesAndFillsAttributes(_ backend: Backend) throws {
         let dir = try TempDir()
         let v1 = try Self.person([AttributeDescription(name: "name", type: .string), AttributeDescription(name: "age", type: .integer64)])
@@ -67,10 +67,9 @@ import Testing
             AttributeDescription(name: "origin", type: .string),
             AttributeDescription(name: "age", type: .integer64),
         ])
-        let url = dir.url.appendingPathComponent(backend == .sqlite ? "Main.sqlite" : "Main.lmdb")
         do {
             let coordinator = StoreCoordinator(model: v1)
-            try coordinator.addStore(backend.storeType, configuration: "Main", at: url)
+            try backend.add(to: coordinator, configuration: "Main", in: dir.url)
             let context = ObjectContext(coordinator: coordinator)
             for i in 0..<25 {
                 let person = try context.insert("Person")
@@ -91,7 +90,7 @@ import Testing
         try chain.setCustomStep(to: "V2", CustomMigration(mappingModel: mapping, batchSize: 10))
         let coordinator = StoreCoordinator(model: v2)
         try coordinator.setMigrationChain(chain)
-        try coordinator.addStore(backend.storeType, configuration: "Main", at: url)
+        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
         let people = try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "Person", sortKeys: [SortKey("age")]))
         #expect(people.count == 25)
         #expect(try people.map { try $0.get("displayName", as: String.self) } == (0..<25).map { "P\($0)" })

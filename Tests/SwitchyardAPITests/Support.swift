@@ -13,6 +13,8 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     static var everyStore: [Backend] {
         allCases + (ProcessInfo.processInfo.environment["SWITCHYARD_SKIP_POSTGRES"] == "1" ? [] : [.postgresql])
     }
+    /// The stores that outlive their coordinator (every one but memory): reopening, migration, read-only.
+    static var persistent: [Backend] { everyStore.filter { $0 != .memory } }
 
     var testDescription: String { rawValue }
 
@@ -27,14 +29,16 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     /// Adds a store of this backend for `configuration` inside `dir`.
     @discardableResult
-    func add(to coordinator: StoreCoordinator, configuration: String, in dir: URL, name: String? = nil) throws -> any PersistentStore {
+    func add(
+        to coordinator: StoreCoordinator, configuration: String, in dir: URL, name: String? = nil, options: StoreOptions = .default
+    ) throws -> any PersistentStore {
         let file = name ?? configuration
         switch self {
-        case .sqlite: return try coordinator.addStore(.sqlite, configuration: configuration, at: dir.appendingPathComponent("\(file).sqlite"))
-        case .lmdb: return try coordinator.addStore(.lmdb, configuration: configuration, at: dir.appendingPathComponent("\(file).lmdb"))
-        case .memory: return try coordinator.addStore(.memory, configuration: configuration)
+        case .sqlite: return try coordinator.addStore(.sqlite, configuration: configuration, at: dir.appendingPathComponent("\(file).sqlite"), options: options)
+        case .lmdb: return try coordinator.addStore(.lmdb, configuration: configuration, at: dir.appendingPathComponent("\(file).lmdb"), options: options)
+        case .memory: return try coordinator.addStore(.memory, configuration: configuration, options: options)
         case .postgresql:
-            return try coordinator.addStore(.postgreSQL, configuration: configuration, url: try Self.postgresURL(in: dir, name: file))
+            return try coordinator.addStore(.postgreSQL, configuration: configuration, url: try Self.postgresURL(in: dir, name: file), options: options)
         }
     }
 

@@ -182,7 +182,7 @@ import Testing
     }
 
     /// A lightweight migration (an added attribute) keeps every owner's members and their order.
-    @Test(arguments: [Backend.sqlite, .lmdb])
+    @Test(arguments: Backend.persistent)
     func migrationKeepsMembers(_ backend: Backend) throws {
         let dir = try TempDir()
         try Self.writeVersion1(backend, in: dir)
@@ -197,7 +197,7 @@ import Testing
 
     /// Core Data's lightweight migration: renamed relationships (renaming identifier) keep their members and
     /// order, an added one starts empty and works.
-    @Test(arguments: [Backend.sqlite, .lmdb])
+    @Test(arguments: Backend.persistent)
     func renamedAndAddedRelationshipsMigrate(_ backend: Backend) throws {
         let dir = try TempDir()
         try Self.writeVersion1(backend, in: dir)
