@@ -5,9 +5,10 @@ import PackageDescription
 
 let package = Package(
     name: "Switchyard",
-    // GRDB asks for macOS 10.15 / iOS 13; Foundation's `Predicate` (TypedPredicate's #Predicate translation) asks
-    // for macOS 14 / iOS 17, the newest any dependency or source file needs.
-    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
+    // GRDB asks for macOS 10.15 / iOS 13 and Foundation's `Predicate` (TypedPredicate's #Predicate translation) for
+    // macOS 14 / iOS 17; task executors (`TaskExecutor`, `Task(executorPreference:)`: BackgroundContext, live
+    // queries, the PostgreSQL store's blocking waits) for macOS 15 / iOS 18, the newest any source file needs.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
     products: [
         .library(name: "Switchyard", targets: ["Switchyard"]),
         // PostgreSQL for one configuration: a product of its own, so apps without it never build SwiftNIO.
