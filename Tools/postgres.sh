@@ -5,7 +5,8 @@
 #
 # postgres_start installs `postgresql` with apt when its server programs are missing, creates a cluster in a
 # temporary folder (trust authentication for the test role on 127.0.0.1 only, plus a password role for the
-# wrong-password tests), starts it on a free port and exports SWITCHYARD_POSTGRES_URL. When
+# wrong-password tests; TLS with a self-signed certificate exported as SWITCHYARD_PG_CA), starts it on a free
+# port and exports SWITCHYARD_POSTGRES_URL. When
 # SWITCHYARD_POSTGRES_URL is already set, it uses that server and starts nothing. postgres_stop stops the
 # cluster and removes its folder.
 
@@ -51,13 +52,30 @@ local all all trust
 host all switchyard_pw 127.0.0.1/32 scram-sha-256
 host all all 127.0.0.1/32 trust
 EOF
+  # TLS with a self-signed certificate for 127.0.0.1, which the TLS tests trust through SWITCHYARD_PG_CA.
+  openssl req -new -x509 -days 30 -nodes -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+    -keyout "$SWITCHYARD_PG_DIR/data/server.key" -out "$SWITCHYARD_PG_DIR/data/server.crt" >"$SWITCHYARD_PG_DIR/openssl.log" 2>&1 \
+    || { cat "$SWITCHYARD_PG_DIR/openssl.log" >&2; echo "postgres: start failed: openssl (the TLS certificate)" >&2; return 1; }
+  cp "$SWITCHYARD_PG_DIR/data/server.crt" "$SWITCHYARD_PG_DIR/ca.pem"
+  chmod 600 "$SWITCHYARD_PG_DIR/data/server.key"
+  [ "$(id -u)" -eq 0 ] && chown postgres "$SWITCHYARD_PG_DIR/data/server.key" "$SWITCHYARD_PG_DIR/data/server.crt"
+  # In postgresql.conf, so the tests that stop and start the server start it the same way.
+  cat >>"$SWITCHYARD_PG_DIR/data/postgresql.conf" <<EOF
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = '$SWITCHYARD_PG_DIR'
+max_connections = 300
+fsync = on
+ssl = on
+EOF
   "${run[@]}" "$bin/pg_ctl" -D "$SWITCHYARD_PG_DIR/data" -l "$SWITCHYARD_PG_DIR/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $SWITCHYARD_PG_DIR -c max_connections=300 -c fsync=on" start >/dev/null \
+    start >/dev/null \
     || { cat "$SWITCHYARD_PG_DIR/server.log" >&2; echo "postgres: start failed: pg_ctl start" >&2; return 1; }
   "${run[@]}" "$bin/psql" -h 127.0.0.1 -p "$port" -U switchyard -d postgres -q -v ON_ERROR_STOP=1 \
-    -c "CREATE DATABASE switchyard_test" -c "CREATE ROLE switchyard_pw LOGIN PASSWORD 'right-password'" >/dev/null \
+    -c "CREATE DATABASE switchyard_test" -c "CREATE ROLE switchyard_pw LOGIN PASSWORD 'right-password'" \
+    -c "GRANT CREATE ON DATABASE switchyard_test TO switchyard_pw" >/dev/null \
     || { echo "postgres: start failed: creating the test database" >&2; return 1; }
-  export SWITCHYARD_PG_DIR SWITCHYARD_PG_BIN="$bin" SWITCHYARD_PG_PORT="$port"
+  export SWITCHYARD_PG_DIR SWITCHYARD_PG_BIN="$bin" SWITCHYARD_PG_PORT="$port" SWITCHYARD_PG_CA="$SWITCHYARD_PG_DIR/ca.pem"
   export SWITCHYARD_POSTGRES_URL="postgres://switchyard@127.0.0.1:$port/switchyard_test"
   echo "postgres: throwaway cluster on 127.0.0.1:$port ($SWITCHYARD_PG_DIR)"
 }
@@ -68,5 +86,5 @@ postgres_stop() {
   [ "$(id -u)" -eq 0 ] && run=(runuser -u postgres --)
   "${run[@]}" "$SWITCHYARD_PG_BIN/pg_ctl" -D "$SWITCHYARD_PG_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
   rm -rf "$SWITCHYARD_PG_DIR"
-  unset SWITCHYARD_PG_DIR SWITCHYARD_POSTGRES_URL
+  unset SWITCHYARD_PG_DIR SWITCHYARD_POSTGRES_URL SWITCHYARD_PG_CA
 }

@@ -311,8 +311,7 @@ public final class StoreCoordinator: Sendable {
             stores.append(store)
         }
         if hasCallerLogger {
-            (store as? SQLiteStore)?.tracer.use(logger)
-            (store as? LMDBStore)?.tracer.use(logger)
+            (store as? any TracingStore)?.tracer.use(logger)
         }
         logger.info("added store", metadata: ["path": "\(store.displayPath)", "configuration": "\(store.configurationName)"])
     }

@@ -20,7 +20,7 @@ import SwitchyardStores
 /// try store.save(StoreChangeSet(inserts: [StoreRow(entityName: "Avatar", primaryKey: keys.lowerBound,
 ///                                                  values: ["accountID": "a1"])]))
 /// ```
-public final class LMDBStore: PersistentStore, ConfigurationRecordingStore, MigratingStore {
+public final class LMDBStore: PersistentStore, ConfigurationRecordingStore, MigratingStore, TracingStore {
     /// Always `.lmdb`.
     public let type: StoreType = .lmdb
     /// The store's directory.

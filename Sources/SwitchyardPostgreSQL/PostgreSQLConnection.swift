@@ -15,24 +15,33 @@ import SwitchyardStores
 final class PostgreSQLConnection {
     private let connection: PostgresConnection
     private let logger: Logger
+    /// Traces each statement at `StoreTraceLevel.statements` (its arguments at `.arguments`); nil or off: nothing.
+    private let tracer: StoreTracer?
     let location: PostgreSQLLocation
     let configuration: String
 
     /// A value bound as a statement parameter (`$1`, `$2`, ...): never pasted into SQL text.
     typealias Parameter = ColumnValue
 
-    init(_ location: PostgreSQLLocation, configuration: String, logger: Logger) throws {
+    init(_ location: PostgreSQLLocation, configuration: String, logger: Logger, tracer: StoreTracer? = nil) throws {
         self.location = location
         self.configuration = configuration
         self.logger = logger
+        self.tracer = tracer.flatMap { $0.level >= .statements ? $0 : nil }
         var tls = PostgresConnection.Configuration.TLS.disable
-        if location.tls != .disable {
+        if location.tls.mode != .disable {
             do {
-                let context = try NIOSSLContext(configuration: .makeClientConfiguration())
-                tls = location.tls == .require ? .require(context) : .prefer(context)
+                var settings = TLSConfiguration.makeClientConfiguration()
+                if let roots = location.tls.rootCertificates {
+                    settings.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(roots.path))
+                }
+                if location.tls.mode == .prefer { settings.certificateVerification = .none }
+                let context = try NIOSSLContext(configuration: settings)
+                tls = location.tls.mode == .require ? .require(context) : .prefer(context)
             } catch {
                 throw StoreError.openFailed(
-                    path: location.display, configuration: configuration, reason: "cannot set up TLS: \(error)")
+                    path: location.display, configuration: configuration,
+                    reason: "cannot set up TLS\(location.tls.rootCertificates.map { " with \($0.path)" } ?? ""): \(error)")
             }
         }
         var config = PostgresConnection.Configuration(
@@ -64,14 +73,14 @@ final class PostgreSQLConnection {
     /// Runs `sql` with `parameters` and returns every row.
     @discardableResult
     func query(_ sql: String, _ parameters: [Parameter] = []) throws -> [PostgresRow] {
-        try check(sql) {
+        try check(sql, parameters) {
             try wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(parameters)), logger: logger)).rows
         }
     }
 
     /// Runs `sql` and calls `row` for each result row as it arrives (a large result is never held whole).
     func forEachRow(_ sql: String, _ parameters: [Parameter] = [], _ row: @escaping @Sendable (PostgresRow) throws -> Void) throws {
-        _ = try check(sql) {
+        _ = try check(sql, parameters) {
             try wait(connection.query(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(parameters)), logger: logger, row))
         }
     }
@@ -182,10 +191,19 @@ final class PostgreSQLConnection {
     /// The connection closed before a statement's answer came.
     struct ConnectionClosed: Error {}
 
-    /// The one place a driver failure becomes a `StoreError`.
-    private func check<T>(_ sql: String, _ body: () throws -> T) throws -> T {
+    /// The one place a driver failure becomes a `StoreError`, and where each statement is traced.
+    private func check<T>(_ sql: String, _ parameters: [Parameter] = [], _ body: () throws -> T) throws -> T {
         do {
-            return try body()
+            guard let tracer else { return try body() }
+            let start = DispatchTime.now().uptimeNanoseconds
+            let result = try body()
+            let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+            let shown = sql.count > 2_000 ? String(sql.prefix(2_000)) + "… (\(sql.count) characters)" : sql
+            let arguments = tracer.level >= .arguments && !parameters.isEmpty
+                ? " with \(parameters.prefix(100).map { "\($0)" }.joined(separator: ", "))\(parameters.count > 100 ? ", …" : "")"
+                : ""
+            tracer.emit("SQL \(shown)\(arguments) in \(String(format: "%.3f", ms)) ms")
+            return result
         } catch let error as StoreError {
             throw error
         } catch {

@@ -11,23 +11,23 @@ import SwitchyardStores
 ///
 /// - `schema` (default `public`): the PostgreSQL schema holding the store's tables, so several stores can share
 ///   one database.
-/// - `sslmode`: `disable`, `prefer` (the default, as libpq) or `require` (`verify-full` is read as `require`
-///   with certificate and host name verification, which `require` always does here).
+/// - `sslmode`: `disable`, `prefer` (the default, as libpq: TLS when offered, unverified) or `require`
+///   (`verify-ca` and `verify-full` are read as `require`, which always verifies the certificate and host name).
+/// - `sslrootcert`: a PEM file of the certificates that sign the server's (default: the system's roots).
 /// - `pool_size` (default 4): the most connections the store opens at once.
+///
+/// `StoreOptions.connectionPoolSize` and `StoreOptions.tls`, when set, take the place of `pool_size` and of
+/// `sslmode` with `sslrootcert`.
 /// - `connect_timeout` (seconds, default 10).
 /// - `application_name`: shown in `pg_stat_activity`.
 struct PostgreSQLLocation: Sendable, Hashable {
-    enum TLSMode: String, Sendable, Hashable {
-        case disable, prefer, require
-    }
-
     var host: String
     var port: Int
     var user: String
     var password: String?
     var database: String
     var schema: String
-    var tls: TLSMode
+    var tls: StoreTLS
     var poolSize: Int
     var connectTimeout: Int
     var applicationName: String
@@ -36,7 +36,7 @@ struct PostgreSQLLocation: Sendable, Hashable {
 
     /// Parses `url`; a URL that is not a usable PostgreSQL address is `StoreError.openFailed` naming what is wrong
     /// (and never the password).
-    init(_ url: URL, configuration: String) throws {
+    init(_ url: URL, configuration: String, options: StoreOptions = .default) throws {
         let display = StoreDescription.displayLocation(type: .postgreSQL, url: url, configuration: configuration)
         func bad(_ reason: String) -> StoreError {
             StoreError.openFailed(path: display, configuration: configuration, reason: reason)
@@ -53,7 +53,9 @@ struct PostgreSQLLocation: Sendable, Hashable {
         }
         var query: [String: String] = [:]
         for item in parts.queryItems ?? [] { query[item.name.lowercased()] = item.value ?? "" }
-        let known: Set<String> = ["schema", "sslmode", "pool_size", "connect_timeout", "application_name", "password"]
+        let known: Set<String> = [
+            "schema", "sslmode", "sslrootcert", "pool_size", "connect_timeout", "application_name", "password",
+        ]
         if let unknown = query.keys.sorted().first(where: { !known.contains($0) }) {
             throw bad("unknown URL parameter '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -64,12 +66,17 @@ struct PostgreSQLLocation: Sendable, Hashable {
         }
         let schema = query["schema"] ?? "public"
         guard !schema.isEmpty, schema.utf8.count <= 63 else { throw bad("schema '\(schema)' is empty or longer than 63 bytes") }
-        let tls: TLSMode
+        var tls: StoreTLS
         switch (query["sslmode"] ?? "prefer").lowercased() {
         case "disable", "allow": tls = .disable
         case "prefer": tls = .prefer
-        case "require", "verify-ca", "verify-full": tls = .require
-        case let other: throw bad("sslmode=\(other) is not one of disable, prefer, require, verify-full")
+        case "require", "verify-ca", "verify-full": tls = .require()
+        case let other: throw bad("sslmode=\(other) is not one of disable, prefer, require, verify-ca, verify-full")
+        }
+        if let path = query["sslrootcert"], !path.isEmpty { tls.rootCertificates = URL(fileURLWithPath: path) }
+        if let chosen = options.tls { tls = chosen }
+        if tls.mode != .disable, let roots = tls.rootCertificates, !FileManager.default.isReadableFile(atPath: roots.path) {
+            throw bad("the TLS root certificates file \(roots.path) does not exist or cannot be read")
         }
         // An IPv6 literal comes bracketed from the URL ([::1]); the resolver wants it bare.
         self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
@@ -82,7 +89,12 @@ struct PostgreSQLLocation: Sendable, Hashable {
         self.database = database
         self.schema = schema
         self.tls = tls
-        self.poolSize = try positive("pool_size", default: 4, max: 256)
+        if let size = options.connectionPoolSize {
+            guard (1...256).contains(size) else { throw bad("connectionPoolSize \(size) is not from 1 to 256") }
+            self.poolSize = size
+        } else {
+            self.poolSize = try positive("pool_size", default: 4, max: 256)
+        }
         self.connectTimeout = try positive("connect_timeout", default: 10, max: 3600)
         self.applicationName = query["application_name"] ?? "Switchyard"
         self.display = display

@@ -14,15 +14,17 @@ final class PostgreSQLPool: @unchecked Sendable {
     let location: PostgreSQLLocation
     let configuration: String
     private let logger: Logger
+    private let tracer: StoreTracer?
     private let condition = NSCondition()
     private var idle: [PostgreSQLConnection] = []
     private var open = 0
     private var isShutDown = false
 
-    init(_ location: PostgreSQLLocation, configuration: String, logger: Logger) {
+    init(_ location: PostgreSQLLocation, configuration: String, logger: Logger, tracer: StoreTracer? = nil) {
         self.location = location
         self.configuration = configuration
         self.logger = logger
+        self.tracer = tracer
     }
 
     deinit { shutDown() }
@@ -98,7 +100,7 @@ final class PostgreSQLPool: @unchecked Sendable {
                 open += 1
                 condition.unlock()
                 do {
-                    return try PostgreSQLConnection(location, configuration: configuration, logger: logger)
+                    return try PostgreSQLConnection(location, configuration: configuration, logger: logger, tracer: tracer)
                 } catch {
                     condition.lock()
                     open -= 1

@@ -15,6 +15,10 @@ extension PostgreSQLStore {
     /// inside the fetch's one read-only snapshot. When the SQL says all of the predicate and no sort is asked,
     /// the server also applies the limit and offset.
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        try tracer.measure({ "PostgreSQL fetch \(tracer.describe(request)): \($0.count) rows" }) { try fetchRows(request) }
+    }
+
+    private func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow] {
         let request = try request.prepared(forStore: identifier, model: model)
         let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         let filter = PostgreSQLPushdown.compile(request.predicate, layout: layout)
@@ -38,6 +42,10 @@ extension PostgreSQLStore {
     /// The number of rows `fetch(_:)` would return without limit and offset: counted by the server when the SQL
     /// says the whole predicate.
     public func count(_ request: StoreFetchRequest) throws -> Int {
+        try tracer.measure({ "PostgreSQL count \(tracer.describe(request)): \($0)" }) { try countRows(request) }
+    }
+
+    private func countRows(_ request: StoreFetchRequest) throws -> Int {
         let request = try request.prepared(forStore: identifier, model: model)
         let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         let filter = PostgreSQLPushdown.compile(request.predicate, layout: layout)
@@ -51,7 +59,7 @@ extension PostgreSQLStore {
         }
         var unbounded = request
         (unbounded.fetchLimit, unbounded.fetchOffset, unbounded.sortKeys) = (nil, 0, [])
-        return try fetch(unbounded).count
+        return try fetchRows(unbounded).count
     }
 
     /// The rows with these references (missing ones left out), read in batches of 1,000 keys per table.

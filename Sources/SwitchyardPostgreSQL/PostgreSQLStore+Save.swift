@@ -50,6 +50,10 @@ extension PostgreSQLStore {
     public func save(_ changes: StoreChangeSet) throws {
         try checkWritable("save")
         if changes.isEmpty { return }
+        try tracer.measure({ _ in "PostgreSQL save: \(changes.traceSummary)" }) { try saveChanges(changes) }
+    }
+
+    private func saveChanges(_ changes: StoreChangeSet) throws {
         // Everything is encoded (and checked) before the transaction starts.
         let deletes = try changes.deletes.map { ($0, try servedLayout($0.entityName)) }
         let updates = try changes.updates.map { try encodeUpdate($0) }

@@ -32,7 +32,7 @@ import SwitchyardStores
 ///   written in each save's transaction and numbered in commit order across processes.
 /// - **Not yet on PostgreSQL:** batch statements (batch updates and deletes run row by row through the object
 ///   layer).
-public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore, MigratingStore {
+public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore, MigratingStore, TracingStore {
     public let type: StoreType = .postgreSQL
     public let url: URL?
     public let configurationName: String
@@ -42,6 +42,8 @@ public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore
     public let isReadOnly: Bool
 
     let pool: PostgreSQLPool
+    /// Traces fetches, counts and saves, and (from `StoreTraceLevel.statements`) each statement.
+    package let tracer: StoreTracer
     let schema: SQLiteSchema
     let servedEntityNames: Set<String>
     /// Unique indexes by their name in the server (which may be shortened to 63 bytes), for naming the
@@ -68,15 +70,17 @@ public final class PostgreSQLStore: PersistentStore, ConfigurationRecordingStore
         url: URL, model: ObjectModel, configuration: String, options: StoreOptions = .default, logger: Logger? = nil,
         migrationProgress: MigrationProgressHandler? = nil
     ) throws {
-        let location = try PostgreSQLLocation(url, configuration: configuration)
+        let location = try PostgreSQLLocation(url, configuration: configuration, options: options)
         self.url = url
         self.model = model
         self.configurationName = configuration
         self.entities = try model.entities(inConfiguration: configuration)
         self.isReadOnly = options.readOnly
+        let tracer = StoreTracer(level: options.traceLevel, store: location.display)
+        self.tracer = tracer
         let pool = PostgreSQLPool(
             location, configuration: configuration,
-            logger: logger ?? Logger(label: "switchyard.postgresql") { _ in SwiftLogNoOpLogHandler() })
+            logger: logger ?? Logger(label: "switchyard.postgresql") { _ in SwiftLogNoOpLogHandler() }, tracer: tracer)
         self.pool = pool
         let opened = try Self.openOrCreate(
             pool, model: model, entities: entities, readOnly: options.readOnly, disposable: options.disposable && !options.readOnly,

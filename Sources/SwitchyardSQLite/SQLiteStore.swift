@@ -17,7 +17,7 @@ import SwitchyardStores
 ///                                                  values: ["text": "hello"])]))
 /// let rows = try store.fetch(StoreFetchRequest(entityName: "Message"))
 /// ```
-public final class SQLiteStore: PersistentStore, MigratingStore {
+public final class SQLiteStore: PersistentStore, MigratingStore, TracingStore {
     /// Always `.sqlite`.
     public let type: StoreType = .sqlite
     /// The database file (its `-wal` and `-shm` sidecars live next to it).

@@ -13,8 +13,9 @@ public enum StoreTraceLevel: Int, Sendable, Hashable, Comparable, CaseIterable {
     case off = 0
     /// Every fetch, count and save: entity, rows and duration.
     case operations = 1
-    /// Also every SQL statement SQLite runs, with its duration; on LMDB each fetch's and count's plan (index or
-    /// scan, rows read) and each write transaction's calls and commit time. Arguments and constants hidden.
+    /// Also every SQL statement SQLite or PostgreSQL runs, with its duration; on LMDB each fetch's and count's
+    /// plan (index or scan, rows read) and each write transaction's calls and commit time. Arguments and
+    /// constants hidden.
     case statements = 2
     /// Also statement arguments and predicate constants (they may be private data).
     case arguments = 3
@@ -77,6 +78,14 @@ package final class StoreTracer: Sendable {
         if let limit = request.fetchLimit { text += " limit \(limit)" }
         return text
     }
+}
+
+// MARK: - TracingStore
+
+/// A store that traces (SQLite, LMDB, PostgreSQL): the coordinator that adds it points its tracer at the
+/// coordinator's logger.
+package protocol TracingStore {
+    var tracer: StoreTracer { get }
 }
 
 extension StoreChangeSet {

@@ -51,6 +51,12 @@ public struct StoreOptions: Sendable, Hashable {
     /// `ATRANSACTION` / `ACHANGE` / `ATRANSACTIONSTRING` tables). A store that already has history keeps
     /// recording it even without this option, so the history other processes read stays complete.
     public var persistentHistory: Bool
+    /// Server stores (PostgreSQL): the most connections the store opens at once. nil takes the URL's `pool_size`
+    /// (default 4).
+    public var connectionPoolSize: Int?
+    /// Server stores (PostgreSQL): whether and how the connection is encrypted. nil takes the URL's `sslmode` and
+    /// `sslrootcert` (default `StoreTLS.prefer`).
+    public var tls: StoreTLS?
 
     /// The default `writeTimeout`: 10 seconds.
     public static let defaultWriteTimeout: TimeInterval = 10
@@ -59,9 +65,11 @@ public struct StoreOptions: Sendable, Hashable {
     public init(
         readOnly: Bool = false, disposable: Bool = false, quarantine: Bool = false, initialMapSize: Int = 16 << 20,
         writeTimeout: TimeInterval = StoreOptions.defaultWriteTimeout, traceLevel: StoreTraceLevel? = nil,
-        persistentHistory: Bool = false
+        persistentHistory: Bool = false, connectionPoolSize: Int? = nil, tls: StoreTLS? = nil
     ) {
         self.persistentHistory = persistentHistory
+        self.connectionPoolSize = connectionPoolSize
+        self.tls = tls
         self.readOnly = readOnly
         self.disposable = disposable
         self.quarantine = quarantine

@@ -39,8 +39,7 @@ import Testing
     static func run(_ backend: Backend, level: StoreTraceLevel, in dir: TempDir) throws -> [String] {
         let lines = Lines()
         let coordinator = StoreCoordinator(model: try Shop.model(), logger: Self.logger(lines))
-        let file = dir.url.appendingPathComponent(backend == .sqlite ? "Main.sqlite" : "Main.lmdb")
-        try coordinator.addStore(backend.storeType, configuration: "Main", at: file, options: StoreOptions(traceLevel: level))
+        try backend.add(to: coordinator, configuration: "Main", in: dir.url, options: StoreOptions(traceLevel: level))
         let context = ObjectContext(coordinator: coordinator)
         try Shop.order(context, "A-1", qty: 5)
         try context.save()
@@ -49,22 +48,37 @@ import Testing
         return lines.all
     }
 
-    @Test(arguments: [Backend.sqlite, .lmdb])
+    /// The stores that trace: all but memory.
+    static let tracing = Backend.persistent
+
+    static func name(_ backend: Backend) -> String {
+        switch backend {
+        case .sqlite: "SQLite"
+        case .lmdb: "LMDB"
+        case .memory: "memory"
+        case .postgresql: "PostgreSQL"
+        }
+    }
+
+    @Test(arguments: tracing)
     func operationsAreTracedWithoutTheirConstants(_ backend: Backend) throws {
         let dir = try TempDir()
         let lines = try Self.run(backend, level: .operations, in: dir)
-        let name = backend == .sqlite ? "SQLite" : "LMDB"
+        let name = Self.name(backend)
         #expect(lines.contains { $0.contains("\(name) save: 1 inserts") && $0.contains(" ms") }, "\(lines)")
         #expect(lines.contains { $0.contains("\(name) fetch Order where (predicate") && $0.contains("0 rows in") }, "\(lines)")
         #expect(!lines.contains { $0.contains("31337") }, "constants stay hidden below level 3")
         #expect(!lines.contains { $0.contains("SQL ") }, "statements only from level 2")
     }
 
-    @Test func statementsAndThenArgumentsOnSQLite() throws {
-        let statements = try Self.run(.sqlite, level: .statements, in: try TempDir())
-        #expect(statements.contains { $0.contains("SQL ") && $0.contains("SELECT") }, "\(statements)")
+    /// SQLite and PostgreSQL: each statement with its duration; its arguments only at level 3.
+    @Test(arguments: tracing.filter { $0 != .lmdb })
+    func statementsAndThenArguments(_ backend: Backend) throws {
+        let statements = try Self.run(backend, level: .statements, in: try TempDir())
+        #expect(statements.contains { $0.contains("SQL ") && $0.contains("SELECT") && $0.contains(" ms") }, "\(statements)")
+        #expect(statements.contains { $0.contains("SQL ") && ($0.contains("INSERT") || $0.contains("COPY")) }, "\(statements)")
         #expect(!statements.contains { $0.contains("31337") })
-        let arguments = try Self.run(.sqlite, level: .arguments, in: try TempDir())
+        let arguments = try Self.run(backend, level: .arguments, in: try TempDir())
         #expect(arguments.contains { $0.contains("SQL ") && $0.contains("31337") }, "\(arguments)")
         #expect(arguments.contains { $0.contains("fetch Order where qty > 31337") })
     }
@@ -84,7 +98,7 @@ import Testing
         #expect(more.contains { $0.contains("fetch Order where qty > 31337") }, "\(more)")
     }
 
-    @Test(arguments: [Backend.sqlite, .lmdb])
+    @Test(arguments: tracing)
     func nothingIsTracedByDefault(_ backend: Backend) throws {
         let lines = try Self.run(backend, level: .off, in: try TempDir())
         #expect(!lines.contains { $0.contains(" fetch ") || $0.contains("SQL ") })
@@ -92,17 +106,16 @@ import Testing
     }
 
     /// Why a store was judged migratable, and that it was migrated, reach the logger at `.info`.
-    @Test(arguments: [Backend.sqlite, .lmdb])
+    @Test(arguments: tracing)
     func migrationDecisionsAreLogged(_ backend: Backend) throws {
         let dir = try TempDir()
-        let file = dir.url.appendingPathComponent(backend == .sqlite ? "Main.sqlite" : "Main.lmdb")
-        try StoreCoordinator(model: try Shop.model()).addStore(backend.storeType, configuration: "Main", at: file)
+        try backend.add(to: StoreCoordinator(model: try Shop.model()), configuration: "Main", in: dir.url)
         var entities = try Shop.model().entities
         entities[entities.firstIndex { $0.name == "Tag" }!].attributes.append(AttributeDescription(name: "color", type: .string))
         let changed = try ObjectModel(
             entities: entities, configurations: [ConfigurationDescription(name: "Main", entityNames: ["Customer", "Order", "Tag"])])
         let lines = Lines()
-        try StoreCoordinator(model: changed, logger: Self.logger(lines, level: .info)).addStore(backend.storeType, configuration: "Main", at: file)
+        try backend.add(to: StoreCoordinator(model: changed, logger: Self.logger(lines, level: .info)), configuration: "Main", in: dir.url)
         #expect(lines.all.contains { $0.contains("stored model compared") && $0.contains("verdict=migratable") }, "\(lines.all)")
         #expect(lines.all.contains { $0.contains("migrated store") && $0.contains("Tag") }, "\(lines.all)")
     }

@@ -3,19 +3,22 @@ import Testing
 @testable import Switchyard
 @testable import SwitchyardPostgreSQL
 
-/// Every store backend; behaviour tests are parameterized over `Backend.allCases` (the embedded stores) or
-/// `Backend.everyStore` (those and PostgreSQL, for the behaviour every store shares: the conformance suite).
+/// Every store backend; behaviour tests are parameterized over `Backend.allCases` (every store, PostgreSQL
+/// included) and only where a test is about local files over `Backend.embedded`.
 enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite
     case lmdb
     case memory
     case postgresql
 
-    /// The embedded stores.
-    static var allCases: [Backend] { [.sqlite, .lmdb, .memory] }
-
     /// The embedded stores and PostgreSQL (left out only with `SWITCHYARD_SKIP_POSTGRES=1`).
-    static var everyStore: [Backend] { allCases + (TestServer.isSkipped ? [] : [.postgresql]) }
+    static var allCases: [Backend] { embedded + (TestServer.isSkipped ? [] : [.postgresql]) }
+
+    /// The same as `allCases`: the conformance suite's spelling.
+    static var everyStore: [Backend] { allCases }
+
+    /// The embedded stores, for what only they have (files, a map size, a process-local memory store).
+    static var embedded: [Backend] { [.sqlite, .lmdb, .memory] }
 
     var testDescription: String { rawValue }
 
