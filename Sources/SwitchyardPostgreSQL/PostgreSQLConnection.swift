@@ -295,7 +295,8 @@ extension PostgresRandomAccessRow {
         case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
         case .bytea: return .blob(Data(buffer: try cell.decode(ByteBuffer.self)))
         case .numeric:
-            let text = try cell.decode(String.self)
+            // A decimal column: exact when it is a 64-bit integer, else the double Core Data's REAL would hold.
+            let text = "\(try cell.decode(Decimal.self))"
             return Int64(text).map { .integer($0) } ?? Double(text).map { .real($0) } ?? .text(text)
         default: return .text(try cell.decode(String.self))
         }

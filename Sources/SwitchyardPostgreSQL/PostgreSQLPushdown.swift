@@ -101,7 +101,8 @@ enum PostgreSQLPushdown {
                 (.number, .bool) where attribute.type != .date:
                 break
             case (.number, .date) where attribute.type == .date: break
-            case (.text, .string): break
+            // PostgreSQL text cannot hold U+0000 (nor can a stored value): the evaluator decides those.
+            case (.text, .string(let text)) where !text.utf8.contains(0): break
             default: return nil
             }
             parameters.append(ColumnValue.bind(value))

@@ -252,13 +252,15 @@ extension PostgreSQLStore {
         return "CREATE INDEX \(q("\(join.name)_\(join.secondColumn)_INDEX")) ON \(q(join.name)) (\(q(join.secondColumn)), \(q(join.firstColumn)))"
     }
 
-    /// PostgreSQL's type for a column Core Data declares with `sqliteType`: integers as `BIGINT`, reals, dates
-    /// and decimals as `DOUBLE PRECISION` (dates as seconds since 2001, as Core Data keeps them), text as
-    /// `TEXT`, blobs as `BYTEA`.
+    /// PostgreSQL's type for a column Core Data declares with `sqliteType`: integers as `BIGINT`, reals and
+    /// dates as `DOUBLE PRECISION` (dates as seconds since 2001, as Core Data keeps them), decimals as `NUMERIC`
+    /// (which, as SQLite's NUMERIC affinity, keeps a 64-bit integer exact where a double would round it), text
+    /// as `TEXT`, blobs as `BYTEA`.
     static func columnType(_ sqliteType: String) -> String {
         switch sqliteType.uppercased() {
         case "INTEGER": return "BIGINT"
-        case "FLOAT", "TIMESTAMP", "DECIMAL", "REAL": return "DOUBLE PRECISION"
+        case "DECIMAL": return "NUMERIC"
+        case "FLOAT", "TIMESTAMP", "REAL": return "DOUBLE PRECISION"
         case "VARCHAR", "TEXT": return "TEXT"
         default: return "BYTEA"
         }
