@@ -26,9 +26,6 @@ enum PostgreSQLHistory {
         "INSERT INTO \"Z_PRIMARYKEY\" (\"Z_ENT\", \"Z_NAME\", \"Z_SUPER\", \"Z_MAX\") VALUES (16001, 'CHANGE', 0, 0), (16002, 'TRANSACTION', 0, 0), (16003, 'TRANSACTIONSTRING', 0, 0) ON CONFLICT DO NOTHING",
     ]
 
-    /// `ACHANGE` rows per INSERT statement (7 parameters each).
-    static let changesPerStatement = 1_000
-
     /// Whether the store's schema has the history tables (created together, in one transaction). `to_regclass`
     /// reads the catalog cache: a non-recording store asks this in every save, so it must stay this cheap.
     static func tablesExist(_ connection: PostgreSQLConnection) throws -> Bool {
@@ -61,7 +58,7 @@ extension PostgreSQLStore: HistoryTrackingStore {
             historyState.withLock { $0 = true }
         }
         let transaction = StoredHistoryTransaction.recording(changes, model: model)
-        let number = try advanceMax(PostgreSQLHistory.transactionEntity, by: 1, connection).lowerBound
+        let number = try advanceMax(PostgreSQLHistory.transactionEntity, named: "TRANSACTION", by: 1, connection).lowerBound
         var strings: [ColumnValue] = []
         for value in [transaction.author, transaction.bundleID, transaction.contextName, transaction.processID] {
             strings.append(try value.map { .integer(try internedString($0, connection)) } ?? .null)
@@ -74,7 +71,7 @@ extension PostgreSQLStore: HistoryTrackingStore {
             [.integer(number), .integer(PostgreSQLHistory.transactionEntity)] + strings
                 + [.real(transaction.timestamp.timeIntervalSinceReferenceDate)])
         guard !transaction.changes.isEmpty else { return }
-        let keys = try advanceMax(PostgreSQLHistory.changeEntity, by: transaction.changes.count, connection)
+        let keys = try advanceMax(PostgreSQLHistory.changeEntity, named: "CHANGE", by: transaction.changes.count, connection)
         var rows: [[ColumnValue]] = []
         rows.reserveCapacity(transaction.changes.count)
         for (key, change) in zip(keys, transaction.changes) {
@@ -87,36 +84,7 @@ extension PostgreSQLStore: HistoryTrackingStore {
             ])
         }
         let columns = ["Z_PK", "Z_ENT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS"]
-        if rows.count >= Self.rowsPerCopy {
-            try connection.copy(into: "ACHANGE", columns: columns, rows: rows)
-            return
-        }
-        let head = "INSERT INTO \"ACHANGE\" (\(columns.map(PostgreSQLConnection.quote).joined(separator: ", "))) VALUES "
-        var start = 0
-        while start < rows.count {
-            let chunk = rows[start..<min(start + PostgreSQLHistory.changesPerStatement, rows.count)]
-            var parameters: [ColumnValue] = []
-            var tuples: [String] = []
-            for row in chunk {
-                let first = parameters.count
-                parameters += row
-                tuples.append("(" + (1...row.count).map { "$\(first + $0)" }.joined(separator: ", ") + ")")
-            }
-            try connection.execute(head + tuples.joined(separator: ", "), parameters)
-            start += chunk.count
-        }
-    }
-
-    /// Reserves `count` numbers of one of the history counters inside the caller's transaction.
-    private func advanceMax(_ entity: Int64, by count: Int, _ connection: PostgreSQLConnection) throws -> ClosedRange<Int64> {
-        guard let row = try connection.query(
-            "UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + $1 WHERE \"Z_ENT\" = $2 RETURNING \"Z_MAX\"",
-            [.integer(Int64(count)), .integer(entity)]
-        ).first, let max = try row.makeRandomAccess().integer(0) else {
-            throw StoreError.schemaMismatch(
-                path: displayPath, configuration: configurationName, reason: "Z_PRIMARYKEY has no row with Z_ENT = \(entity) (persistent history)")
-        }
-        return (max - Int64(count) + 1)...max
+        try insertRows(rows, into: "ACHANGE", columns: columns, connection)
     }
 
     /// The `ATRANSACTIONSTRING` key of `value`, inserting it when new (recording saves run one at a time).
@@ -126,7 +94,7 @@ extension PostgreSQLStore: HistoryTrackingStore {
         {
             return key
         }
-        let key = try advanceMax(PostgreSQLHistory.stringEntity, by: 1, connection).lowerBound
+        let key = try advanceMax(PostgreSQLHistory.stringEntity, named: "TRANSACTIONSTRING", by: 1, connection).lowerBound
         try connection.execute(
             "INSERT INTO \"ATRANSACTIONSTRING\" (\"Z_PK\", \"Z_ENT\", \"ZNAME\") VALUES ($1, $2, $3)",
             [.integer(key), .integer(PostgreSQLHistory.stringEntity), .text(value)])

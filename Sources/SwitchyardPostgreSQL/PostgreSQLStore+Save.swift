@@ -22,16 +22,21 @@ extension PostgreSQLStore {
                 reason: "Z_PRIMARYKEY has no row for \(layout.rootName), the inheritance root of \(entityName)")
         }
         return try pool.withConnection { connection in
-            guard let row = try connection.query(
-                "UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + $1 WHERE \"Z_ENT\" = $2 RETURNING \"Z_MAX\"",
-                [.integer(Int64(count)), .integer(root.number)]
-            ).first, let max = try row.makeRandomAccess().integer(0) else {
-                throw StoreError.schemaMismatch(
-                    path: displayPath, configuration: configurationName,
-                    reason: "Z_PRIMARYKEY has no row with Z_ENT = \(root.number) (\(root.name))")
-            }
-            return (max - Int64(count) + 1)...max
+            try advanceMax(root.number, named: root.name, by: count, connection)
         }
+    }
+
+    /// Reserves `count` numbers of the `Z_PRIMARYKEY` counter `entity` (an entity's keys, or a persistent
+    /// history table's) on `connection`, inside its transaction when it has one.
+    func advanceMax(_ entity: Int64, named name: String, by count: Int, _ connection: PostgreSQLConnection) throws -> ClosedRange<Int64> {
+        guard let row = try connection.query(
+            "UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + $1 WHERE \"Z_ENT\" = $2 RETURNING \"Z_MAX\"",
+            [.integer(Int64(count)), .integer(entity)]
+        ).first, let max = try row.makeRandomAccess().integer(0) else {
+            throw StoreError.schemaMismatch(
+                path: displayPath, configuration: configurationName, reason: "Z_PRIMARYKEY has no row with Z_ENT = \(entity) (\(name))")
+        }
+        return (max - Int64(count) + 1)...max
     }
 }
 
@@ -87,35 +92,42 @@ extension PostgreSQLStore {
             }
             for group in inserts {
                 let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + group.layout.insertColumns
-                let table = schema.table(of: group.layout).name
-                if group.rows.count >= Self.rowsPerCopy, PostgreSQLConnection.canCopy(table: table, columns: columns) {
-                    try uniquely(group.layout, values: nil, rows: group.source) {
-                        try connection.copy(into: table, columns: columns, rows: group.rows)
-                    }
-                    continue
-                }
-                let head = "INSERT INTO \(q(table)) (\(columns.map(q).joined(separator: ", "))) VALUES "
-                let perStatement = max(1, Self.parametersPerInsert / columns.count)
-                var start = 0
-                while start < group.rows.count {
-                    let chunk = group.rows[start..<min(start + perStatement, group.rows.count)]
-                    var parameters: [ColumnValue] = []
-                    parameters.reserveCapacity(chunk.count * columns.count)
-                    var tuples: [String] = []
-                    for values in chunk {
-                        let first = parameters.count
-                        parameters += values
-                        tuples.append("(" + (1...values.count).map { "$\(first + $0)" }.joined(separator: ", ") + ")")
-                    }
-                    let rows = group.source[start..<(start + chunk.count)]
-                    try uniquely(group.layout, values: nil, rows: Array(rows)) {
-                        try connection.execute(head + tuples.joined(separator: ", "), parameters)
-                    }
-                    start += chunk.count
+                try insertRows(group.rows, into: schema.table(of: group.layout).name, columns: columns, connection) { range, send in
+                    try uniquely(group.layout, values: nil, rows: Array(group.source[range]), send)
                 }
             }
             try applyRelationshipChanges(changes, connection: connection)
             try recordHistory(changes, connection: connection)
+        }
+    }
+
+    /// Inserts `rows` into `table`: with one `COPY` from `rowsPerCopy` rows (when the names allow it), else
+    /// with multi-row `INSERT`s of at most `parametersPerInsert` parameters. `around` wraps each statement,
+    /// given the range of `rows` it sends (the save names a broken uniqueness constraint's row with it).
+    func insertRows(
+        _ rows: [[ColumnValue]], into table: String, columns: [String], _ connection: PostgreSQLConnection,
+        around: (Range<Int>, () throws -> Void) throws -> Void = { _, send in try send() }
+    ) throws {
+        if rows.count >= Self.rowsPerCopy, PostgreSQLConnection.canCopy(table: table, columns: columns) {
+            try around(rows.indices) { try connection.copy(into: table, columns: columns, rows: rows) }
+            return
+        }
+        let q = PostgreSQLConnection.quote
+        let head = "INSERT INTO \(q(table)) (\(columns.map(q).joined(separator: ", "))) VALUES "
+        let perStatement = max(1, Self.parametersPerInsert / columns.count)
+        var start = 0
+        while start < rows.count {
+            let range = start..<min(start + perStatement, rows.count)
+            var parameters: [ColumnValue] = []
+            parameters.reserveCapacity(range.count * columns.count)
+            var tuples: [String] = []
+            for values in rows[range] {
+                let first = parameters.count
+                parameters += values
+                tuples.append("(" + (1...values.count).map { "$\(first + $0)" }.joined(separator: ", ") + ")")
+            }
+            try around(range) { try connection.execute(head + tuples.joined(separator: ", "), parameters) }
+            start = range.upperBound
         }
     }
 
