@@ -102,5 +102,5 @@ extension UInt32 {
 
 extension Data {
     /// Lower-case hexadecimal, for printing hashes.
-    public var hexString: String { map { String(format: "%02x", $0) }.joined() }
+    package var hexString: String { map { String(format: "%02x", $0) }.joined() }
 }

@@ -8,7 +8,7 @@ import Foundation
 /// ```swift
 /// if case .object(let uid, "NSEntityDescription") = value { let entity = try archive.object(uid) }
 /// ```
-public indirect enum ArchiveValue: Sendable, Hashable {
+package indirect enum ArchiveValue: Sendable, Hashable {
     /// `nil` (UID 0, `$null`) or `NSNull`.
     case null
     /// A plist boolean (an archived `BOOL` or boolean NSNumber).
@@ -35,14 +35,14 @@ public indirect enum ArchiveValue: Sendable, Hashable {
     case object(uid: Int, className: String)
 
     /// One key/value pair of a decoded dictionary.
-    public struct DictionaryEntry: Sendable, Hashable {
+    package struct DictionaryEntry: Sendable, Hashable {
         /// The key (a string in every dictionary Core Data writes).
-        public var key: ArchiveValue
+        package var key: ArchiveValue
         /// The value.
-        public var value: ArchiveValue
+        package var value: ArchiveValue
 
         /// Creates an entry.
-        public init(key: ArchiveValue, value: ArchiveValue) {
+        package init(key: ArchiveValue, value: ArchiveValue) {
             self.key = key
             self.value = value
         }
@@ -53,19 +53,19 @@ public indirect enum ArchiveValue: Sendable, Hashable {
 
 extension ArchiveValue {
     /// True for `.null`.
-    public var isNull: Bool {
+    package var isNull: Bool {
         if case .null = self { return true }
         return false
     }
 
     /// The string of a `.string`.
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let s) = self { return s }
         return nil
     }
 
     /// An integral number: `.integer`, an exactly integral `.real`, or a `.bool` as 0/1.
-    public var integerValue: Int64? {
+    package var integerValue: Int64? {
         switch self {
         case .integer(let i): return i
         case .real(let d): return d.rounded() == d && abs(d) < 9.2e18 ? Int64(d) : nil
@@ -75,7 +75,7 @@ extension ArchiveValue {
     }
 
     /// A flag: `.bool`, or a number (non-zero is true), as NSCoder's `decodeBool` reads one.
-    public var boolValue: Bool? {
+    package var boolValue: Bool? {
         switch self {
         case .bool(let b): return b
         case .integer(let i): return i != 0
@@ -85,7 +85,7 @@ extension ArchiveValue {
     }
 
     /// The elements of an `.array` or `.set`.
-    public var elements: [ArchiveValue]? {
+    package var elements: [ArchiveValue]? {
         switch self {
         case .array(let items), .set(let items): return items
         default: return nil
@@ -93,18 +93,18 @@ extension ArchiveValue {
     }
 
     /// The entries of a `.dictionary`.
-    public var entries: [DictionaryEntry]? {
+    package var entries: [DictionaryEntry]? {
         if case .dictionary(let entries) = self { return entries }
         return nil
     }
 
     /// The value for a string key of a `.dictionary` (the first, should a key repeat).
-    public subscript(key: String) -> ArchiveValue? {
+    package subscript(key: String) -> ArchiveValue? {
         entries?.first { $0.key == .string(key) }?.value
     }
 
     /// The UID of an `.object` reference.
-    public var objectUID: Int? {
+    package var objectUID: Int? {
         if case .object(let uid, _) = self { return uid }
         return nil
     }

@@ -8,16 +8,16 @@
 /// ```
 package struct ArchivedObject: Sendable, Hashable {
     /// Its index in `$objects`.
-    public let uid: Int
+    package let uid: Int
     /// The `$classname` of its class record (for example `NSAttributeDescription`, `MyApp.Cover`).
-    public let className: String
+    package let className: String
     /// `$classes`: the class and its superclasses, most specific first.
-    public let classHierarchy: [String]
+    package let classHierarchy: [String]
     /// Every field except `$class`, decoded; other objects appear as `.object` references.
-    public let fields: [String: ArchiveValue]
+    package let fields: [String: ArchiveValue]
 
     /// Creates an object record (the archive builds these).
-    public init(uid: Int, className: String, classHierarchy: [String], fields: [String: ArchiveValue]) {
+    package init(uid: Int, className: String, classHierarchy: [String], fields: [String: ArchiveValue]) {
         self.uid = uid
         self.className = className
         self.classHierarchy = classHierarchy
@@ -25,8 +25,8 @@ package struct ArchivedObject: Sendable, Hashable {
     }
 
     /// The field `key`, or nil when the object has no such field.
-    public subscript(key: String) -> ArchiveValue? { fields[key] }
+    package subscript(key: String) -> ArchiveValue? { fields[key] }
 
     /// True when its class or a superclass is `className`.
-    public func isKind(of className: String) -> Bool { classHierarchy.contains(className) }
+    package func isKind(of className: String) -> Bool { classHierarchy.contains(className) }
 }

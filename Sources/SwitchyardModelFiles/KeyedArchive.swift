@@ -23,13 +23,13 @@ import Foundation
 /// ```
 package struct KeyedArchive: Sendable {
     /// What errors name (for a model cache, the store file).
-    public let source: String
+    package let source: String
     /// The `$archiver` value (`NSKeyedArchiver`).
-    public let archiver: String
+    package let archiver: String
     /// Names of the `$top` entries (`root` for `archivedData(withRootObject:)`).
-    public var topKeys: [String] { top.keys.sorted() }
+    package var topKeys: [String] { top.keys.sorted() }
     /// The number of entries in `$objects` (valid UIDs are 0..<objectCount; 0 is `$null`).
-    public var objectCount: Int { table.count }
+    package var objectCount: Int { table.count }
 
     private let plist: BinaryPropertyList
     /// `$objects`: UID -> index in `plist.objects`.
@@ -52,7 +52,7 @@ package struct KeyedArchive: Sendable {
 
     /// Parses `data`; throws `KeyedArchiveError` for a malformed property list or a property list that is not
     /// a keyed archive.
-    public init(_ data: Data, source: String) throws(KeyedArchiveError) {
+    package init(_ data: Data, source: String) throws(KeyedArchiveError) {
         let plist = try BinaryPropertyList(data, source: source)
         self.source = source
         self.plist = plist
@@ -73,7 +73,7 @@ package struct KeyedArchive: Sendable {
     // MARK: - Entry points
 
     /// The decoded `$top` entry `key` (by default `root`, the archived root object).
-    public func topValue(_ key: String = "root") throws(KeyedArchiveError) -> ArchiveValue {
+    package func topValue(_ key: String = "root") throws(KeyedArchiveError) -> ArchiveValue {
         guard let index = top[key] else {
             throw malformed("$top has no entry '\(key)' (it has: \(topKeys.joined(separator: ", ")))")
         }
@@ -83,13 +83,13 @@ package struct KeyedArchive: Sendable {
 
     /// The object with this UID: its class and its fields, decoded (collections expanded, other objects as
     /// references).
-    public func object(_ uid: Int) throws(KeyedArchiveError) -> ArchivedObject {
+    package func object(_ uid: Int) throws(KeyedArchiveError) -> ArchivedObject {
         var state = DecodeState()
         return try object(uid, depth: 0, state: &state)
     }
 
     /// The value stored under `uid` (UID 0 is nil).
-    public func value(uid: Int) throws(KeyedArchiveError) -> ArchiveValue {
+    package func value(uid: Int) throws(KeyedArchiveError) -> ArchiveValue {
         var state = DecodeState()
         return try decode(uid: uid, depth: 0, state: &state)
     }

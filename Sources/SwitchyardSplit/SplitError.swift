@@ -15,6 +15,9 @@ public enum SplitError: Error, Sendable, Equatable, CustomStringConvertible, Loc
     case planning([String])
     /// An output exists and `force` was not given.
     case outputExists(path: String)
+    /// An output could not be looked for or created (a server that does not answer, a folder that cannot be
+    /// written); the reason names it.
+    case outputUnavailable(reason: String)
     /// Copying failed (the temporary outputs were removed; nothing was left under a final name).
     case copy(reason: String)
     /// The outputs do not match the source (they were not renamed into place).
@@ -27,7 +30,7 @@ public enum SplitError: Error, Sendable, Equatable, CustomStringConvertible, Loc
         case .model: return "load model"
         case .source: return "open source"
         case .planning: return "plan"
-        case .outputExists: return "prepare outputs"
+        case .outputExists, .outputUnavailable: return "prepare outputs"
         case .copy: return "copy"
         case .verification: return "verify"
         }
@@ -41,7 +44,7 @@ public enum SplitError: Error, Sendable, Equatable, CustomStringConvertible, Loc
         case let .model(path, reason): return "\(path): \(reason)"
         case .planning(let problems): return problems.joined(separator: "; ")
         case .outputExists(let path): return "\(path) already exists (pass --force to replace it)"
-        case .copy(let reason): return reason
+        case .copy(let reason), .outputUnavailable(let reason): return reason
         case .verification(let mismatches): return mismatches.joined(separator: "; ")
         }
     }

@@ -40,8 +40,12 @@ extension StoreSplitter {
             let naming = joinTableNaming(plan)
             for (index, destination) in plan.destinations.enumerated() {
                 Self.remove(destination.temporaryURL, type: destination.type)
-                let output = try Self.create(
-                    destination, at: destination.temporaryURL, model: targetModel, joinTablesNamedBy: naming[index])
+                let output: BulkCopyStore
+                do {
+                    output = try Self.create(destination, at: destination.temporaryURL, model: targetModel, joinTablesNamedBy: naming[index])
+                } catch let error as StoreError {
+                    throw SplitError.outputUnavailable(reason: "\(error)")
+                }
                 outputs.append(output)
                 try output.deferIndexes()
             }
@@ -272,7 +276,9 @@ extension StoreSplitter {
         do {
             return try StoreFileSet.storeExists(at: url, type: type)
         } catch {
-            throw SplitError.copy(reason: "cannot look for a store at \(SplitDestination.displayPath(url, type: type)): \(error)")
+            // A store error names the output already (without a password); anything else gets its name here.
+            throw SplitError.outputUnavailable(
+                reason: error is StoreError ? "\(error)" : "cannot look for a store at \(SplitDestination.displayPath(url, type: type)): \(error)")
         }
     }
 

@@ -52,49 +52,55 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
     /// converted or replaced since the token was taken. Refetch instead of merging, and take a new token.
     case historyTokenAhead(path: String, configuration: String, after: Int64, last: Int64)
 
+    /// "path (configuration Name)", or the path alone when no configuration applies (a split output, a
+    /// lookup by URL).
+    private static func place(_ path: String, _ configuration: String) -> String {
+        configuration.isEmpty ? path : "\(path) (configuration \(configuration))"
+    }
+
     public var description: String {
         switch self {
         case let .openFailed(path, configuration, reason):
-            return "\(path) (configuration \(configuration)): cannot open store: \(reason)"
+            return "\(Self.place(path, configuration)): cannot open store: \(reason)"
         case let .notAStore(path, expected, reason):
             return "\(path): not a \(expected.rawValue) store: \(reason)"
         case let .sqlite(path, configuration, sql, code, message):
-            return "\(path) (configuration \(configuration)): SQLite error \(code): \(message) [\(sql)]"
+            return "\(Self.place(path, configuration)): SQLite error \(code): \(message) [\(sql)]"
         case let .lmdb(path, configuration, call, code, message):
-            return "\(path) (configuration \(configuration)): \(call) failed with LMDB code \(code): \(message)"
+            return "\(Self.place(path, configuration)): \(call) failed with LMDB code \(code): \(message)"
         case let .conflict(path, configuration, objectID, entity, pk, expected, actual):
             let now = actual.map { "is now at version \($0)" } ?? "was deleted"
-            return "\(path) (configuration \(configuration)): optimistic locking conflict on \(entity)/p\(pk) (\(objectID)): "
+            return "\(Self.place(path, configuration)): optimistic locking conflict on \(entity)/p\(pk) (\(objectID)): "
                 + "expected version \(expected), row \(now); nothing was saved; refresh that object and save again"
         case let .uniquenessViolation(path, configuration, entity, properties, values):
-            return "\(path) (configuration \(configuration)): uniqueness constraint on \(entity)(\(properties.joined(separator: ", "))) violated by (\(values.joined(separator: ", "))); nothing was saved"
+            return "\(Self.place(path, configuration)): uniqueness constraint on \(entity)(\(properties.joined(separator: ", "))) violated by (\(values.joined(separator: ", "))); nothing was saved"
         case let .readOnly(path, configuration, operation):
-            return "\(path) (configuration \(configuration)): store is read-only; cannot \(operation)"
+            return "\(Self.place(path, configuration)): store is read-only; cannot \(operation)"
         case let .entityNotInStore(path, configuration, entity):
             return "\(path): entity \(entity) is not in configuration \(configuration) of this store"
         case let .unknownProperty(path, configuration, entity, property):
-            return "\(path) (configuration \(configuration)): entity \(entity) has no persistent property '\(property)'"
+            return "\(Self.place(path, configuration)): entity \(entity) has no persistent property '\(property)'"
         case let .invalidValue(path, configuration, entity, attribute, value, expected):
-            return "\(path) (configuration \(configuration)): \(entity).\(attribute): value \(value) is not a valid \(expected)"
+            return "\(Self.place(path, configuration)): \(entity).\(attribute): value \(value) is not a valid \(expected)"
         case let .schemaMismatch(path, configuration, reason):
-            return "\(path) (configuration \(configuration)): store layout does not match the model: \(reason)"
+            return "\(Self.place(path, configuration)): store layout does not match the model: \(reason)"
         case let .unsupportedPredicate(path, configuration, reason):
-            return "\(path) (configuration \(configuration)): cannot run predicate: \(reason)"
+            return "\(Self.place(path, configuration)): cannot run predicate: \(reason)"
         case let .closed(path, configuration):
-            return "\(path) (configuration \(configuration)): store is closed"
+            return "\(Self.place(path, configuration)): store is closed"
         case let .postgreSQL(path, configuration, sql, code, message):
-            return "\(path) (configuration \(configuration)): PostgreSQL error \(code): \(message)" + (sql.isEmpty ? "" : " [\(sql)]")
+            return "\(Self.place(path, configuration)): PostgreSQL error \(code): \(message)" + (sql.isEmpty ? "" : " [\(sql)]")
         case let .incompatibleModel(path, configuration, report):
-            return "\(path) (configuration \(configuration)): the store's model cannot be migrated to this model: "
+            return "\(Self.place(path, configuration)): the store's model cannot be migrated to this model: "
                 + report.blockingReasons.joined(separator: "; ")
         case let .historyNotTracked(path, configuration):
-            return "\(path) (configuration \(configuration)): the store does not record persistent history; "
+            return "\(Self.place(path, configuration)): the store does not record persistent history; "
                 + "open it writable with StoreOptions(persistentHistory: true) to start recording"
         case let .historyExpired(path, configuration, after, oldest):
-            return "\(path) (configuration \(configuration)): history after transaction \(after) was deleted "
+            return "\(Self.place(path, configuration)): history after transaction \(after) was deleted "
                 + "(the oldest transaction kept is \(oldest)); refetch instead of merging"
         case let .historyTokenAhead(path, configuration, after, last):
-            return "\(path) (configuration \(configuration)): history position \(after) is past the store's last transaction "
+            return "\(Self.place(path, configuration)): history position \(after) is past the store's last transaction "
                 + "\(last): the store was restored from an older copy or replaced since; refetch instead of merging and take a new token"
         }
     }

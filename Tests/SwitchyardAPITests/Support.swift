@@ -51,6 +51,11 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
                 reason: "the PostgreSQL tests need a server: run `bash Tools/test.sh` (it starts a throwaway one), set "
                     + "SWITCHYARD_POSTGRES_URL, or SWITCHYARD_SKIP_POSTGRES=1 to leave them out")
         }
+        guard let host = base.host, host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.") else {
+            throw StoreError.openFailed(
+                path: "postgres://\(base.host ?? "?")", configuration: name,
+                reason: "SWITCHYARD_POSTGRES_URL names a server on another machine; the tests only use one on this machine (127.0.0.1, ::1, localhost)")
+        }
         let owner = dir.lastPathComponent.replacingOccurrences(of: "switchyard-api-", with: "").replacingOccurrences(of: "-", with: "").prefix(12)
         let cleaned = String(name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }.prefix(30))
         var parts = URLComponents(url: base, resolvingAgainstBaseURL: false)!

@@ -20,7 +20,7 @@ import Testing
 
     func coordinator(_ backend: Backend) throws -> (StoreCoordinator, any PersistentStore) {
         let coordinator = StoreCoordinator(model: try Self.model())
-        let store = try coordinator.addStore(backend.storeType, configuration: "Main", at: backend.url(in: dir, name: "main"))
+        let store = try backend.add(to: coordinator, configuration: "Main", in: dir, name: "main")
         return (coordinator, store)
     }
 

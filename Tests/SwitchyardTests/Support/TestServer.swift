@@ -25,6 +25,11 @@ enum TestServer {
                 reason: "the PostgreSQL tests need a server: run `bash Tools/test.sh` (it starts a throwaway one), set "
                     + "SWITCHYARD_POSTGRES_URL=postgres://user@127.0.0.1:PORT/DATABASE, or SWITCHYARD_SKIP_POSTGRES=1 to leave them out")
         }
+        guard let host = base.host, host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.") else {
+            throw StoreError.openFailed(
+                path: "postgres://\(base.host ?? "?")", configuration: name,
+                reason: "SWITCHYARD_POSTGRES_URL names a server on another machine; the tests only use one on this machine (127.0.0.1, ::1, localhost)")
+        }
         let cleaned = String(name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }.prefix(30))
         var parts = URLComponents(url: base, resolvingAgainstBaseURL: false)!
         parts.queryItems = (parts.queryItems ?? []).filter { $0.name != "schema" } + [URLQueryItem(name: "schema", value: "t_\(owner.prefix(12))_\(cleaned)")]
