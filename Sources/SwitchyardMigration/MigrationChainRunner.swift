@@ -40,9 +40,12 @@ package struct MigrationChainRunner {
         case .sqlite: state = try SQLiteStore.storedState(at: url, configuration: configuration)
         case .lmdb: state = try LMDBStore.storedState(at: url, configuration: configuration)
         case .postgreSQL:
-            // Opened with no entities, it reads nothing but its metadata and model cache.
+            // Opened with no entities, it reads nothing but its metadata and model cache; with the description's
+            // connection options (TLS, pool size), read-only.
+            var probe = description.options
+            (probe.readOnly, probe.disposable, probe.persistentHistory) = (true, false, false)
             let store = try ServerStoreOpeners.opener(for: .postgreSQL, url: url, configuration: configuration)(
-                url, try ObjectModel(entities: []), ConfigurationDescription.defaultName, .readOnly, nil)
+                url, try ObjectModel(entities: []), ConfigurationDescription.defaultName, probe, nil)
             state = (try store.metadata(), try store.storedModel())
         case .memory: return
         }

@@ -35,7 +35,7 @@ final class PostgreSQLConnection {
         if location.tls.mode != .disable {
             do {
                 var settings = TLSConfiguration.makeClientConfiguration()
-                if let roots = location.tls.rootCertificates {
+                if location.tls.mode == .require, let roots = location.tls.rootCertificates {
                     settings.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(roots.path))
                 }
                 if location.tls.mode == .prefer { settings.certificateVerification = .none }

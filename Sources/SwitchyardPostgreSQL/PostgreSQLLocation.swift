@@ -15,11 +15,11 @@ import SwitchyardStores
 ///   (`verify-ca` and `verify-full` are read as `require`, which always verifies the certificate and host name).
 /// - `sslrootcert`: a PEM file of the certificates that sign the server's (default: the system's roots).
 /// - `pool_size` (default 4): the most connections the store opens at once.
+/// - `connect_timeout` (seconds, default 10).
+/// - `application_name`: shown in `pg_stat_activity`.
 ///
 /// `StoreOptions.connectionPoolSize` and `StoreOptions.tls`, when set, take the place of `pool_size` and of
 /// `sslmode` with `sslrootcert`.
-/// - `connect_timeout` (seconds, default 10).
-/// - `application_name`: shown in `pg_stat_activity`.
 struct PostgreSQLLocation: Sendable, Hashable {
     var host: String
     var port: Int
@@ -75,7 +75,7 @@ struct PostgreSQLLocation: Sendable, Hashable {
         }
         if let path = query["sslrootcert"], !path.isEmpty { tls.rootCertificates = URL(fileURLWithPath: path) }
         if let chosen = options.tls { tls = chosen }
-        if tls.mode != .disable, let roots = tls.rootCertificates, !FileManager.default.isReadableFile(atPath: roots.path) {
+        if tls.mode == .require, let roots = tls.rootCertificates, !FileManager.default.isReadableFile(atPath: roots.path) {
             throw bad("the TLS root certificates file \(roots.path) does not exist or cannot be read")
         }
         // An IPv6 literal comes bracketed from the URL ([::1]); the resolver wants it bare.

@@ -19,8 +19,10 @@ extension StoreCoordinator {
     /// ```
     ///
     /// The URL is libpq's: `postgres://user[:password]@host[:port]/database`, with the query parameters `schema`
-    /// (default `public`), `sslmode` (`disable`, `prefer`, `require`), `pool_size` (default 4) and
-    /// `connect_timeout` (seconds, default 10). Errors and logs show it without the password.
+    /// (default `public`), `sslmode` (`disable`, `prefer` — unverified TLS when offered —, `require` — verified
+    /// TLS always), `sslrootcert` (a PEM file of trusted roots), `pool_size` (default 4) and `connect_timeout`
+    /// (seconds, default 10). `StoreOptions/connectionPoolSize` and `StoreOptions/tls` win over the URL's.
+    /// Errors, logs and traces show it without the password.
     ///
     /// After this call the coordinator also reopens PostgreSQL stores by description (`addStore(_:)` with a
     /// `StoreDescription` of type `.postgreSQL`).

@@ -25,8 +25,8 @@ public struct StoreTLS: Sendable, Hashable {
 
     /// Whether the connection is encrypted.
     public var mode: Mode
-    /// A PEM file of the certificates trusted to sign the server's (libpq's `sslrootcert`); nil trusts the
-    /// system's roots.
+    /// A PEM file of the certificates trusted to sign the server's (libpq's `sslrootcert`) under `Mode.require`;
+    /// nil trusts the system's roots. The other modes verify nothing, so they do not read it.
     public var rootCertificates: URL?
 
     /// A mode and, optionally, the certificates to trust instead of the system's.

@@ -27,8 +27,8 @@ import Testing
     }
 
     /// The server's view of the connections named `application`: how many, and how many use TLS.
-    static func connections(_ application: String) throws -> (open: Int, encrypted: Int) {
-        let admin = try PostgreSQLServerTests.admin()
+    static func connections(_ application: String, admin given: PostgreSQLConnection? = nil) throws -> (open: Int, encrypted: Int) {
+        let admin = try given ?? PostgreSQLServerTests.admin()
         let rows = try admin.query(
             "SELECT s.ssl FROM pg_stat_activity a JOIN pg_stat_ssl s ON s.pid = a.pid WHERE a.application_name = $1",
             [.text(application)])
@@ -56,8 +56,10 @@ import Testing
         // Six threads fetching at once: the pool opens connections up to its size and no more.
         let stop = Locked(false)
         let failures = Locked<[String]>([])
+        let running = Locked(6)
         let threads = (0..<6).map { _ in
             Thread {
+                defer { running.withLock { $0 -= 1 } }
                 while !stop.withLock({ $0 }) {
                     do { _ = try store.count(StoreFetchRequest(entityName: "LoadItem")) } catch {
                         failures.withLock { $0.append("\(error)") }
@@ -67,14 +69,15 @@ import Testing
             }
         }
         for thread in threads { thread.start() }
+        let admin = try PostgreSQLServerTests.admin()
         var most = 0
         let deadline = Date().addingTimeInterval(1.5)
         while Date() < deadline {
-            most = max(most, try Self.connections(application).open)
+            most = max(most, try Self.connections(application, admin: admin).open)
             Thread.sleep(forTimeInterval: 0.01)
         }
         stop.withLock { $0 = true }
-        Thread.sleep(forTimeInterval: 0.2)
+        while running.withLock({ $0 }) > 0 { Thread.sleep(forTimeInterval: 0.01) }
         #expect(failures.withLock { $0 }.isEmpty)
         #expect(most == 2, "the server saw at most \(most) connections of a pool of 2 (URL said 8)")
     }

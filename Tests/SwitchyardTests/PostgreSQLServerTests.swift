@@ -211,9 +211,11 @@ import Testing
         #expect(try store.count(StoreFetchRequest(entityName: "LoadItem")) == 51)
     }
 
-    @Test func serverRestartedMidSaveKeepsNothingAndTheStoreWorksAgain() throws {
+    @Test(.enabled(if: PrivateCluster.binDirectory != nil && !TestServer.isSkipped, "needs PostgreSQL's server programs (Tools/test.sh installs them)"))
+    func serverRestartedMidSaveKeepsNothingAndTheStoreWorksAgain() throws {
         // A cluster of the test's own: the restart must not disturb the tests sharing the test server.
         let cluster = try PrivateCluster()
+        defer { cluster.stop() }
         let application = "switchyard-test-\(UUID().uuidString.prefix(8))"
         let coordinator = StoreCoordinator(model: try Self.model())
         let store = try coordinator.addStore(
@@ -261,8 +263,10 @@ import Testing
         #expect(try store.count(StoreFetchRequest(entityName: "LoadItem")) == 2)
     }
 
-    @Test func aServerThatGoesAwayIsAClearErrorAndTheStoreWorksOnceItIsBack() throws {
+    @Test(.enabled(if: PrivateCluster.binDirectory != nil && !TestServer.isSkipped, "needs PostgreSQL's server programs (Tools/test.sh installs them)"))
+    func aServerThatGoesAwayIsAClearErrorAndTheStoreWorksOnceItIsBack() throws {
         let cluster = try PrivateCluster()
+        defer { cluster.stop() }
         let coordinator = StoreCoordinator(model: try Self.model())
         let store = try coordinator.addStore(
             .postgreSQL, configuration: "Default",

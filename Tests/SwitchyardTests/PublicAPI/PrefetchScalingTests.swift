@@ -37,7 +37,7 @@ import Testing
     func populate(_ backend: Backend, sources: Int, name: String) throws -> StoreCoordinator {
         let coordinator = StoreCoordinator(model: try Self.model())
         try coordinator.addStore(.sqlite, configuration: "Cloud", at: dir.file("\(name)-cloud.sqlite"))
-        try coordinator.addStore(backend.storeType, configuration: "Cache", at: backend.url(in: dir, name: "\(name)-cache"))
+        try backend.add(to: coordinator, configuration: "Cache", in: dir, name: "\(name)-cache")
         let context = ObjectContext(coordinator: coordinator)
         let distinct = sources / 2
         for i in 0..<sources {

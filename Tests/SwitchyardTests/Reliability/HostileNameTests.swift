@@ -52,9 +52,8 @@ import Switchyard
     func hostileNamesAreNeverExecuted(backend: Backend) throws {
         let model = try Self.model()
         #expect(model.entity(named: Self.entity)?.attribute(named: Self.bare) != nil)
-        let url = backend.url(in: dir, name: "hostile")
         let first = StoreCoordinator(model: model)
-        try first.addStore(backend.storeType, configuration: Self.configuration, at: url)
+        try backend.add(to: first, configuration: Self.configuration, in: dir, name: "hostile")
         do {
             let context = ObjectContext(coordinator: first)
             let tag = try context.insert(Self.tag)
@@ -71,7 +70,7 @@ import Switchyard
         }
         // Reopened from the files (a memory store has none: the same one again).
         let coordinator = backend == .memory ? first : StoreCoordinator(model: model)
-        if backend != .memory { try coordinator.addStore(backend.storeType, configuration: Self.configuration, at: url) }
+        if backend != .memory { try backend.add(to: coordinator, configuration: Self.configuration, in: dir, name: "hostile") }
         let context = ObjectContext(coordinator: coordinator)
         let found = try context.fetch(FetchRequest(
             entityName: Self.entity,
@@ -85,7 +84,7 @@ import Switchyard
         try duplicate.set(Self.bare, Int64(10))
         #expect(throws: (any Error).self) { try context.save() }
 
-        if backend == .sqlite, SQLite3.available, let url {
+        if backend == .sqlite, SQLite3.available, let url = backend.url(in: dir, name: "hostile") {
             let tables = try SQLite3.query(url.path, "SELECT name FROM sqlite_master WHERE name LIKE 'INJECTED%'")
             #expect(tables.isEmpty, "SQL from a model name ran: \(tables)")
             #expect(try SQLite3.query(url.path, "SELECT count(*) FROM Z_METADATA") == "1")

@@ -61,7 +61,11 @@ final class PrivateCluster {
         try Self.check("pg_ctl start", pgCtl("start"))
     }
 
-    deinit {
+    deinit { stop() }
+
+    /// Stops the server and removes its folder (again in `deinit`, for a test that throws first).
+    func stop() {
+        guard FileManager.default.fileExists(atPath: directory.path) else { return }
         _ = pgCtl("stop", mode: "immediate")
         try? FileManager.default.removeItem(at: directory)
     }
