@@ -207,15 +207,13 @@ final class PostgreSQLConnection {
     private func check<T>(_ sql: String, _ parameters: [Parameter] = [], _ body: () throws -> T) throws -> T {
         do {
             guard let tracer else { return try body() }
-            let start = DispatchTime.now().uptimeNanoseconds
-            let result = try body()
-            let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-            let shown = sql.count > 2_000 ? String(sql.prefix(2_000)) + "… (\(sql.count) characters)" : sql
-            let arguments = tracer.level >= .arguments && !parameters.isEmpty
-                ? " with \(parameters.prefix(100).map { "\($0)" }.joined(separator: ", "))\(parameters.count > 100 ? ", …" : "")"
-                : ""
-            tracer.emit("SQL \(shown)\(arguments) in \(String(format: "%.3f", ms)) ms")
-            return result
+            return try tracer.measure({ _ in
+                let shown = sql.count > 2_000 ? String(sql.prefix(2_000)) + "… (\(sql.count) characters)" : sql
+                let arguments = tracer.level >= .arguments && !parameters.isEmpty
+                    ? " with \(parameters.prefix(100).map { "\($0)" }.joined(separator: ", "))\(parameters.count > 100 ? ", …" : "")"
+                    : ""
+                return "SQL \(shown)\(arguments)"
+            }, body)
         } catch let error as StoreError {
             throw error
         } catch {
