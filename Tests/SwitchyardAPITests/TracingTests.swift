@@ -45,7 +45,8 @@ import Testing
         try context.save()
         _ = try context.fetch(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "qty > 31337")))
         _ = try context.fetch(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "code == 'A-1'")))
-        return lines.all
+        // The temporary folder's random name (in "added store" lines) could spell a constant the tests look for.
+        return lines.all.map { $0.replacingOccurrences(of: dir.url.path, with: "<dir>") }
     }
 
     /// The stores that trace: all but memory.
