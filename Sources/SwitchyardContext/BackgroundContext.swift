@@ -1,5 +1,6 @@
 import Foundation
 import SwitchyardCoordinator
+import SwitchyardStores
 
 // MARK: - BackgroundContext
 
@@ -26,7 +27,10 @@ import SwitchyardCoordinator
 ///
 /// Cancellation: a `perform` whose task is already cancelled when its turn comes throws `CancellationError`
 /// without running its body; a body that runs long can call `try Task.checkCancellation()` between steps.
-/// A body that has started is never interrupted in the middle of a save.
+/// On a PostgreSQL store, cancelling the task also stops the statement the body waits for (the server cancels
+/// it) and makes the body's later store calls throw `CancellationError`; a save stopped that way rolls back
+/// whole and the context keeps its changes, and a save whose commit has begun completes. Calls to SQLite, LMDB
+/// and memory stores are local and run to their end.
 public actor BackgroundContext {
     /// The coordinator whose stores the context reads and writes.
     public nonisolated let coordinator: StoreCoordinator
@@ -48,11 +52,16 @@ public actor BackgroundContext {
     /// Runs `body` with the context on the context's thread, after any `perform` called before it, and returns
     /// its result. Changes stay in the context until the body calls `save()`, so a later `perform` sees them.
     ///
-    /// - Throws: `CancellationError` (the body did not run) when the calling task is cancelled before the body
-    ///   starts, or whatever the body throws.
-    public func perform<T: Sendable>(_ body: (ObjectContext) throws -> T) throws -> T {
+    /// - Throws: `CancellationError` when the calling task is cancelled before the body starts (the body does
+    ///   not run) or, on a PostgreSQL store, while it waits for the server; or whatever the body throws.
+    public func perform<T: Sendable>(_ body: (ObjectContext) throws -> T) async throws -> T {
         try Task.checkCancellation()
-        return try body(context)
+        let interruption = StoreInterruption()
+        return try await withTaskCancellationHandler {
+            try StoreInterruption.$current.withValue(interruption) { try body(context) }
+        } onCancel: {
+            interruption.cancel()
+        }
     }
 }
 

@@ -17,6 +17,12 @@ final class PostgreSQLConnection {
     private let connection: PostgresConnection
     /// Fails the statement `wait` waits for, if any, when the connection closes.
     private let inFlight = Locked<(@Sendable () -> Void)?>(nil)
+    /// The server process serving this connection: what `pg_cancel_backend` names to stop its statement.
+    private var backendPID: Int64 = 0
+    /// The settings `init` connected with; a cancel request connects with them too.
+    private let driverConfiguration: PostgresConnection.Configuration
+    /// A cancel request sent while a statement ran; the statement's caller waits for it before the next one.
+    private let pendingCancel = Locked<EventLoopFuture<Void>?>(nil)
     private let logger: Logger
     /// Traces each statement at `StoreTraceLevel.statements` (its arguments at `.arguments`); nil or off: nothing.
     private let tracer: StoreTracer?
@@ -31,6 +37,30 @@ final class PostgreSQLConnection {
         self.configuration = configuration
         self.logger = logger
         self.tracer = tracer.flatMap { $0.level >= .statements ? $0 : nil }
+        driverConfiguration = try Self.driverConfiguration(location, configuration: configuration)
+        do {
+            connection = try PostgresConnection.connect(
+                on: PostgresConnection.defaultEventLoopGroup.any(), configuration: driverConfiguration, id: 1, logger: logger
+            ).wait()
+        } catch {
+            throw Self.storeError(error, location: location, configuration: configuration, sql: "")
+        }
+        let inFlight = self.inFlight
+        connection.closeFuture.whenComplete { _ in inFlight.withLock { $0?() } }
+        // One round trip: the schema first on the search path, and the server process a cancel request names.
+        let sql = "SELECT pg_backend_pid(), set_config('search_path', $1, false)"
+        guard let pid = try StoreInterruption.uninterruptible({ try query(sql, [.text(Self.quote(location.schema))]) })
+            .first.flatMap({ try $0.makeRandomAccess().integer(0) })
+        else {
+            throw StoreError.postgreSQL(
+                path: location.display, configuration: configuration, sql: sql, code: "client",
+                message: "the server did not say which process serves the connection")
+        }
+        backendPID = pid
+    }
+
+    /// The driver's settings for `location`: address, credentials, TLS, connect timeout, application name.
+    private static func driverConfiguration(_ location: PostgreSQLLocation, configuration: String) throws -> PostgresConnection.Configuration {
         var tls = PostgresConnection.Configuration.TLS.disable
         if location.tls.mode != .disable {
             do {
@@ -52,16 +82,7 @@ final class PostgreSQLConnection {
             database: location.database, tls: tls)
         config.options.connectTimeout = .seconds(Int64(location.connectTimeout))
         config.options.additionalStartupParameters = [("application_name", location.applicationName)]
-        do {
-            connection = try PostgresConnection.connect(
-                on: PostgresConnection.defaultEventLoopGroup.any(), configuration: config, id: 1, logger: logger
-            ).wait()
-        } catch {
-            throw Self.storeError(error, location: location, configuration: configuration, sql: "")
-        }
-        let inFlight = self.inFlight
-        connection.closeFuture.whenComplete { _ in inFlight.withLock { $0?() } }
-        try execute("SET search_path TO \(Self.quote(location.schema))")
+        return config
     }
 
     deinit {
@@ -203,21 +224,68 @@ final class PostgreSQLConnection {
     /// The connection closed before a statement's answer came.
     struct ConnectionClosed: Error {}
 
-    /// The one place a driver failure becomes a `StoreError`, and where each statement is traced.
+    /// The one place a driver failure becomes a `StoreError`, where each statement is traced, and where a
+    /// statement made under a `StoreInterruption` is stopped on the server when its task is cancelled.
     private func check<T>(_ sql: String, _ parameters: [Parameter] = [], _ body: () throws -> T) throws -> T {
         do {
-            guard let tracer else { return try body() }
-            return try tracer.measure({ _ in
-                let shown = sql.count > 2_000 ? String(sql.prefix(2_000)) + "… (\(sql.count) characters)" : sql
-                let arguments = tracer.level >= .arguments && !parameters.isEmpty
-                    ? " with \(parameters.prefix(100).map { "\($0)" }.joined(separator: ", "))\(parameters.count > 100 ? ", …" : "")"
-                    : ""
-                return "SQL \(shown)\(arguments)"
-            }, body)
+            guard let interruption = StoreInterruption.current else { return try traced(sql, parameters, body) }
+            defer { finishCancelRequest() }
+            do {
+                return try interruption.whileRunning(interrupt: cancelRequest) {
+                    try traced(sql, parameters, body)
+                }
+            } catch {
+                // The server's "canceling statement due to user request", when this task asked for it.
+                if interruption.isCancelled, Self.sqlState(of: error) == "57014" { throw CancellationError() }
+                throw error
+            }
         } catch let error as StoreError {
             throw error
+        } catch is CancellationError {
+            throw CancellationError()
         } catch {
             throw Self.storeError(error, location: location, configuration: configuration, sql: sql)
+        }
+    }
+
+    private func traced<T>(_ sql: String, _ parameters: [Parameter], _ body: () throws -> T) throws -> T {
+        guard let tracer else { return try body() }
+        return try tracer.measure({ _ in
+            let shown = sql.count > 2_000 ? String(sql.prefix(2_000)) + "… (\(sql.count) characters)" : sql
+            let arguments = tracer.level >= .arguments && !parameters.isEmpty
+                ? " with \(parameters.prefix(100).map { "\($0)" }.joined(separator: ", "))\(parameters.count > 100 ? ", …" : "")"
+                : ""
+            return "SQL \(shown)\(arguments)"
+        }, body)
+    }
+
+    /// Asks the server to cancel the statement this connection runs: `pg_cancel_backend` on a connection of its
+    /// own (the driver does not send the protocol's cancel message). Called from the cancelling task's thread,
+    /// so it only starts the request; `finishCancelRequest` waits for it.
+    private var cancelRequest: @Sendable () -> Void {
+        let logger = self.logger, pid = backendPID, loop = connection.eventLoop
+        let configuration = driverConfiguration, pending = pendingCancel
+        return {
+            let request = PostgresConnection.connect(on: loop, configuration: configuration, id: 2, logger: logger)
+                .flatMap { canceller in
+                    canceller.query("SELECT pg_cancel_backend(\(pid)::integer)", logger: logger).map { _ in () }.always { _ in
+                        canceller.close().whenComplete { _ in _ = canceller }
+                    }
+                }
+            pending.withLock { $0 = request }
+        }
+    }
+
+    /// Waits for a cancel request sent during the statement that just ended, so it cannot reach the server
+    /// after the connection's next statement started (a cancel that finds the process idle is ignored).
+    /// Its own failure is not the caller's concern: the statement's outcome is.
+    private func finishCancelRequest() {
+        guard let request = pendingCancel.withLock({ request in defer { request = nil }; return request }) else { return }
+        do {
+            try request.wait()
+        } catch {
+            let reason = Self.storeError(error, location: location, configuration: configuration, sql: "SELECT pg_cancel_backend($1)")
+            logger.debug("cancel request failed: \(reason.localizedDescription)")
         }
     }
 

@@ -50,6 +50,8 @@ final class PostgreSQLPool: @unchecked Sendable {
 
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws (or when the
     /// connection fails, which the server rolls back itself). `readOnly` reads one snapshot (`REPEATABLE READ`).
+    /// Under a cancelled `StoreInterruption` the running statement stops and the transaction rolls back; the
+    /// commit itself is never interrupted.
     func withTransaction<T>(readOnly: Bool = false, _ body: (PostgreSQLConnection) throws -> T) throws -> T {
         let connection = try take()
         var broken = false
@@ -57,13 +59,18 @@ final class PostgreSQLPool: @unchecked Sendable {
         try connection.execute(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN")
         do {
             let result = try body(connection)
-            try connection.execute("COMMIT")
+            // A cancellation that comes once the body is done lets the commit finish: the save is kept whole.
+            try StoreInterruption.uninterruptible { try connection.execute("COMMIT") }
             return result
         } catch {
             if connection.isClosed {
                 broken = true
             } else {
-                do { try connection.execute("ROLLBACK") } catch { broken = true }
+                do {
+                    try StoreInterruption.uninterruptible { try connection.execute("ROLLBACK") }
+                } catch {
+                    broken = true
+                }
             }
             throw error
         }
@@ -109,7 +116,16 @@ final class PostgreSQLPool: @unchecked Sendable {
                     throw error
                 }
             }
-            condition.wait()
+            // Every connection is in use: wait for one, or for the caller's task to be cancelled.
+            if let interruption = StoreInterruption.current {
+                if interruption.isCancelled {
+                    condition.unlock()
+                    throw CancellationError()
+                }
+                condition.wait(until: Date(timeIntervalSinceNow: 0.05))
+            } else {
+                condition.wait()
+            }
         }
     }
 
