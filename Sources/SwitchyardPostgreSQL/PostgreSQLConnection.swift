@@ -373,6 +373,13 @@ extension PostgresRandomAccessRow {
         case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
         case .bytea: return .blob(Data(buffer: try cell.decode(ByteBuffer.self)))
         case .numeric:
+            // NaN and ±Infinity: the driver's Decimal reads them as 0; their sign field (the third 16-bit word of
+            // the binary form) says which, and they become the double a REAL column would hold.
+            if let bytes = cell.bytes, cell.format == .binary, bytes.readableBytes >= 6,
+                let sign = bytes.getInteger(at: bytes.readerIndex + 4, endianness: .big, as: UInt16.self), sign >= 0xC000
+            {
+                return .real(sign == 0xD000 ? .infinity : sign == 0xF000 ? -.infinity : .nan)
+            }
             // A decimal column: exact when it is a 64-bit integer, else the double Core Data's REAL would hold.
             let text = "\(try cell.decode(Decimal.self))"
             return Int64(text).map { .integer($0) } ?? Double(text).map { .real($0) } ?? .text(text)

@@ -338,3 +338,23 @@ extension FileHandle {
         }
     }
 }
+
+extension PostgreSQLServerTests {
+    // MARK: - Reading values
+
+    /// A NUMERIC's NaN and ±Infinity read as the double a REAL column holds (the driver's Decimal reads them
+    /// as 0), so a decimal column whose legacy source held them is not silently zeroed; ordinary values stay
+    /// exact.
+    @Test func numericSpecialValuesAreNotReadAsZero() throws {
+        let row = try #require(try PostgreSQLServerTests.admin().query(
+            "SELECT 'NaN'::numeric, 'Infinity'::numeric, '-Infinity'::numeric, 12.5::numeric, 9007199254740993::numeric, 0::numeric"
+        ).first).makeRandomAccess()
+        guard case .real(let nan) = try row.columnValue(0) else { Issue.record("NaN: \(try row.columnValue(0))"); return }
+        #expect(nan.isNaN)
+        #expect(try row.columnValue(1) == .real(Double.infinity))
+        #expect(try row.columnValue(2) == .real(-Double.infinity))
+        #expect(try row.columnValue(3) == .real(12.5))
+        #expect(try row.columnValue(4) == .integer(9_007_199_254_740_993))
+        #expect(try row.columnValue(5) == .integer(0))
+    }
+}
