@@ -31,8 +31,8 @@ package struct MigrationChainRunner {
     ) throws {
         guard description.type != .memory, !description.options.readOnly, let url = description.url else { return }
         let temporary = Self.temporaryURL(for: url, type: description.type)
-        Self.remove(temporary, type: description.type)
-        guard try StoreFileSet.storeExists(at: url, type: description.type) else { return }
+        Self.remove(temporary, type: description.type, options: description.options)
+        guard try StoreFileSet.storeExists(at: url, type: description.type, options: description.options) else { return }
         let configuration = description.configuration
         let path = StoreDescription.displayLocation(type: description.type, url: url, configuration: configuration)
         let state: (metadata: StoreMetadata, model: ObjectModel?)
@@ -96,7 +96,7 @@ package struct MigrationChainRunner {
         do {
             new = try Self.open(description, model: to.model, at: temporary, progress: nil)
         } catch {
-            Self.remove(temporary, type: description.type)
+            Self.remove(temporary, type: description.type, options: description.options)
             throw error
         }
         do {
@@ -111,10 +111,10 @@ package struct MigrationChainRunner {
             if let didMigrate = step.didMigrate { try Self.withContext(new, model: to.model, didMigrate) }
             try new.closeFiles()
             try old.closeFiles()
-            try Self.replace(url, with: temporary, type: description.type)
+            try Self.replace(url, with: temporary, type: description.type, options: description.options)
         } catch {
             try? new.closeFiles()
-            Self.remove(temporary, type: description.type)
+            Self.remove(temporary, type: description.type, options: description.options)
             throw error
         }
     }
@@ -158,17 +158,17 @@ package struct MigrationChainRunner {
         return URL(fileURLWithPath: url.path + ".migrating")
     }
 
-    package static func remove(_ url: URL, type: StoreType) {
-        StoreFileSet.remove(at: url, type: type)
+    package static func remove(_ url: URL, type: StoreType, options: StoreOptions = .default) {
+        StoreFileSet.remove(at: url, type: type, options: options)
     }
 
     /// Puts the closed new store in the old one's place with one `rename(2)`: the SQLite file (the old file's
     /// sidecars removed first, as both stores were checkpointed, so they never apply to the new file), or
-    /// LMDB's `data.mdb` inside the store directory.
-    package static func replace(_ url: URL, with temporary: URL, type: StoreType) throws {
+    /// LMDB's `data.mdb` inside the store directory; a PostgreSQL schema's tables, connecting with `options`.
+    package static func replace(_ url: URL, with temporary: URL, type: StoreType, options: StoreOptions = .default) throws {
         if type == .postgreSQL {
             // The new schema's tables take the old ones' place in one transaction.
-            return try ServerStoreOpeners.locations(for: type, url: url, configuration: "").replace(url, temporary)
+            return try ServerStoreOpeners.locations(for: type, url: url, configuration: "").replace(url, temporary, options)
         }
         let (source, target): (String, String)
         var adopted: Set<String>?

@@ -133,21 +133,21 @@ extension PostgreSQLStore {
     /// schema; replacing moves the temporary schema's tables into the final schema (after dropping the tables a
     /// store there had) in one transaction, so a crash leaves either store whole.
     static let locations = ServerStoreLocations(
-        exists: { url in
-            try administer(url) { connection, schema in
+        exists: { url, options in
+            try administer(url, options) { connection, schema in
                 !(try connection.query(
                     "SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'Z_METADATA'",
                     [.text(schema)]).isEmpty)
             }
         },
-        remove: { url in
-            try administer(url) { connection, schema in
+        remove: { url, options in
+            try administer(url, options) { connection, schema in
                 try dropCoreDataTables(connection, schema: schema)
             }
         },
-        replace: { final, temporary in
+        replace: { final, temporary, options in
             let from = try PostgreSQLLocation(temporary, configuration: "").schema
-            try administer(final) { connection, schema in
+            try administer(final, options) { connection, schema in
                 try connection.execute("BEGIN")
                 do {
                     try connection.execute("SELECT pg_advisory_xact_lock(hashtext($1))", [.text("switchyard:" + schema)])
@@ -169,9 +169,10 @@ extension PostgreSQLStore {
             }
         })
 
-    /// Runs `body` on a connection of its own to the store at `url`, with the store's schema name.
-    private static func administer<T>(_ url: URL, _ body: (PostgreSQLConnection, String) throws -> T) throws -> T {
-        let location = try PostgreSQLLocation(url, configuration: "")
+    /// Runs `body` on a connection of its own to the store at `url` (with the TLS of `options` over the URL's,
+    /// as the store itself connects), with the store's schema name.
+    private static func administer<T>(_ url: URL, _ options: StoreOptions, _ body: (PostgreSQLConnection, String) throws -> T) throws -> T {
+        let location = try PostgreSQLLocation(url, configuration: "", options: options)
         let connection = try PostgreSQLConnection(location, configuration: "", logger: Logger(label: "switchyard.postgresql") { _ in SwiftLogNoOpLogHandler() })
         return try body(connection, location.schema)
     }

@@ -294,7 +294,7 @@ extension StoreSplitter {
         if !destination.type.isFileBased {
             do {
                 let locations = try ServerStoreOpeners.locations(for: destination.type, url: destination.url, configuration: destination.configuration)
-                return try locations.replace(destination.url, destination.temporaryURL)
+                return try locations.replace(destination.url, destination.temporaryURL, .default)
             } catch {
                 throw SplitError.copy(reason: "cannot put \(destination.displayPath) in place: \(error)")
             }

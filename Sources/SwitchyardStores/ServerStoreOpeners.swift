@@ -49,14 +49,15 @@ package protocol ConfigurationRecordingStore: PersistentStore {
 }
 
 /// What writing a whole store under a temporary name and then putting it in place needs of a server store kind:
-/// the split tool's equivalent of a file's existence, `rename(2)` and removal.
+/// the split tool's equivalent of a file's existence, `rename(2)` and removal. Each connects with the store's
+/// options (TLS), as opening the store does.
 package struct ServerStoreLocations: Sendable {
     /// Whether a store is at the URL.
-    package var exists: @Sendable (_ url: URL) throws -> Bool
+    package var exists: @Sendable (_ url: URL, _ options: StoreOptions) throws -> Bool
     /// Removes the store at the URL, if any.
-    package var remove: @Sendable (_ url: URL) throws -> Void
+    package var remove: @Sendable (_ url: URL, _ options: StoreOptions) throws -> Void
     /// Replaces whatever store is at `final` with the one at `temporary`, in one transaction.
-    package var replace: @Sendable (_ final: URL, _ temporary: URL) throws -> Void
+    package var replace: @Sendable (_ final: URL, _ temporary: URL, _ options: StoreOptions) throws -> Void
 
     /// A store's sibling location for one being written in its place: for PostgreSQL, the same database with
     /// `suffix` added to the schema's name (the name cut so the whole stays within PostgreSQL's 63 bytes).
@@ -73,8 +74,8 @@ package struct ServerStoreLocations: Sendable {
     }
 
     package init(
-        exists: @escaping @Sendable (URL) throws -> Bool, remove: @escaping @Sendable (URL) throws -> Void,
-        replace: @escaping @Sendable (URL, URL) throws -> Void
+        exists: @escaping @Sendable (URL, StoreOptions) throws -> Bool, remove: @escaping @Sendable (URL, StoreOptions) throws -> Void,
+        replace: @escaping @Sendable (URL, URL, StoreOptions) throws -> Void
     ) {
         self.exists = exists
         self.remove = remove

@@ -32,20 +32,21 @@ package enum StoreFileSet {
         type.isFileBased && FileManager.default.fileExists(atPath: url.path)
     }
 
-    /// Removes every file of the store, ignoring those already gone.
-    package static func remove(at url: URL, type: StoreType) {
+    /// Removes every file of the store, ignoring those already gone; a server store's tables, connecting with
+    /// `options`.
+    package static func remove(at url: URL, type: StoreType, options: StoreOptions = .default) {
         guard type.isFileBased else {
             // A server store: its tables, through the product that registered the kind (nothing when none did).
-            try? ServerStoreOpeners.locations(for: type, url: url, configuration: "").remove(url)
+            try? ServerStoreOpeners.locations(for: type, url: url, configuration: "").remove(url, options)
             return
         }
         for file in files(of: url, type: type).reversed() { try? FileManager.default.removeItem(at: file) }
     }
 
     /// Whether a store is at `url`: its file or directory, or a server store's tables (which needs the kind's
-    /// product registered, else it throws saying which).
-    package static func storeExists(at url: URL, type: StoreType) throws -> Bool {
-        guard type.isFileBased else { return try ServerStoreOpeners.locations(for: type, url: url, configuration: "").exists(url) }
+    /// product registered, else it throws saying which), connecting with `options`.
+    package static func storeExists(at url: URL, type: StoreType, options: StoreOptions = .default) throws -> Bool {
+        guard type.isFileBased else { return try ServerStoreOpeners.locations(for: type, url: url, configuration: "").exists(url, options) }
         return FileManager.default.fileExists(atPath: url.path)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SwitchyardStores
 import Testing
 @testable import Switchyard
 @testable import SwitchyardPostgreSQL
@@ -164,6 +165,24 @@ import Testing
         } throws: { error in
             let text = (error as? StoreError)?.localizedDescription ?? ""
             return text.contains("/nonexistent/ca.pem") && text.contains("cannot be read")
+        }
+    }
+
+    /// The connections that look for, drop or swap a store's tables (a split's outputs, a migration chain's
+    /// custom step) take TLS from the options as the store does, not from the URL alone: with a URL that says
+    /// `sslmode=disable`, options trusting a missing file fail clearly, options trusting the cluster's CA work.
+    @Test(.enabled(if: certificate != nil, "needs SWITCHYARD_PG_CA: Tools/postgres.sh's cluster"))
+    func administrativeConnectionsTakeTheOptionsTLS() throws {
+        let (url, _) = try url("tls_admin")
+        let trusted = StoreOptions(tls: .require(trusting: Self.certificate!))
+        let coordinator = StoreCoordinator(model: try PostgreSQLServerTests.model())
+        try coordinator.addStore(.postgreSQL, configuration: "Default", url: url, options: trusted)
+        #expect(try StoreFileSet.storeExists(at: url, type: .postgreSQL, options: trusted))
+        #expect {
+            try StoreFileSet.storeExists(
+                at: url, type: .postgreSQL, options: StoreOptions(tls: .require(trusting: URL(fileURLWithPath: "/nonexistent/admin-ca.pem"))))
+        } throws: { error in
+            ((error as? StoreError)?.localizedDescription ?? "").contains("/nonexistent/admin-ca.pem")
         }
     }
 
