@@ -331,7 +331,7 @@ final class PostgreSQLConnection {
         case .authMechanismRequiresPassword:
             message = "the server asks user \(location.user) for a password and the URL gives none"
         case .sslUnsupported:
-            message = "the server does not offer TLS and sslmode=require was asked"
+            message = "the server does not offer TLS and the store requires it (sslmode=require in the URL or StoreTLS.require in the options)"
         default:
             message = "\(psql.code)\(psql.underlying.map { ": \($0)" } ?? "")"
         }

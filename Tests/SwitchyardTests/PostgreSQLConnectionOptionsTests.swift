@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SwitchyardDifferential
 import SwitchyardStores
 import Testing
 @testable import Switchyard
@@ -183,6 +184,14 @@ import Testing
                 at: url, type: .postgreSQL, options: StoreOptions(tls: .require(trusting: URL(fileURLWithPath: "/nonexistent/admin-ca.pem"))))
         } throws: { error in
             ((error as? StoreError)?.localizedDescription ?? "").contains("/nonexistent/admin-ca.pem")
+        }
+    }
+
+    /// The tests' guard against a server elsewhere: loopback addresses pass, a host name beginning "127." does not.
+    @Test func theTestsOnlyAcceptAServerOnThisMachine() {
+        for host in ["127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]"] { #expect(LoopbackHost.contains(host), "\(host)") }
+        for host in ["127.evil.example", "127.0.0", "127.0.0.256", "10.0.0.1", "db.internal", "", "127.0.0.1.example"] {
+            #expect(!LoopbackHost.contains(host), "\(host)")
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SwitchyardDifferential
 import Logging
 import Testing
 @testable import Switchyard
@@ -25,7 +26,7 @@ enum TestServer {
                 reason: "the PostgreSQL tests need a server: run `bash Tools/test.sh` (it starts a throwaway one), set "
                     + "SWITCHYARD_POSTGRES_URL=postgres://user@127.0.0.1:PORT/DATABASE, or SWITCHYARD_SKIP_POSTGRES=1 to leave them out")
         }
-        guard let host = base.host, host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.") else {
+        guard let host = base.host, LoopbackHost.contains(host) else {
             throw StoreError.openFailed(
                 path: "postgres://\(base.host ?? "?")", configuration: name,
                 reason: "SWITCHYARD_POSTGRES_URL names a server on another machine; the tests only use one on this machine (127.0.0.1, ::1, localhost)")
