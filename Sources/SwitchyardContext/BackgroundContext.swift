@@ -29,7 +29,8 @@ import SwitchyardStores
 /// without running its body; a body that runs long can call `try Task.checkCancellation()` between steps.
 /// On a PostgreSQL store, cancelling the task also stops the statement the body waits for (the server cancels
 /// it) and makes the body's later store calls throw `CancellationError`; a save stopped that way rolls back
-/// whole and the context keeps its changes, and a save whose commit has begun completes. Calls to SQLite, LMDB
+/// that store's changes whole (a store committed earlier in the save stays committed, as after any failed
+/// save) and the context keeps its changes; a commit that has begun completes. Calls to SQLite, LMDB
 /// and memory stores are local and run to their end.
 public actor BackgroundContext {
     /// The coordinator whose stores the context reads and writes.
@@ -58,7 +59,7 @@ public actor BackgroundContext {
         try Task.checkCancellation()
         let interruption = StoreInterruption()
         return try await withTaskCancellationHandler {
-            try StoreInterruption.$current.withValue(interruption) { try body(context) }
+            try StoreInterruption.withCurrent(interruption) { try body(context) }
         } onCancel: {
             interruption.cancel()
         }

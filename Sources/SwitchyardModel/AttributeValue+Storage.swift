@@ -94,8 +94,11 @@ extension AttributeValue {
     /// The decimal a REAL column's double stands for: a decimal of up to 15 significant digits survives the
     /// trip through a double (DBL_DIG), and printing 15 digits recovers it exactly: 3.3333333333 as Core Data
     /// meant it, not 3.3333333332999993.
+    /// NaN and ±Infinity (a legacy REAL column can hold them) have no Decimal but NaN: Decimal(Double.infinity)
+    /// traps, and "-inf" parses as 0.
     package static func decimal(fromREAL d: Double) -> Decimal {
-        Decimal(string: String(format: "%.15g", d)) ?? Decimal(d)
+        guard d.isFinite else { return .nan }
+        return Decimal(string: String(format: "%.15g", d)) ?? Decimal(d)
     }
 
     /// Whether `d` reads back from a REAL column exactly as it was (or is stored exactly as an integer).

@@ -21,8 +21,8 @@ final class PostgreSQLConnection {
     private var backendPID: Int64 = 0
     /// The settings `init` connected with; a cancel request connects with them too.
     private let driverConfiguration: PostgresConnection.Configuration
-    /// A cancel request sent while a statement ran; the statement's caller waits for it before the next one.
-    private let pendingCancel = Locked<EventLoopFuture<Void>?>(nil)
+    /// The cancel request started while a statement ran; the statement's caller finishes it before the next one.
+    private let pendingCancel = Locked<PostgreSQLCancelRequest?>(nil)
     private let logger: Logger
     /// Traces each statement at `StoreTraceLevel.statements` (its arguments at `.arguments`); nil or off: nothing.
     private let tracer: StoreTracer?
@@ -123,14 +123,14 @@ final class PostgreSQLConnection {
     func copy(into table: String, columns: [String], rows: some Collection<[ColumnValue]>) throws {
         precondition(Self.canCopy(table: table, columns: columns), "COPY names must not contain a double quote")
         let sql = "COPY \(Self.quote(table)) (\(columns.map(Self.quote).joined(separator: ", "))) FROM STDIN"
-        let (chunks, sender) = AsyncStream.makeStream(of: ByteBuffer.self)
+        let (chunks, sender) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
         let connection = self.connection, logger = self.logger
         let promise = connection.eventLoop.makePromise(of: Void.self)
         // Off the cooperative pool: this thread may be one of its threads, blocked below until the copy ends.
         Task(executorPreference: PostgreSQLTaskExecutor.shared) {
             do {
                 try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
-                    for await chunk in chunks { try await writer.write(chunk) }
+                    for try await chunk in chunks { try await writer.write(chunk) }
                 }
                 promise.succeed(())
             } catch {
@@ -138,6 +138,8 @@ final class PostgreSQLConnection {
             }
         }
         let chunkSize = 1 << 18
+        // A cancelled perform stops encoding at the next chunk and fails the copy (the server discards it).
+        let interruption = StoreInterruption.current
         var buffer = ByteBuffer()
         buffer.reserveCapacity(chunkSize + 4096)
         for row in rows {
@@ -147,6 +149,15 @@ final class PostgreSQLConnection {
             }
             buffer.writeInteger(UInt8(ascii: "\n"))
             if buffer.readableBytes >= chunkSize {
+                if interruption?.isCancelled == true {
+                    sender.finish(throwing: CancellationError())
+                    do {
+                        try wait(promise.futureResult)
+                    } catch {
+                        // The copy failed because its rows stopped: the cancellation, thrown below.
+                    }
+                    throw CancellationError()
+                }
                 sender.yield(buffer)
                 buffer = ByteBuffer()
                 buffer.reserveCapacity(chunkSize + 4096)
@@ -259,34 +270,24 @@ final class PostgreSQLConnection {
         }, body)
     }
 
-    /// Asks the server to cancel the statement this connection runs: `pg_cancel_backend` on a connection of its
-    /// own (the driver does not send the protocol's cancel message). Called from the cancelling task's thread,
-    /// so it only starts the request; `finishCancelRequest` waits for it.
+    /// Asks the server to cancel the statement this connection runs (`PostgreSQLCancelRequest`). Called from the
+    /// cancelling task's thread, so it only starts the request; `finishCancelRequest` ends it.
     private var cancelRequest: @Sendable () -> Void {
-        let logger = self.logger, pid = backendPID, loop = connection.eventLoop
-        let configuration = driverConfiguration, pending = pendingCancel
+        let request = PostgreSQLCancelRequest(
+            pid: backendPID, driverConfiguration: driverConfiguration, loop: connection.eventLoop, logger: logger,
+            location: location, configuration: configuration)
+        let pending = pendingCancel
         return {
-            let request = PostgresConnection.connect(on: loop, configuration: configuration, id: 2, logger: logger)
-                .flatMap { canceller in
-                    canceller.query("SELECT pg_cancel_backend(\(pid)::integer)", logger: logger).map { _ in () }.always { _ in
-                        canceller.close().whenComplete { _ in _ = canceller }
-                    }
-                }
             pending.withLock { $0 = request }
+            request.start()
         }
     }
 
-    /// Waits for a cancel request sent during the statement that just ended, so it cannot reach the server
-    /// after the connection's next statement started (a cancel that finds the process idle is ignored).
-    /// Its own failure is not the caller's concern: the statement's outcome is.
+    /// Ends a cancel request started during the statement that just ended: no more attempts, and the one under
+    /// way has reached the server, so none can arrive after the connection's next statement started (a cancel
+    /// that finds the process idle is ignored).
     private func finishCancelRequest() {
-        guard let request = pendingCancel.withLock({ request in defer { request = nil }; return request }) else { return }
-        do {
-            try request.wait()
-        } catch {
-            let reason = Self.storeError(error, location: location, configuration: configuration, sql: "SELECT pg_cancel_backend($1)")
-            logger.debug("cancel request failed: \(reason.localizedDescription)")
-        }
+        pendingCancel.withLock { request in defer { request = nil }; return request }?.finish()
     }
 
     // MARK: - Errors

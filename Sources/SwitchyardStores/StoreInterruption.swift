@@ -10,12 +10,29 @@ import SwitchyardModel
 /// `whileRunning(interrupt:_:)`. Outside a `perform` there is none (`current` is nil) and store calls run to
 /// their end, as before.
 ///
+/// `current` belongs to the thread that runs the body (a `perform` body is synchronous, on its context's
+/// thread), not to the task: a `Task` the body or a save's observer starts (a live query's refresh) inherits
+/// task-locals, and must not be stopped by, or take over, the body's interruption.
+///
 /// Once cancelled, the store calls made under it throw `CancellationError` before they start, and a running
 /// statement is asked to stop; what ends a transaction (`COMMIT`, `ROLLBACK`) is made with
 /// `StoreInterruption.uninterruptible`, so a save is kept whole or not at all.
 package final class StoreInterruption: Sendable {
-    /// The interruption of the task running now, if its store calls can be interrupted.
-    @TaskLocal package static var current: StoreInterruption?
+    private static let key = "switchyard.StoreInterruption"
+
+    /// The interruption of the body running on this thread, if its store calls can be interrupted.
+    package static var current: StoreInterruption? {
+        Thread.current.threadDictionary[key] as? StoreInterruption
+    }
+
+    /// Runs `body` with `interruption` as this thread's `current`.
+    package static func withCurrent<T>(_ interruption: StoreInterruption?, _ body: () throws -> T) rethrows -> T {
+        let dictionary = Thread.current.threadDictionary
+        let previous = dictionary[key]
+        dictionary[key] = interruption
+        defer { dictionary[key] = previous }
+        return try body()
+    }
 
     private struct State {
         var isCancelled = false
@@ -60,6 +77,6 @@ package final class StoreInterruption: Sendable {
 
     /// Runs `body` with no interruption: what ends a transaction, and clean-up after a failure.
     package static func uninterruptible<T>(_ body: () throws -> T) rethrows -> T {
-        try $current.withValue(nil) { try body() }
+        try withCurrent(nil) { try body() }
     }
 }

@@ -356,5 +356,14 @@ extension PostgreSQLServerTests {
         #expect(try row.columnValue(3) == .real(12.5))
         #expect(try row.columnValue(4) == .integer(9_007_199_254_740_993))
         #expect(try row.columnValue(5) == .integer(0))
+        // Read into a decimal attribute they become Decimal's NaN (it has no infinity): no trap, no silent 0.
+        for index in 0..<3 {
+            guard case .decimal(let decimal) = try row.columnValue(index).decode(as: .decimal) else {
+                Issue.record("column \(index) as a decimal: \(try row.columnValue(index).decode(as: .decimal))")
+                continue
+            }
+            #expect(decimal.isNaN)
+        }
+        #expect(try row.columnValue(3).decode(as: .decimal) == .decimal(Decimal(string: "12.5")!))
     }
 }
