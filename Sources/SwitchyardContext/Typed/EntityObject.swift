@@ -16,8 +16,8 @@ import SwitchyardModel
 ///     let managedObject: ManagedObject
 ///     init(managedObject: ManagedObject) { self.managedObject = managedObject }
 ///     var title: String {
-///         get { managedObject[typed: "title"] }
-///         nonmutating set { managedObject[typed: "title"] = newValue }
+///         get { managedObject[attribute: "title"] }
+///         nonmutating set { managedObject[attribute: "title"] = newValue }
 ///     }
 /// }
 /// let chat = try context.insert(Chat.self)
