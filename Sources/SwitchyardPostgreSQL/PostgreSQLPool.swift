@@ -122,7 +122,7 @@ final class PostgreSQLPool: @unchecked Sendable {
                     condition.unlock()
                     throw CancellationError()
                 }
-                condition.wait(until: Date(timeIntervalSinceNow: 0.05))
+                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05))
             } else {
                 condition.wait()
             }
