@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import SwitchyardContext
 import SwitchyardDifferential
 import Testing
 @testable import Switchyard
@@ -49,91 +50,106 @@ import Testing
         return Int(try rows.first?.makeRandomAccess().integer(0) ?? -1)
     }
 
+    /// Runs `body` with its awaits resumed on a thread of its own rather than Swift's cooperative pool, and gives
+    /// it that executor for the tasks it starts. Beside the whole suite the pool's threads (as many as cores) are
+    /// often held by long synchronous tests: a fresh-clone run once saw the fetch's task not start within a
+    /// minute, and a resumption after the cancel wait 17 s.
+    static func offThePool(_ body: (DedicatedThreadExecutor) async throws -> Void) async throws {
+        let executor = DedicatedThreadExecutor(name: "test.cancellation")
+        defer { executor.shutdown() }
+        try await withTaskExecutorPreference(executor) { try await body(executor) }
+    }
+
     @Test func cancellingAFetchStopsItsStatementOnTheServer() async throws {
-        let (coordinator, url, application) = try store("fetch", count: 3)
-        let background = BackgroundContext(coordinator: coordinator)
-        let lock = try TableLock(url: url, table: "ZLOADITEM")
-        defer { lock.release() }
-        let fetch = Task {
-            try await background.perform { context in try context.fetch(FetchRequest(entityName: "LoadItem")).count }
+        try await Self.offThePool { executor in
+            let (coordinator, url, application) = try store("fetch", count: 3)
+            let background = BackgroundContext(coordinator: coordinator)
+            let lock = try TableLock(url: url, table: "ZLOADITEM")
+            defer { lock.release() }
+            let fetch = Task(executorPreference: executor) {
+                try await background.perform { context in try context.fetch(FetchRequest(entityName: "LoadItem")).count }
+            }
+            #expect(try await Self.waitUntilBlocked(application), "the fetch never waited for the lock")
+            let cancelled = ContinuousClock.now
+            fetch.cancel()
+            // Without the cancel request the fetch would wait for the lock (released after 120 s at the latest) and
+            // then return its rows. It ends within 0.1 s of the cancel; the bound is loose for a loaded machine.
+            await #expect(throws: CancellationError.self) { try await fetch.value }
+            #expect(ContinuousClock.now - cancelled < .seconds(90))
+            #expect(try Self.blocked(application) == 0, "the cancelled statement still waits on the server")
+            lock.release()
+            // The same context, and its store's connections, work on once the lock is gone.
+            #expect(try await background.perform { context in try context.fetch(FetchRequest(entityName: "LoadItem")).count } == 3)
         }
-        #expect(try await Self.waitUntilBlocked(application), "the fetch never waited for the lock")
-        let cancelled = ContinuousClock.now
-        fetch.cancel()
-        // Without the cancel request the fetch would wait for the lock (released after 120 s at the latest) and
-        // then return its rows. Alone it ends within 0.1 s of the cancel; beside the whole suite it once took
-        // 17 s (the cancel request's connection to a loaded server), hence the loose bound.
-        await #expect(throws: CancellationError.self) { try await fetch.value }
-        #expect(ContinuousClock.now - cancelled < .seconds(90))
-        #expect(try Self.blocked(application) == 0, "the cancelled statement still waits on the server")
-        lock.release()
-        // The same context, and its store's connections, work on once the lock is gone.
-        #expect(try await background.perform { context in try context.fetch(FetchRequest(entityName: "LoadItem")).count } == 3)
     }
 
     @Test func cancellingASaveRollsItBackWholeAndTheContextKeepsItsChanges() async throws {
-        let (coordinator, url, application) = try store("save", count: 2)
-        let background = BackgroundContext(coordinator: coordinator)
-        try await background.perform { context in
-            for seq in 100..<105 {
-                let item = try context.insert("LoadItem")
-                try item.set("worker", Int64(2))
-                try item.set("seq", Int64(seq))
+        try await Self.offThePool { executor in
+            let (coordinator, url, application) = try store("save", count: 2)
+            let background = BackgroundContext(coordinator: coordinator)
+            try await background.perform { context in
+                for seq in 100..<105 {
+                    let item = try context.insert("LoadItem")
+                    try item.set("worker", Int64(2))
+                    try item.set("seq", Int64(seq))
+                }
             }
+            let lock = try TableLock(url: url, table: "ZLOADITEM")
+            defer { lock.release() }
+            let save = Task(executorPreference: executor) { try await background.perform { context in try context.save() } }
+            #expect(try await Self.waitUntilBlocked(application), "the save never waited for the lock")
+            let cancelled = ContinuousClock.now
+            save.cancel()
+            await #expect(throws: CancellationError.self) { try await save.value }
+            #expect(ContinuousClock.now - cancelled < .seconds(90))
+            #expect(try Self.blocked(application) == 0, "the cancelled insert still waits on the server")
+            lock.release()
+            // Nothing of the save reached the store; the context still holds its five inserts and saves them now.
+            let stored = try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "LoadItem"))
+            #expect(stored == 2)
+            #expect(try await background.perform { context in context.insertedObjects.count } == 5)
+            try await background.perform { context in try context.save() }
+            let after = try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "LoadItem"))
+                .compactMap { try $0.get("seq", as: Int64.self) }.sorted()
+            #expect(after == [0, 1, 100, 101, 102, 103, 104])
+            // The keys the cancelled save allocated (in a transaction of their own) are not reused: seven objects, seven IDs.
+            #expect(Set(try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "LoadItem")).map(\.objectID)).count == 7)
         }
-        let lock = try TableLock(url: url, table: "ZLOADITEM")
-        defer { lock.release() }
-        let save = Task { try await background.perform { context in try context.save() } }
-        #expect(try await Self.waitUntilBlocked(application), "the save never waited for the lock")
-        let cancelled = ContinuousClock.now
-        save.cancel()
-        await #expect(throws: CancellationError.self) { try await save.value }
-        #expect(ContinuousClock.now - cancelled < .seconds(90))
-        #expect(try Self.blocked(application) == 0, "the cancelled insert still waits on the server")
-        lock.release()
-        // Nothing of the save reached the store; the context still holds its five inserts and saves them now.
-        let stored = try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "LoadItem"))
-        #expect(stored == 2)
-        #expect(try await background.perform { context in context.insertedObjects.count } == 5)
-        try await background.perform { context in try context.save() }
-        let after = try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "LoadItem"))
-            .compactMap { try $0.get("seq", as: Int64.self) }.sorted()
-        #expect(after == [0, 1, 100, 101, 102, 103, 104])
-        // The keys the cancelled save allocated (in a transaction of their own) are not reused: seven objects, seven IDs.
-        #expect(Set(try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "LoadItem")).map(\.objectID)).count == 7)
     }
 
     /// A cancelled task's later store calls in the same body throw before they reach the server; the context
     /// keeps what they did not save.
     @Test func aCancelledBodyMakesNoFurtherStoreCalls() async throws {
-        let (coordinator, _, _) = try store("after", count: 1)
-        let background = BackgroundContext(coordinator: coordinator)
-        let started = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
-        let task = Task {
-            try await background.perform { context -> Int in
-                let first = try context.count(FetchRequest(entityName: "LoadItem"))
-                started.signal()
-                _ = proceed.wait(timeout: .now() + 30)
-                // Cancelled by now: this save must not reach the store.
-                let item = try context.insert("LoadItem")
-                try item.set("worker", Int64(3))
-                try item.set("seq", Int64(1))
-                try context.save()
-                return first
+        try await Self.offThePool { executor in
+            let (coordinator, _, _) = try store("after", count: 1)
+            let background = BackgroundContext(coordinator: coordinator)
+            let started = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
+            let task = Task(executorPreference: executor) {
+                try await background.perform { context -> Int in
+                    let first = try context.count(FetchRequest(entityName: "LoadItem"))
+                    started.signal()
+                    _ = proceed.wait(timeout: .now() + 30)
+                    // Cancelled by now: this save must not reach the store.
+                    let item = try context.insert("LoadItem")
+                    try item.set("worker", Int64(3))
+                    try item.set("seq", Int64(1))
+                    try context.save()
+                    return first
+                }
             }
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { started.wait(); continuation.resume() }
+            }
+            task.cancel()
+            proceed.signal()
+            await #expect(throws: CancellationError.self) { try await task.value }
+            #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "LoadItem")) == 1)
+            // The insert made before the refused save stays pending in the context, as after any failed save, and
+            // the context's next perform (a task not cancelled) saves it.
+            #expect(try await background.perform { context in context.insertedObjects.count } == 1)
+            try await background.perform { context in try context.save() }
+            #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "LoadItem")) == 2)
         }
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { started.wait(); continuation.resume() }
-        }
-        task.cancel()
-        proceed.signal()
-        await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "LoadItem")) == 1)
-        // The insert made before the refused save stays pending in the context, as after any failed save, and
-        // the context's next perform (a task not cancelled) saves it.
-        #expect(try await background.perform { context in context.insertedObjects.count } == 1)
-        try await background.perform { context in try context.save() }
-        #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "LoadItem")) == 2)
     }
 }
 
