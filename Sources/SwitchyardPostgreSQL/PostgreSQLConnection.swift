@@ -272,12 +272,14 @@ final class PostgreSQLConnection {
 
     /// Asks the server to cancel the statement this connection runs (`PostgreSQLCancelRequest`). Called from the
     /// cancelling task's thread, so it only starts the request; `finishCancelRequest` ends it.
+    /// The request is built only when a cancel comes: almost no statement is ever cancelled.
     private var cancelRequest: @Sendable () -> Void {
-        let request = PostgreSQLCancelRequest(
-            pid: backendPID, driverConfiguration: driverConfiguration, loop: connection.eventLoop, logger: logger,
-            location: location, configuration: configuration)
-        let pending = pendingCancel
+        let pid = backendPID, driverConfiguration = driverConfiguration, loop = connection.eventLoop, logger = logger
+        let location = location, configuration = configuration, pending = pendingCancel
         return {
+            let request = PostgreSQLCancelRequest(
+                pid: pid, driverConfiguration: driverConfiguration, loop: loop, logger: logger,
+                location: location, configuration: configuration)
             pending.withLock { $0 = request }
             request.start()
         }
