@@ -53,6 +53,13 @@ import Testing
         #expect(try fresh.fetch(Customer.self, where: .count(\.purchases, .greater, 1)).map(\.name) == ["Ann"])
         #expect(try fresh.fetch(Purchase.self, where: .beginsWith(\.code, "P", options: .caseInsensitive) && !(\.qty == 1), sortedBy: [.ascending(\.code)], limit: 1).map(\.code) == ["p2"])
         #expect(try fresh.count(Purchase.self, where: .in(\.qty, [1, 3])) == 2)
+        #expect(try fresh.fetch(Purchase.self, where: \.amount <= 10, sortedBy: [.ascending(\.code)]).map(\.code) == ["p1", "p2"])
+        #expect(try fresh.fetch(Purchase.self, where: \.amount >= 10).map(\.code) == ["p2"])   // nil never matches
+        #expect(try fresh.fetch(Purchase.self, where: \.amount < 10).map(\.code) == ["p1"])
+        // Prefetching a fetched property for typed objects fills what each generated accessor returns.
+        try fresh.prefetchFetchedProperty("namesakes", for: customers)
+        #expect(try customers.map { try $0.namesakes().map(\.name) } == [["Ann"], ["Vic"]])
+        #expect(throws: ContextError.self) { try fresh.prefetchFetchedProperty("nope", for: customers) }
         #expect(try customers[0].namesakes().map(\.name) == ["Ann"])
         // The string-keyed view of the same object stays in step with the typed one.
         let p1 = try fresh.fetch(Purchase.self, where: \.code == "p1")[0]

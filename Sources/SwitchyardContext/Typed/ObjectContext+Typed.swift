@@ -41,6 +41,18 @@ extension ObjectContext {
         return E(managedObject: object)
     }
 
+    /// Resolves fetched property `name` of many typed objects at once, as `prefetchFetchedProperty(_:for:)`
+    /// does for `ManagedObject`s: one query per destination store where the predicate allows, and each
+    /// object's generated accessor then reads the cached result.
+    /// ```swift
+    /// let messages = try context.fetch(Message.self)
+    /// try context.prefetchFetchedProperty("preview", for: messages)
+    /// let previews = try messages.map { try $0.preview() }   // no further query
+    /// ```
+    public func prefetchFetchedProperty<E: EntityObject>(_ name: String, for objects: [E]) throws {
+        try prefetchFetchedProperty(name, for: objects.map(\.managedObject))
+    }
+
     private func request<E: EntityObject>(
         _ type: E.Type, _ predicate: TypedPredicate<E>?, _ sortKeys: [TypedSortKey<E>], _ limit: Int?, _ offset: Int
     ) -> FetchRequest {

@@ -168,6 +168,14 @@ public func < <Root: EntityObject, Value: AttributeConvertible & Comparable>(lhs
 public func > <Root: EntityObject, Value: AttributeConvertible & Comparable>(lhs: KeyPath<Root, Value?>, rhs: Value) -> TypedPredicate<Root> {
     .compare(Root.name(of: lhs), .greater, .constant(rhs.attributeValue))
 }
+/// `\.key <= value` on an optional attribute (nil never matches).
+public func <= <Root: EntityObject, Value: AttributeConvertible & Comparable>(lhs: KeyPath<Root, Value?>, rhs: Value) -> TypedPredicate<Root> {
+    .compare(Root.name(of: lhs), .lessOrEqual, .constant(rhs.attributeValue))
+}
+/// `\.key >= value` on an optional attribute (nil never matches).
+public func >= <Root: EntityObject, Value: AttributeConvertible & Comparable>(lhs: KeyPath<Root, Value?>, rhs: Value) -> TypedPredicate<Root> {
+    .compare(Root.name(of: lhs), .greaterOrEqual, .constant(rhs.attributeValue))
+}
 
 // MARK: - TypedSortKey
 
