@@ -38,7 +38,9 @@ struct StoreInspectCommand: ParsableCommand {
         do {
             return try ModelLoader.load(at: URL(fileURLWithPath: path))
         } catch {
-            throw fail(step, "\(path): \(error)")
+            // The loader's errors name the file already; say it once.
+            let reason = "\(error)"
+            throw fail(step, reason.contains(path) ? reason : "\(path): \(reason)")
         }
     }
 
