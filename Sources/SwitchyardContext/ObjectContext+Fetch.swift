@@ -30,7 +30,8 @@ extension ObjectContext {
         // path through a relationship is sorted here, on the objects.
         let sortsThroughRelationships = targets.count > 1 && request.sortKeys.contains { $0.key.contains(".") }
         if pending.isEmpty, !relatedChanged, !sortsThroughRelationships {
-            return register(try coordinator.fetchRows(request))
+            // Each row becomes an object as the store reads it: the rows are never all held at once.
+            return try registerRows(request)
         }
         return try fetchMerged(request, targets: targets, pending: pending, relatedChanged: relatedChanged)
     }
@@ -63,7 +64,7 @@ extension ObjectContext {
         let storeIndex = Dictionary(uniqueKeysWithValues: targets.enumerated().map { (ObjectIdentifier($1), $0) })
         var seen = Set<ObjectIdentifier>()
         var candidates: [(object: ManagedObject, checked: Bool)] = []
-        for object in register(try coordinator.fetchRows(unbounded)) {
+        for object in try registerRows(unbounded) {
             guard !object.isDeleted, seen.insert(ObjectIdentifier(object)).inserted else { continue }
             // The store already applied the predicate to the saved state, which is current for an unchanged object.
             candidates.append((object, !relatedChanged && !object.hasChanges))

@@ -1,6 +1,7 @@
 import Foundation
 import SwitchyardCoordinator
 import SwitchyardModel
+import SwitchyardQuery
 import SwitchyardStores
 
 // MARK: - ObjectContext
@@ -158,6 +159,25 @@ public final class ObjectContext {
             identifiers[key] = identifier
             if lastEntity?.description.name != f.row.entityName { lastEntity = coordinator.entityHandles[f.row.entityName] }
             objects.append(register(f.row, from: f.store, storeIdentifier: identifier, entity: lastEntity))
+        }
+        return objects
+    }
+
+    /// Fetches `request`'s rows and registers each as the store hands it over (see
+    /// `StoreCoordinator.fetchRows(_:each:)`), in order.
+    package func registerRows(_ request: FetchRequest) throws -> [ManagedObject] {
+        var lastStore: (key: ObjectIdentifier, identifier: UUID)?
+        var lastEntity: EntityHandle?
+        var objects: [ManagedObject] = []
+        try coordinator.fetchRows(request) { store, row in
+            let key = ObjectIdentifier(store)
+            let identifier: UUID
+            if let lastStore, lastStore.key == key { identifier = lastStore.identifier } else {
+                identifier = store.identifier
+                lastStore = (key, identifier)
+            }
+            if lastEntity?.description.name != row.entityName { lastEntity = coordinator.entityHandles[row.entityName] }
+            objects.append(register(row, from: store, storeIdentifier: identifier, entity: lastEntity))
         }
         return objects
     }

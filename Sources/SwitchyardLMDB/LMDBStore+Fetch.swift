@@ -11,6 +11,53 @@ extension LMDBStore {
         try tracer.measure({ "LMDB fetch \(tracer.describe(request)): \($0.count) rows" }) { try fetchRows(request) }
     }
 
+    /// The rows of `fetch`, each handed to `body` as it is read inside the read transaction when the request
+    /// has no sort keys (rows come in primary-key order); sorted requests are read whole and sorted first.
+    public func fetch(_ request: StoreFetchRequest, each body: (StoreRow) throws -> Void) throws {
+        guard request.sortKeys.isEmpty else {
+            for row in try fetch(request) { try body(row) }
+            return
+        }
+        _ = try tracer.measure({ (count: Int) in "LMDB fetch \(tracer.describe(request)): \(count) rows" }) {
+            try checkOpen()
+            let layout = try servedLayout(request.entityName)
+            let request = try request.prepared(forStore: identifier, model: model)
+            var failure: Error?
+            var delivered = 0
+            let visited: Int
+            do {
+                visited = try environment.read { txn -> Int in
+                    let reader = LMDBReader(store: self, transaction: txn)
+                    var skipped = 0
+                    let offset = max(request.fetchOffset, 0)
+                    let limit = request.fetchLimit.map { max($0, 0) }
+                    if limit == 0 { return 0 }
+                    try forEachMatchingRow(
+                        request.predicate, layout: layout, includesSubentities: request.includesSubentities, reader: reader
+                    ) { row in
+                        if skipped < offset {
+                            skipped += 1
+                            return true
+                        }
+                        delivered += 1
+                        do { try body(row) } catch {
+                            failure = error
+                            throw error
+                        }
+                        return limit.map { delivered < $0 } ?? true
+                    }
+                    return reader.rowsVisited
+                }
+            } catch {
+                // The caller's own error comes out as it is.
+                throw failure ?? error
+            }
+            state.withLock { $0.lastFetchRowsVisited = visited }
+            tracePlan("fetch", request, layout: layout, visited: visited)
+            return delivered
+        }
+    }
+
     private func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow] {
         try checkOpen()
         let layout = try servedLayout(request.entityName)
@@ -113,7 +160,6 @@ extension LMDBStore {
         stopAfter enough: Int?
     ) throws -> [StoreRow] {
         if let enough, enough <= 0 { return [] }
-        let family = reader.family(of: layout, includesSubentities: includesSubentities)
         let lookup = LMDBQueryPlanner.lookup(for: predicate, table: layout, available: databases.indexes(root: layout.rootNumber))
         var rows: [StoreRow] = []
         // A walk of the whole table returns up to every row of the store: reserving that many at once avoids
@@ -122,6 +168,22 @@ extension LMDBStore {
         if lookup == nil, predicate == nil, enough == nil {
             rows.reserveCapacity(try reader.transaction.entryCount(databases.rows))
         }
+        try forEachMatchingRow(predicate, layout: layout, includesSubentities: includesSubentities, reader: reader) { row in
+            rows.append(row)
+            return enough.map { rows.count < $0 } ?? true
+        }
+        if rows.capacity > 2 * rows.count + 1024 { return Array(rows) }
+        return rows
+    }
+
+    /// Hands each row matching `predicate` to `body`, in primary-key order (or the index's), until `body`
+    /// returns false.
+    private func forEachMatchingRow(
+        _ predicate: FetchPredicate?, layout: LMDBEntityLayout, includesSubentities: Bool, reader: LMDBReader,
+        _ body: (StoreRow) throws -> Bool
+    ) throws {
+        let family = reader.family(of: layout, includesSubentities: includesSubentities)
+        let lookup = LMDBQueryPlanner.lookup(for: predicate, table: layout, available: databases.indexes(root: layout.rootNumber))
         // With no predicate, or one the index answers exactly, every candidate is a match.
         let evaluated = (lookup?.covers ?? false) ? nil : predicate.map(PredicateEvaluator.Prepared.init)
         let firstKey = lookup == nil ? LMDBQueryPlanner.primaryKeyLowerBound(of: predicate) : 0
@@ -129,11 +191,8 @@ extension LMDBStore {
             if let predicate = evaluated {
                 guard try PredicateEvaluator.evaluate(predicate, on: LMDBRowSubject(row: row, reader: reader)) else { return true }
             }
-            rows.append(row)
-            return enough.map { rows.count < $0 } ?? true
+            return try body(row)
         }
-        if rows.capacity > 2 * rows.count + 1024 { return Array(rows) }
-        return rows
     }
 
     private func sort(_ rows: [StoreRow], by sortKeys: [SortKey], reader: LMDBReader) throws -> [StoreRow] {

@@ -27,6 +27,12 @@ package struct SQLiteRowDecoder {
     /// skipped.
     mutating func rows(of statement: Statement, arguments: [DatabaseValue]) throws -> [StoreRow] {
         var rows: [StoreRow] = []
+        try forEachRow(of: statement, arguments: arguments) { rows.append($0) }
+        return rows
+    }
+
+    /// Runs `statement` with `arguments` and hands each decoded row to `body` as it is read.
+    mutating func forEachRow(of statement: Statement, arguments: [DatabaseValue], _ body: (StoreRow) throws -> Void) throws {
         let sqlite = statement.sqliteStatement
         if let (index, code) = statement.bindDirectly(arguments) {
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind parameter \(index)", sql: statement.sql)
@@ -58,10 +64,9 @@ package struct SQLiteRowDecoder {
                 }
                 toOne[relationship.name] = RowReference(entityName: destination, primaryKey: key)
             }
-            rows.append(StoreRow(
+            try body(StoreRow(
                 entityName: reader.entityName, primaryKey: primaryKey, version: version, values: values, toOne: toOne))
         }
-        return rows
     }
 
     private func readValues(_ sqlite: SQLiteStatement, reader: SQLiteProjection.Reader, primaryKey: Int64) throws -> RowValues {

@@ -16,16 +16,44 @@ extension SQLiteStore {
         try tracer.measure({ "SQLite fetch \(tracer.describe(request)): \($0.count) rows" }) { try fetchRows(request) }
     }
 
+    /// The rows of `fetch`, each handed to `body` as it is decoded, inside the read.
+    public func fetch(_ request: StoreFetchRequest, each body: (StoreRow) throws -> Void) throws {
+        _ = try tracer.measure({ (count: Int) in "SQLite fetch \(tracer.describe(request)): \(count) rows" }) {
+            var count = 0
+            // The caller's own error comes out as it is, not as a store error about the read.
+            var failure: Error?
+            do {
+                try fetchRows(request) { row in
+                    count += 1
+                    do { try body(row) } catch {
+                        failure = error
+                        throw error
+                    }
+                }
+            } catch {
+                throw failure ?? error
+            }
+            return count
+        }
+    }
+
     private func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        var rows: [StoreRow] = []
+        try fetchRows(request) { rows.append($0) }
+        return rows
+    }
+
+    private func fetchRows(_ request: StoreFetchRequest, _ body: (StoreRow) throws -> Void) throws {
         let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         let request = try request.prepared(forStore: identifier, model: model)
         guard let projection = request.includesSubentities
             ? schema.projections[layout.name] : schema.exactProjections[layout.name]
         else { throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: layout.name) }
         let query = try compiler.select(request, projection: projection)
-        return try read { db in
+        try read { db in
             let statement = try db.cachedStatement(sql: query.sql)
-            return try decodeRows(statement, arguments: query.arguments, projection: projection)
+            var decoder = SQLiteRowDecoder(projection: projection, entityNames: schema.entityNamesByNumber, externalData: externalData)
+            try decoder.forEachRow(of: statement, arguments: query.arguments, body)
         }
     }
 

@@ -53,6 +53,10 @@ public protocol PersistentStore: AnyObject, Sendable {
     func storedModel() throws -> ObjectModel?
 
     func fetch(_ request: StoreFetchRequest) throws -> [StoreRow]
+    /// The rows `fetch` returns, in the same order, handed to `body` one at a time as they are read, so a
+    /// caller turning rows into objects never holds every row at once (for a million rows, about 70 MB
+    /// less at the peak). `body` must not call this store. The default reads them all with `fetch` first.
+    func fetch(_ request: StoreFetchRequest, each body: (StoreRow) throws -> Void) throws
     func count(_ request: StoreFetchRequest) throws -> Int
     /// The rows with these references (missing ones are left out), in no particular order.
     func rows(for references: [RowReference]) throws -> [StoreRow]
@@ -71,6 +75,11 @@ public protocol PersistentStore: AnyObject, Sendable {
 }
 
 extension PersistentStore {
+    /// Reads every row with `fetch(_:)`, then hands them to `body` in order.
+    public func fetch(_ request: StoreFetchRequest, each body: (StoreRow) throws -> Void) throws {
+        for row in try fetch(request) { try body(row) }
+    }
+
     /// A human-readable location for errors: the path, or `memory:<configuration>`.
     /// A PostgreSQL store shows its URL without the password.
     public var displayPath: String { StoreDescription.displayLocation(type: type, url: url, configuration: configurationName) }

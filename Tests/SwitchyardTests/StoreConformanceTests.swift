@@ -117,6 +117,43 @@ import Testing
         #expect(author["rating"] == .double(4.5))
     }
 
+    /// `fetch(_:each:)` hands over exactly the rows `fetch` returns, in the same order, for every shape of
+    /// request; an error thrown by the caller's body ends the read and comes out unchanged.
+    @Test(arguments: Backend.everyStore)
+    func fetchEachDeliversWhatFetchReturns(backend: Backend) throws {
+        let store = try backend.open(model, configuration: "Main", in: dir)
+        try insertBooks(store, (0..<40).map { book(0, "T\(($0 * 7) % 40)", code: "C\($0)", pages: Int64($0)) })
+        let requests: [StoreFetchRequest] = [
+            StoreFetchRequest(entityName: "Book"),
+            StoreFetchRequest(entityName: "Book", predicate: try FetchPredicate(format: "pages >= 10 AND pages < 30")),
+            StoreFetchRequest(entityName: "Book", predicate: try FetchPredicate(format: "code == 'C13'")),
+            StoreFetchRequest(entityName: "Book", predicate: try FetchPredicate(format: "code BEGINSWITH 'C1'"), fetchLimit: 4, fetchOffset: 1),
+            StoreFetchRequest(entityName: "Book", predicate: try FetchPredicate(format: "pages > 4"), fetchLimit: 7, fetchOffset: 5),
+            StoreFetchRequest(entityName: "Book", fetchLimit: 0),
+            StoreFetchRequest(entityName: "Book", fetchOffset: 100),
+            StoreFetchRequest(entityName: "Book", sortKeys: [SortKey("title", ascending: false)], fetchLimit: 9, fetchOffset: 2),
+        ]
+        for request in requests {
+            var streamed: [StoreRow] = []
+            try store.fetch(request) { streamed.append($0) }
+            let whole = try store.fetch(request)
+            #expect(streamed == whole, "\(request.predicate.map { "\($0)" } ?? "all"), limit \(request.fetchLimit.map(String.init) ?? "none")")
+        }
+        #expect(try store.fetch(requests[1]).count == 20)
+
+        struct Stop: Error, Equatable {}
+        var seen = 0
+        #expect(throws: Stop()) {
+            try store.fetch(StoreFetchRequest(entityName: "Book")) { _ in
+                seen += 1
+                if seen == 3 { throw Stop() }
+            }
+        }
+        #expect(seen == 3)
+        // The store is still usable after the interrupted read.
+        #expect(try store.count(StoreFetchRequest(entityName: "Book")) == 40)
+    }
+
     @Test(arguments: Backend.everyStore)
     func invalidValuesAreRejected(backend: Backend) throws {
         let store = try backend.open(model, configuration: "Main", in: dir)
