@@ -23,87 +23,124 @@ package enum StoreEqualityKey: Hashable, Sendable {
     }
 }
 
-// MARK: - StoreEqualityMap
+// MARK: - StoreEqualityIndex
 
-/// A set of values under `AttributeValue.storeEqual`, each with an associated payload: insertion and lookup
-/// are a hash lookup plus a `storeEqual` check against the few values sharing the key.
-package struct StoreEqualityMap<Payload> {
-    fileprivate struct Entry {
+/// Values under `AttributeValue.storeEqual`, each numbered in the order it was first inserted: a hash lookup
+/// plus a `storeEqual` check against the few values sharing the key.
+///
+/// Not generic on purpose: a generic type used from another module runs unspecialized there and looks up its
+/// type metadata at every call, which callgrind put at half of a fetched-property prefetch's instructions.
+/// Callers keep their payloads in an array indexed by the slot (see `StoreEqualityMap`).
+package struct StoreEqualityIndex: Sendable {
+    private struct Entry {
         var value: AttributeValue
-        var payload: Payload
+        var slot: Int
     }
     /// The values sharing one key: nearly always one, kept inline (no array per key).
-    fileprivate struct Bucket {
+    private struct Bucket {
         var first: Entry
         var rest: [Entry] = []
     }
     private var buckets: [StoreEqualityKey: Bucket] = [:]
+    /// The number of slots handed out (removed values keep theirs).
+    package private(set) var slotCount = 0
+
+    /// An empty index with room for `capacity` values.
+    package init(capacity: Int = 0) {
+        buckets.reserveCapacity(capacity)
+    }
+
+    /// The slot of the value `storeEqual` to `value`, if present.
+    package func slot(of value: AttributeValue) -> Int? {
+        guard let bucket = buckets[StoreEqualityKey(value)] else { return nil }
+        if AttributeValue.storeEqual(bucket.first.value, value) { return bucket.first.slot }
+        return bucket.rest.first { AttributeValue.storeEqual($0.value, value) }?.slot
+    }
+
+    /// The slot of the value `storeEqual` to `value`; when there is none, `value` is added with the next slot.
+    package mutating func insert(_ value: AttributeValue) -> (slot: Int, inserted: Bool) {
+        let next = slotCount
+        var result = (slot: next, inserted: true)
+        func apply(_ bucket: inout Bucket?) {
+            guard bucket != nil else {
+                bucket = Bucket(first: Entry(value: value, slot: next))
+                return
+            }
+            if AttributeValue.storeEqual(bucket!.first.value, value) {
+                result = (bucket!.first.slot, false)
+            } else if let entry = bucket!.rest.first(where: { AttributeValue.storeEqual($0.value, value) }) {
+                result = (entry.slot, false)
+            } else {
+                bucket!.rest.append(Entry(value: value, slot: next))
+            }
+        }
+        apply(&buckets[StoreEqualityKey(value)])
+        if result.inserted { slotCount += 1 }
+        return result
+    }
+
+    /// Forgets the value `storeEqual` to `value` and returns its slot (not handed out again).
+    package mutating func remove(_ value: AttributeValue) -> Int? {
+        var removed: Int?
+        func apply(_ bucket: inout Bucket?) {
+            guard let current = bucket else { return }
+            if AttributeValue.storeEqual(current.first.value, value) {
+                removed = current.first.slot
+                if current.rest.isEmpty {
+                    bucket = nil
+                } else {
+                    bucket!.first = bucket!.rest.removeFirst()
+                }
+            } else if let i = current.rest.firstIndex(where: { AttributeValue.storeEqual($0.value, value) }) {
+                removed = current.rest[i].slot
+                bucket!.rest.remove(at: i)
+            }
+        }
+        apply(&buckets[StoreEqualityKey(value)])
+        return removed
+    }
+}
+
+// MARK: - StoreEqualityMap
+
+/// A set of values under `AttributeValue.storeEqual`, each with an associated payload: a `StoreEqualityIndex`
+/// numbering the values and the payloads in an array by that number.
+package struct StoreEqualityMap<Payload> {
+    private var index = StoreEqualityIndex()
+    /// By slot; nil for a removed value.
+    private var payloads: [Payload?] = []
 
     /// An empty map.
     package init() {}
 
-    /// The payload stored for a value `storeEqual` to `value`.
+    /// The payload stored for a value `storeEqual` to `value`; assigning nil removes it.
     package subscript(value: AttributeValue) -> Payload? {
-        get {
-            guard let bucket = buckets[StoreEqualityKey(value)] else { return nil }
-            if AttributeValue.storeEqual(bucket.first.value, value) { return bucket.first.payload }
-            return bucket.rest.first { AttributeValue.storeEqual($0.value, value) }?.payload
-        }
+        get { index.slot(of: value).flatMap { payloads[$0] } }
         set {
-            Self.set(newValue, for: value, in: &buckets[StoreEqualityKey(value)])
-        }
-    }
-
-    /// Sets, replaces or (for nil) removes the payload of `value` in its bucket, in place.
-    private static func set(_ payload: Payload?, for value: AttributeValue, in slot: inout Bucket?) {
-        guard var bucket = slot else {
-            if let payload { slot = Bucket(first: Entry(value: value, payload: payload)) }
-            return
-        }
-        slot = nil  // the bucket is uniquely held while it changes
-        if AttributeValue.storeEqual(bucket.first.value, value) {
-            if let payload {
-                bucket.first.payload = payload
-            } else if bucket.rest.isEmpty {
+            guard let newValue else {
+                if let slot = index.remove(value) { payloads[slot] = nil }
                 return
-            } else {
-                bucket.first = bucket.rest.removeFirst()
             }
-        } else if let i = bucket.rest.firstIndex(where: { AttributeValue.storeEqual($0.value, value) }) {
-            if let payload { bucket.rest[i].payload = payload } else { bucket.rest.remove(at: i) }
-        } else if let payload {
-            bucket.rest.append(Entry(value: value, payload: payload))
+            let (slot, inserted) = index.insert(value)
+            if inserted { payloads.append(newValue) } else { payloads[slot] = newValue }
         }
-        slot = bucket
     }
 
     /// Changes, in place, the payload of the value `storeEqual` to `value`, starting from `initial` when there
     /// is none yet.
     package mutating func update(_ value: AttributeValue, initial: @autoclosure () -> Payload, _ body: (inout Payload) -> Void) {
-        func apply(_ slot: inout Bucket?) {
-            guard slot != nil else {
-                var payload = initial()
-                body(&payload)
-                slot = Bucket(first: Entry(value: value, payload: payload))
-                return
-            }
-            if AttributeValue.storeEqual(slot!.first.value, value) {
-                body(&slot!.first.payload)
-            } else if let i = slot!.rest.firstIndex(where: { AttributeValue.storeEqual($0.value, value) }) {
-                body(&slot!.rest[i].payload)
-            } else {
-                var payload = initial()
-                body(&payload)
-                slot!.rest.append(Entry(value: value, payload: payload))
-            }
+        let (slot, inserted) = index.insert(value)
+        if inserted {
+            var payload = initial()
+            body(&payload)
+            payloads.append(payload)
+        } else {
+            body(&payloads[slot]!)
         }
-        apply(&buckets[StoreEqualityKey(value)])
     }
 
     /// Whether a value `storeEqual` to `value` is present.
-    package func contains(_ value: AttributeValue) -> Bool { self[value] != nil }
+    package func contains(_ value: AttributeValue) -> Bool { index.slot(of: value) != nil }
 }
 
 extension StoreEqualityMap: Sendable where Payload: Sendable {}
-extension StoreEqualityMap.Entry: Sendable where Payload: Sendable {}
-extension StoreEqualityMap.Bucket: Sendable where Payload: Sendable {}

@@ -86,14 +86,14 @@ package indirect enum PreparedNode: Sendable {
 
 /// The right-hand list of an `IN`, hashed, with SQL `IN` semantics.
 package struct MembershipSet: Sendable {
-    private var values = StoreEqualityMap<Bool>()
+    private var values = StoreEqualityIndex()
     private var isEmpty = true
     private var hasNull = false
 
     package init(_ list: [AttributeValue]) {
         for value in list {
             isEmpty = false
-            if value.isNull { hasNull = true } else { values[value] = true }
+            if value.isNull { hasNull = true } else { _ = values.insert(value) }
         }
     }
 
@@ -102,7 +102,7 @@ package struct MembershipSet: Sendable {
     package func truth(_ needle: AttributeValue) -> Truth {
         if isEmpty { return .false }
         if needle.isNull { return .unknown }
-        if values.contains(needle) { return .true }
+        if values.slot(of: needle) != nil { return .true }
         return hasNull ? .unknown : .false
     }
 }

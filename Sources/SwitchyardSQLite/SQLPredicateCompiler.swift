@@ -426,7 +426,13 @@ package struct SQLPredicateCompiler {
             !fragment.sql.hasPrefix("+")
         else { return column }
         let textColumn = type == .string || type == .uri || type == .objectID
-        let numericColumn = [.integer16, .integer32, .integer64, .double, .float, .decimal, .boolean, .date].contains(type)
+        // A switch, not `[...].contains(type)`: an IN list runs this once per element, and the array literal
+        // was allocated each time.
+        let numericColumn: Bool
+        switch type {
+        case .integer16, .integer32, .integer64, .double, .float, .decimal, .boolean, .date: numericColumn = true
+        default: numericColumn = false
+        }
         let numericConstant: Bool, textConstant: Bool
         switch value {
         case .integer, .double, .decimal, .bool, .date: (numericConstant, textConstant) = (true, false)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Switchyard
 
-/// `StoreEqualityMap` against a plain list searched with `storeEqual`, over values that share keys (1, 1.0, true,
+/// `StoreEqualityMap` and `StoreEqualityIndex` against a plain list searched with `storeEqual`, over values that share keys (1, 1.0, true,
 /// a date at 1 s, decimals near them) so the inline entry, the overflow list and removal from both are exercised.
 @Suite struct StoreEqualityMapTests {
     static let pool: [AttributeValue] = [
@@ -20,6 +20,7 @@ import Testing
             return Int((state >> 33) % UInt64(n))
         }
         var map = StoreEqualityMap<Int>()
+        var slots = StoreEqualityIndex()
         var reference: [(AttributeValue, Int)] = []
         func index(_ v: AttributeValue) -> Int? { reference.firstIndex { AttributeValue.storeEqual($0.0, v) } }
         for step in 0..<2_000 {
@@ -27,12 +28,17 @@ import Testing
             switch next(4) {
             case 0:
                 map[value] = step
+                let before = slots.slot(of: value)
+                let inserted = slots.insert(value)
+                #expect(inserted.inserted == (before == nil) && (before == nil || inserted.slot == before))
                 if let i = index(value) { reference[i].1 = step } else { reference.append((value, step)) }
             case 1:
                 map[value] = nil
+                #expect(slots.remove(value) != nil || index(value) == nil)
                 if let i = index(value) { reference.remove(at: i) }
             case 2:
                 map.update(value, initial: 0) { $0 += 1 }
+                _ = slots.insert(value)
                 if let i = index(value) { reference[i].1 += 1 } else { reference.append((value, 1)) }
             default:
                 break
@@ -40,7 +46,11 @@ import Testing
             for probe in Self.pool {
                 #expect(map[probe] == index(probe).map { reference[$0].1 }, "seed \(seed) step \(step) \(probe)")
                 #expect(map.contains(probe) == (index(probe) != nil))
+                #expect((slots.slot(of: probe) != nil) == (index(probe) != nil), "seed \(seed) step \(step) \(probe)")
             }
+            // Values that are present hold distinct slots, all handed out so far.
+            let present = reference.compactMap { slots.slot(of: $0.0) }
+            #expect(Set(present).count == reference.count && present.allSatisfy { $0 < slots.slotCount })
         }
     }
 }
