@@ -6,7 +6,7 @@ import Foundation
 /// equal always get the same key (numbers by their value as a `Double`, text and URIs by their text, data and
 /// UUIDs by their bytes), so sets and groupings of values are hash lookups instead of scans. Different values
 /// may share a key (integers beyond 2^53, canonically equivalent strings with different bytes), so a match
-/// by key is confirmed with `storeEqual` (see `StoreEqualitySet`).
+/// by key is confirmed with `storeEqual` (see `StoreEqualityIndex`).
 package enum StoreEqualityKey: Hashable, Sendable {
     case null
     case number(Double)

@@ -60,12 +60,29 @@ package final class StoreTracer: Sendable {
     /// Runs `body`; at `operations` and above, traces `what` (given the result) with its duration.
     @inlinable @inline(__always)
     package func measure<T>(_ what: (T) -> String, _ body: () throws -> T) rethrows -> T {
+        try measure(what, excluding: { 0 }, body)
+    }
+
+    /// `measure`, leaving out of the duration the nanoseconds `excluded` gives once `body` is done: what a
+    /// streaming read's caller spent on the rows handed to it (see `handOver`), which is not the store's time.
+    @inlinable @inline(__always)
+    package func measure<T>(_ what: (T) -> String, excluding excluded: () -> UInt64, _ body: () throws -> T) rethrows -> T {
         guard level >= .operations else { return try body() }
         let start = DispatchTime.now().uptimeNanoseconds
         let result = try body()
-        let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+        let elapsed = DispatchTime.now().uptimeNanoseconds - start
+        let ms = Double(elapsed - min(excluded(), elapsed)) / 1e6
         emit("\(what(result)) in \(String(format: "%.3f", ms)) ms")
         return result
+    }
+
+    /// Hands `row` to a streaming read's caller; when tracing, adds the time the caller took to `callerNanos`.
+    @inlinable @inline(__always)
+    package func handOver<Row>(_ row: Row, to body: (Row) throws -> Void, callerNanos: inout UInt64) rethrows {
+        guard level >= .operations else { return try body(row) }
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { callerNanos &+= DispatchTime.now().uptimeNanoseconds - start }
+        try body(row)
     }
 
     /// How a request reads in a trace line: entity, and the predicate with its constants shown only at

@@ -58,6 +58,11 @@ import Testing
         #expect(try fresh.fetch(Purchase.self, where: \.amount < 10).map(\.code) == ["p1"])
         // Prefetching a fetched property for typed objects fills what each generated accessor returns.
         try fresh.prefetchFetchedProperty("namesakes", for: customers)
+        // Another Ann saved elsewhere after the prefetch: the accessors return what was prefetched (no query of
+        // their own, which would find two Anns), as Core Data's fetched properties keep results until refreshed.
+        let elsewhere = ObjectContext(coordinator: coordinator)
+        try elsewhere.insert(Customer.self).name = "Ann"
+        try elsewhere.save()
         #expect(try customers.map { try $0.namesakes().map(\.name) } == [["Ann"], ["Vic"]])
         #expect(throws: ContextError.self) { try fresh.prefetchFetchedProperty("nope", for: customers) }
         #expect(try customers[0].namesakes().map(\.name) == ["Ann"])

@@ -129,6 +129,8 @@ import Testing
             StoreFetchRequest(entityName: "Book", predicate: try FetchPredicate(format: "code == 'C13'")),
             StoreFetchRequest(entityName: "Book", predicate: try FetchPredicate(format: "code BEGINSWITH 'C1'"), fetchLimit: 4, fetchOffset: 1),
             StoreFetchRequest(entityName: "Book", predicate: try FetchPredicate(format: "pages > 4"), fetchLimit: 7, fetchOffset: 5),
+            StoreFetchRequest(entityName: "Book", predicate: try FetchPredicate(format: "code IN {'C31', 'C3', 'C17', 'C5'}")),
+            StoreFetchRequest(entityName: "Book", predicate: try FetchPredicate(format: "pages < 12"), includesSubentities: false),
             StoreFetchRequest(entityName: "Book", fetchLimit: 0),
             StoreFetchRequest(entityName: "Book", fetchOffset: 100),
             StoreFetchRequest(entityName: "Book", sortKeys: [SortKey("title", ascending: false)], fetchLimit: 9, fetchOffset: 2),
