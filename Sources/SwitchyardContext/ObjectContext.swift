@@ -144,32 +144,29 @@ public final class ObjectContext {
         register(row, from: store, storeIdentifier: store.identifier, entity: nil)
     }
 
-    /// Registers fetched rows in order; the store's identifier and each entity's description are looked up
-    /// once per fetch rather than once per row.
+    /// Registers fetched rows in order (see `rowRegistrar`).
     package func register(_ fetched: [FetchedRow]) -> [ManagedObject] {
-        var identifiers: [ObjectIdentifier: UUID] = [:]
-        var lastEntity: EntityHandle?
-        var objects: [ManagedObject] = []
-        objects.reserveCapacity(fetched.count)
         // Growing the registry by doubling would rehash every object registered so far, several times over.
         registered.reserveCapacity(registered.count + fetched.count)
-        for f in fetched {
-            let key = ObjectIdentifier(f.store)
-            let identifier = identifiers[key] ?? f.store.identifier
-            identifiers[key] = identifier
-            if lastEntity?.description.name != f.row.entityName { lastEntity = coordinator.entityHandles[f.row.entityName] }
-            objects.append(register(f.row, from: f.store, storeIdentifier: identifier, entity: lastEntity))
-        }
-        return objects
+        let registerRow = rowRegistrar()
+        return fetched.map { registerRow($0.store, $0.row) }
     }
 
     /// Fetches `request`'s rows and registers each as the store hands it over (see
     /// `StoreCoordinator.fetchRows(_:each:)`), in order.
     package func registerRows(_ request: FetchRequest) throws -> [ManagedObject] {
+        let registerRow = rowRegistrar()
+        var objects: [ManagedObject] = []
+        try coordinator.fetchRows(request) { objects.append(registerRow($0, $1)) }
+        return objects
+    }
+
+    /// Registers the rows of one fetch, one at a time: each store's identifier and each entity's handle are
+    /// looked up once per run of rows from it rather than once per row.
+    private func rowRegistrar() -> (any PersistentStore, StoreRow) -> ManagedObject {
         var lastStore: (key: ObjectIdentifier, identifier: UUID)?
         var lastEntity: EntityHandle?
-        var objects: [ManagedObject] = []
-        try coordinator.fetchRows(request) { store, row in
+        return { [unowned self] store, row in
             let key = ObjectIdentifier(store)
             let identifier: UUID
             if let lastStore, lastStore.key == key { identifier = lastStore.identifier } else {
@@ -177,9 +174,8 @@ public final class ObjectContext {
                 lastStore = (key, identifier)
             }
             if lastEntity?.description.name != row.entityName { lastEntity = coordinator.entityHandles[row.entityName] }
-            objects.append(register(row, from: store, storeIdentifier: identifier, entity: lastEntity))
+            return register(row, from: store, storeIdentifier: identifier, entity: lastEntity)
         }
-        return objects
     }
 
     private func register(
