@@ -13,19 +13,18 @@ import SwitchyardStores
 /// the block first if the row still shares it.
 package struct ChangedValues {
     /// One slot per attribute of the entity once anything changed (`.null` where nothing was set); nil before.
+    /// The block also records which positions changed (`RowStorage.changeMask`): one word per object in all.
     private var storage: RowStorage?
-    /// Which positions changed, for the first 64; `wideMask` for the rest.
-    private var mask: UInt64 = 0
-    private var wideMask: Set<Int> = []
 
     /// The number of positions holding a change.
-    package var count: Int { mask.nonzeroBitCount + wideMask.count }
+    package var count: Int { storage.map { $0.changeMask.nonzeroBitCount + $0.wideChangeMask.count } ?? 0 }
 
     /// Whether nothing changed.
-    package var isEmpty: Bool { mask == 0 && wideMask.isEmpty }
+    package var isEmpty: Bool { storage == nil }
 
     private func isChanged(_ position: Int) -> Bool {
-        position < 64 ? mask & (1 << UInt64(position)) != 0 : wideMask.contains(position)
+        guard let storage else { return false }
+        return position < 64 ? storage.changeMask & (1 << UInt64(position)) != 0 : storage.wideChangeMask.contains(position)
     }
 
     /// The change at `position`, if any.
@@ -41,24 +40,33 @@ package struct ChangedValues {
             _ = block.appendNulls(width)
             storage = block
         } else if !isKnownUniquelyReferenced(&storage!) {
-            storage = storage!.copy(from: 0, count: width)
+            let copy = storage!.copy(from: 0, count: width)
+            copy.changeMask = storage!.changeMask
+            copy.wideChangeMask = storage!.wideChangeMask
+            storage = copy
         }
-        storage![position] = value
-        if position < 64 { mask |= 1 << UInt64(position) } else { wideMask.insert(position) }
+        let block = storage!
+        block[position] = value
+        if position < 64 { block.changeMask |= 1 << UInt64(position) } else { block.wideChangeMask.insert(position) }
     }
 
     /// Forgets the change at `position`, if any.
     package mutating func remove(at position: Int) {
         guard isChanged(position) else { return }
-        if position < 64 { mask &= ~(1 << UInt64(position)) } else { wideMask.remove(position) }
-        if isEmpty { storage = nil }
+        if !isKnownUniquelyReferenced(&storage!) {
+            let copy = storage!.copy(from: 0, count: storage!.count)
+            copy.changeMask = storage!.changeMask
+            copy.wideChangeMask = storage!.wideChangeMask
+            storage = copy
+        }
+        let block = storage!
+        if position < 64 { block.changeMask &= ~(1 << UInt64(position)) } else { block.wideChangeMask.remove(position) }
+        if block.changeMask == 0 && block.wideChangeMask.isEmpty { storage = nil }
     }
 
     /// Forgets every change.
     package mutating func removeAll() {
         storage = nil
-        mask = 0
-        wideMask = []
     }
 
     /// The changes as (position, value), in position order.

@@ -15,25 +15,58 @@ import SwitchyardStores
 /// let text = try message.get("text", as: String.self)
 /// ```
 public final class ManagedObject {
-    // Stored properties are laid out in declaration order: the two flags fill the padding after the ObjectID.
+    // Stored properties are laid out in declaration order: the two flags fill the padding after the ID's
+    // storage, and the whole object (header included) fits a 128-byte allocation. Each field costs a million
+    // fetched objects 8 MB or more, so what can be derived is not stored: the ID's entity name is the handle's,
+    // and the context and store are one shared `ObjectHome`.
     /// The object's entity, shared with every object of the entity (see `EntityHandle`).
     package let handle: EntityHandle
-    /// Temporary until the first save, then `x-coredata://STORE/Entity/pN`.
-    public internal(set) var objectID: ObjectID
+    /// `objectID` without its entity name.
+    private var idStorage: ObjectID.Storage
     /// True from `insert` until the save that writes the object (Core Data's `isInserted`).
     public internal(set) var isInserted = false
     /// True from `delete` until the save that removes the object, or a rollback (Core Data's `isDeleted`).
     public internal(set) var isDeleted = false
-    /// The context that owns the object (weak: the context owns its objects, not the reverse).
-    public internal(set) weak var context: ObjectContext?
-    /// The store the object lives in (or was assigned to before its first save), as last resolved.
-    package var storage: (any PersistentStore)?
+    /// The context and the store, as last resolved.
+    private var home: ObjectHome
     /// The last state read from or written to the store; nil for an unsaved insert.
     package var snapshot: ObjectSnapshot?
     /// Attribute values set since the last save.
     package var changedValues = ChangedValues()
     /// Relationship changes and caches, created on first use (see `RelationshipState`).
     private var relationships: RelationshipState?
+
+    /// Temporary until the first save, then `x-coredata://STORE/Entity/pN`.
+    public internal(set) var objectID: ObjectID {
+        get { ObjectID(entityName: handle.name, storage: idStorage) }
+        set {
+            precondition(newValue.entityName == handle.name, "ManagedObject: \(newValue) is not an ID of entity \(handle.name)")
+            idStorage = newValue.storage
+        }
+    }
+
+    /// Whether `id` is this object's ID, compared without building the object's.
+    package func hasID(_ id: ObjectID) -> Bool {
+        idStorage == id.storage && handle.name == id.entityName
+    }
+
+    /// The context that owns the object (weak: the context owns its objects, not the reverse).
+    public internal(set) var context: ObjectContext? {
+        get { home.context }
+        set {
+            guard newValue !== home.context else { return }
+            home = newValue?.home(for: home.store) ?? ObjectHome(context: nil, store: home.store)
+        }
+    }
+
+    /// The store the object lives in (or was assigned to before its first save), as last resolved.
+    package var storage: (any PersistentStore)? {
+        get { home.store }
+        set {
+            guard newValue !== home.store else { return }
+            home = home.context?.home(for: newValue) ?? ObjectHome(context: nil, store: newValue)
+        }
+    }
 
     /// The object's entity.
     public var entity: EntityDescription {
@@ -109,10 +142,12 @@ public final class ManagedObject {
         return !relationships.changedToOne.isEmpty || !relationships.changedToMany.isEmpty || !relationships.touchedToMany.isEmpty
     }
 
-    package init(entity: EntityHandle, objectID: ObjectID, context: ObjectContext) {
+    /// An object of `entity` with `objectID` (of that entity) at `home`.
+    package init(entity: EntityHandle, objectID: ObjectID, home: ObjectHome) {
+        precondition(objectID.entityName == entity.name, "ManagedObject: \(objectID) is not an ID of entity \(entity.name)")
         self.handle = entity
-        self.objectID = objectID
-        self.context = context
+        self.idStorage = objectID.storage
+        self.home = home
     }
 
     /// True when the object has unsaved changes (or is an unsaved insert or delete).

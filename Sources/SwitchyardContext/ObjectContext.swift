@@ -42,10 +42,28 @@ public final class ObjectContext {
     /// share one layout, so the comparison runs once per fetch rather than once per row (strong references,
     /// so the identities stay valid).
     private var layoutMatch: (store: RowLayout, entity: RowLayout, equivalent: Bool)?
+    /// The home of this context's objects in each store (see `ObjectHome`), held weakly: a home lives as long
+    /// as objects use it, so the context alone never keeps a removed store (and its open files) alive.
+    private var homes: [ObjectIdentifier: WeakHome] = [:]
+    private struct WeakHome {
+        weak var home: ObjectHome?
+    }
+    /// The home of objects not assigned to a store yet.
+    private lazy var unassignedHome = ObjectHome(context: self, store: nil)
 
     /// Creates an empty context over `coordinator`.
     public init(coordinator: StoreCoordinator) {
         self.coordinator = coordinator
+    }
+
+    /// The shared home of this context's objects in `store` (nil: not assigned to a store yet).
+    package func home(for store: (any PersistentStore)?) -> ObjectHome {
+        guard let store else { return unassignedHome }
+        let key = ObjectIdentifier(store)
+        if let home = homes[key]?.home, home.store === store { return home }
+        let home = ObjectHome(context: self, store: store)
+        homes[key] = WeakHome(home: home)
+        return home
     }
 
     /// True when anything is inserted, changed or deleted and not saved.
@@ -63,7 +81,7 @@ public final class ObjectContext {
         guard let handle = coordinator.entityHandles[entityName] else { throw ContextError.unknownEntity(entityName) }
         let entity = handle.description
         guard !entity.isAbstract else { throw ContextError.abstractEntity(entityName) }
-        let object = ManagedObject(entity: handle, objectID: .temporary(entityName: entityName), context: self)
+        let object = ManagedObject(entity: handle, objectID: .temporary(entityName: entityName), home: unassignedHome)
         for (position, value) in handle.defaults {
             object.changedValues.set(value, at: position, width: handle.attributeTypes.count)
         }
@@ -164,22 +182,26 @@ public final class ObjectContext {
     /// Registers the rows of one fetch, one at a time: each store's identifier and each entity's handle are
     /// looked up once per run of rows from it rather than once per row.
     private func rowRegistrar() -> (any PersistentStore, StoreRow) -> ManagedObject {
-        var lastStore: (key: ObjectIdentifier, identifier: UUID)?
+        var lastStore: (key: ObjectIdentifier, identifier: UUID, home: ObjectHome)?
         var lastEntity: EntityHandle?
         return { [unowned self] store, row in
             let key = ObjectIdentifier(store)
             let identifier: UUID
-            if let lastStore, lastStore.key == key { identifier = lastStore.identifier } else {
-                identifier = store.identifier
-                lastStore = (key, identifier)
+            let home: ObjectHome
+            if let lastStore, lastStore.key == key {
+                (identifier, home) = (lastStore.identifier, lastStore.home)
+            } else {
+                (identifier, home) = (store.identifier, self.home(for: store))
+                lastStore = (key, identifier, home)
             }
             if lastEntity?.description.name != row.entityName { lastEntity = coordinator.entityHandles[row.entityName] }
-            return register(row, from: store, storeIdentifier: identifier, entity: lastEntity)
+            return register(row, from: store, storeIdentifier: identifier, entity: lastEntity, home: home)
         }
     }
 
     private func register(
-        _ row: StoreRow, from store: any PersistentStore, storeIdentifier: UUID, entity known: EntityHandle?
+        _ row: StoreRow, from store: any PersistentStore, storeIdentifier: UUID, entity known: EntityHandle?,
+        home: ObjectHome? = nil
     ) -> ManagedObject {
         let id = ObjectID(store: storeIdentifier, entityName: row.entityName, primaryKey: row.primaryKey)
         if let existing = registered[id] {
@@ -191,8 +213,7 @@ public final class ObjectContext {
             return existing
         }
         let entity = known ?? coordinator.entityHandles[row.entityName]!
-        let object = ManagedObject(entity: entity, objectID: id, context: self)
-        object.store = store
+        let object = ManagedObject(entity: entity, objectID: id, home: home ?? self.home(for: store))
         object.snapshot = snapshot(of: row, entity: entity)
         registered[id] = object
         return object

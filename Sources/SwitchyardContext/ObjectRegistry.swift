@@ -17,12 +17,12 @@ package struct ObjectRegistry {
     /// The object registered under `id`.
     package subscript(id: ObjectID) -> ManagedObject? {
         get {
-            if let object = byKey[id.predicateKey], object.objectID == id { return object }
+            if let object = byKey[id.predicateKey], object.hasID(id) { return object }
             return others.isEmpty ? nil : others[id]
         }
         set {
             let key = id.predicateKey
-            if let current = byKey[key], current.objectID == id {
+            if let current = byKey[key], current.hasID(id) {
                 byKey[key] = newValue
             } else if others[id] != nil || byKey[key] != nil {
                 others[id] = newValue

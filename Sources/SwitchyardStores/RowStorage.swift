@@ -17,6 +17,12 @@ package final class RowStorage: @unchecked Sendable {
     package let capacity: Int
     /// Initialized elements, from the start.
     package private(set) var count = 0
+    /// For a block holding one object's unsaved values (the context's `ChangedValues`): which positions hold a
+    /// change, a bit each for the first 64, the rest in `wideChangeMask`. Kept here rather than beside the
+    /// block so that an object with no changes spends one word on them. Unused by row blocks.
+    package var changeMask: UInt64 = 0
+    /// Changed positions from 64 on (see `changeMask`).
+    package var wideChangeMask: Set<Int> = []
 
     /// A block with room for `capacity` values, none initialized.
     package init(capacity: Int) {

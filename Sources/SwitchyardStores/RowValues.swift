@@ -16,40 +16,97 @@ import SwitchyardModel
 /// values.count    // 1
 /// ```
 package struct RowValues: Sendable {
-    /// Nil for a row built without a layout: everything lives in `extra`.
-    public private(set) var layout: RowLayout?
+    /// The layout and the values beside it, in one word: every fetched object keeps a `RowValues` in its
+    /// snapshot, so each field here costs a million objects 8 MB. (Both payloads are class references, whose
+    /// spare bits hold the case; a dictionary payload would not fit.)
+    private enum Shape: Sendable {
+        /// Values by this layout only (the common case).
+        case laid(RowLayout)
+        /// Values beside the layout, or no layout at all.
+        case beside(Beside)
+    }
+
+    /// Values whose names the layout does not have (a row built by hand, or a value the store's entity lacks),
+    /// and the layout if there is one.
+    ///
+    /// `extra` changes only through a `RowValues` holding the only reference to the box (checked with
+    /// `isKnownUniquelyReferenced` in `extra`'s `_modify`); any other holder sees it immutable: hence
+    /// `@unchecked Sendable`, as for `RowStorage`.
+    private final class Beside: @unchecked Sendable {
+        let layout: RowLayout?
+        var extra: [String: AttributeValue]
+        init(layout: RowLayout?, extra: [String: AttributeValue]) {
+            self.layout = layout
+            self.extra = extra
+        }
+        /// The values of a row built with no layout and nothing in it yet.
+        static let empty = Beside(layout: nil, extra: [:])
+    }
+
+    private var shape: Shape
     /// Values by layout position from `base` on (`.null` where absent); possibly shared with other rows.
     private var storage: RowStorage
     private var base: Int
+
+    /// Nil for a row built without a layout: everything lives beside it.
+    public var layout: RowLayout? {
+        switch shape {
+        case .laid(let layout): return layout
+        case .beside(let beside): return beside.layout
+        }
+    }
+
     /// Non-null values whose names the layout does not have.
-    private var extra: [String: AttributeValue]
+    private var extra: [String: AttributeValue] {
+        get {
+            switch shape {
+            case .laid: return [:]
+            case .beside(let beside): return beside.extra
+            }
+        }
+        set {
+            let layout = self.layout
+            shape = newValue.isEmpty && layout != nil ? .laid(layout!) : .beside(Beside(layout: layout, extra: newValue))
+        }
+        _modify {
+            // A row without a layout is built one name at a time: its box is changed in place when this row holds
+            // the only reference, so a change does not copy the dictionary.
+            if case .beside(var box) = shape {
+                shape = .beside(Beside.empty)
+                if !isKnownUniquelyReferenced(&box) { box = Beside(layout: box.layout, extra: box.extra) }
+                defer { shape = box.extra.isEmpty && box.layout != nil ? .laid(box.layout!) : .beside(box) }
+                yield &box.extra
+            } else {
+                var copy = extra
+                defer { extra = copy }
+                yield &copy
+            }
+        }
+    }
 
     /// Empty values with no layout.
     public init() {
-        layout = nil
+        shape = .beside(Beside.empty)
         storage = RowStorage.empty
         base = 0
-        extra = [:]
     }
 
     /// Values positioned by `layout`; `slots` must have one value per name (`.null` where absent).
     public init(layout: RowLayout, slots: [AttributeValue]) {
         precondition(slots.count == layout.names.count, "RowValues: \(slots.count) slots for \(layout.names.count) names")
         precondition(zip(slots, layout.isLive).allSatisfy { $1 || $0.isNull }, "RowValues: a retired position holds a value")
-        self.layout = layout
+        shape = .laid(layout)
         storage = RowStorage(slots)
         base = 0
-        extra = [:]
     }
 
     /// Values positioned by `layout` in a slice of `storage` starting at `base` (see `RowArena`); retired
     /// positions of the layout must hold `.null`.
     package init(layout: RowLayout, storage: RowStorage, base: Int) {
         assert(base + layout.names.count <= storage.count, "RowValues: slice outside its storage")
-        self.layout = layout
+        shape = .laid(layout)
         self.storage = storage
         self.base = base
-        extra = [:]
     }
 
     /// The non-null entries of `dictionary`, with no layout.
@@ -78,9 +135,9 @@ package struct RowValues: Sendable {
     /// (`RowLayout.isEquivalent(to:)`): the context's layout for a store's, so its reads go by position. A row
     /// without a layout, or with values outside it, is returned as it is.
     package func adopting(_ other: RowLayout) -> RowValues {
-        guard layout != nil, extra.isEmpty else { return self }
+        guard case .laid = shape else { return self }
         var copy = self
-        copy.layout = other
+        copy.shape = .laid(other)
         return copy
     }
 

@@ -30,6 +30,31 @@ import Testing
         #expect(values.count == 1)
     }
 
+    @Test func valuesBesideTheLayoutComeAndGoWithoutTouchingCopies() {
+        var values = RowValues(layout: Self.layout, slots: ["Dune", .null, .null])
+        let before = values
+        values["nosuch"] = 1
+        values["other"] = "x"
+        var copy = values
+        copy["nosuch"] = nil
+        copy["title"] = "Emma"
+        #expect(values.dictionary == ["title": "Dune", "nosuch": 1, "other": "x"])
+        #expect(copy.dictionary == ["title": "Emma", "other": "x"])
+        #expect(before.dictionary == ["title": "Dune"])
+        copy["other"] = nil
+        #expect(copy.layout === Self.layout)
+        #expect(copy.dictionary == ["title": "Emma"])
+        // A row without a layout built name by name, then copied and changed.
+        var loose = RowValues()
+        for i in 0..<200 { loose["k\(i)"] = .integer(Int64(i)) }
+        let snapshot = loose
+        loose["k7"] = nil
+        #expect(loose.count == 199)
+        #expect(snapshot.count == 200)
+        #expect(snapshot["k7"] == 7)
+        #expect(loose.layout == nil)
+    }
+
     @Test func equalityIgnoresLayoutAndNulls() {
         let positioned = RowValues(layout: Self.layout, slots: ["Dune", .null, 4.5])
         let literal: RowValues = ["rating": 4.5, "title": "Dune"]

@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import Switchyard
+
+/// What one fetched object costs: the fields a million fetched objects pay for (#11's memory goal). A field
+/// added to `ManagedObject`, `ObjectSnapshot`, `RowValues` or `ChangedValues` moves these numbers.
+@Suite struct ObjectFootprintTests {
+    @Test func valueContainersKeepTheirSize() {
+        #expect(MemoryLayout<RowValues>.size == 24)
+        #expect(MemoryLayout<ObjectSnapshot?>.size == 40)
+        #expect(MemoryLayout<ChangedValues>.size == 8)
+        #expect(MemoryLayout<StoreRow>.size == 64)
+    }
+
+    /// A fetched object, header included, fits glibc's 128-byte allocation class (120 usable bytes).
+    @Test(arguments: [Backend.sqlite, .lmdb])
+    func aFetchedObjectFitsOneSmallAllocation(backend: Backend) throws {
+        let directory = TemporaryDirectory()
+        let coordinator = StoreCoordinator(model: try TestModels.library())
+        _ = try backend.add(to: coordinator, configuration: "Main", in: directory)
+        let context = ObjectContext(coordinator: coordinator)
+        let book = try context.insert("Book")
+        try book.set("title", "Dune")
+        try context.save()
+        let fetched = try #require(try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "Book")).first)
+        #expect(try fetched.get("title", as: String.self) == "Dune")
+        #expect(fetched.objectID == book.objectID)
+        #if os(Linux)
+        // glibc's malloc_usable_size (declared in malloc.h, which the Glibc module leaves out).
+        let symbol = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size"))
+        typealias UsableSize = @convention(c) (UnsafeMutableRawPointer) -> Int
+        let usable = unsafeBitCast(symbol, to: UsableSize.self)(Unmanaged.passUnretained(fetched).toOpaque())
+        #expect(usable <= 120, "a fetched ManagedObject takes \(usable) usable bytes")
+        #endif
+    }
+}
