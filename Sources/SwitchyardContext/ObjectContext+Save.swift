@@ -71,10 +71,11 @@ extension ObjectContext {
             if object.store == nil { routes[object.entity.name] = store }
             object.store = store
         }
-        for object in inserts + changed where !object.isDeleted { try validate(object) }
+        // (`[inserts, changed].joined()`, not `inserts + changed`: saving a million inserts should not copy the list.)
+        for object in [inserts, changed].joined() where !object.isDeleted { try validate(object) }
         // A store taken out of the coordinator is unreachable, as in Core Data: say so before reading or writing.
         let reachable = Set(coordinator.stores.map { ObjectIdentifier($0) })
-        for object in inserts + changed {
+        for object in [inserts, changed].joined() {
             if let store = object.store, !reachable.contains(ObjectIdentifier(store)) {
                 throw CoordinatorError.storeNotInCoordinator(path: store.displayPath)
             }
@@ -95,18 +96,18 @@ extension ObjectContext {
         // with several, a conflict in any must stop the save before the first store commits.
         if order.count > 1 { try checkVersions(changed) }
 
-        // Permanent keys first, so relationships between new objects can be written.
-        // Each new object's key (its store and entity are known from the object): 16 bytes an entry.
-        var newKeys: [ObjectIdentifier: Int64] = [:]
-        newKeys.reserveCapacity(inserts.count)
+        // Permanent keys first, so relationships between new objects can be written: each batch's keys in the
+        // order of its inserts. Only when some relationship may point at a new object are they also kept by object
+        // (a table of a million entries is not built for a save of plain rows).
+        var batchKeys: [ObjectIdentifier: [Int64]] = [:]
         for key in order {
-            let b = batches[key]!
-            let byRoot = Dictionary(grouping: b.inserts, by: { $0.entity.rootName })
-            for (_, objects) in byRoot.sorted(by: { $0.key < $1.key }) {
-                let keys = try b.store.allocatePrimaryKeys(for: objects[0].entity.name, count: objects.count)
-                for (object, pk) in zip(objects, keys) {
-                    newKeys[ObjectIdentifier(object)] = pk
-                }
+            batchKeys[key] = try allocateKeys(for: batches[key]!)
+        }
+        var newKeys: [ObjectIdentifier: Int64] = [:]
+        if [inserts, changed].joined().contains(where: \.hasRelationshipChanges) {
+            newKeys.reserveCapacity(inserts.count)
+            for key in order {
+                for (object, pk) in zip(batches[key]!.inserts, batchKeys[key]!) { newKeys[ObjectIdentifier(object)] = pk }
             }
         }
         func reference(_ target: ManagedObject?) -> RowReference? {
@@ -116,7 +117,7 @@ extension ObjectContext {
         }
 
         // Computed before any store writes: reading members must not see a half-saved context.
-        let toMany = try toManyChanges(of: inserts + changed, reference: reference)
+        let toMany = try toManyChanges(of: Array([inserts, changed].joined()), reference: reference)
 
         // What the committed stores wrote, for the coordinator's save observers (collected only when there are
         // some); published even when a later store fails, since what committed stays committed.
@@ -127,8 +128,10 @@ extension ObjectContext {
                 if let lists = toMany[key] {
                     (changes.linkInserts, changes.linkDeletes, changes.orders) = (lists.inserts, lists.deletes, lists.orders)
                 }
-                for object in b.inserts {
-                    var row = StoreRow(entityName: object.entity.name, primaryKey: newKeys[ObjectIdentifier(object)]!, values: object.changedValues.rowValues(object.handle.layout))
+                let keys = batchKeys[key]!
+                changes.inserts.reserveCapacity(b.inserts.count)
+                for (object, pk) in zip(b.inserts, keys) {
+                    var row = StoreRow(entityName: object.entity.name, primaryKey: pk, values: object.changedValues.rowValues(object.handle.layout))
                     for (name, target) in object.changedToOne { if let r = reference(target) { row.toOne[name] = r } }
                     changes.inserts.append(row)
                 }
@@ -155,12 +158,39 @@ extension ObjectContext {
                 // and a retry writes only what is left. The inserted rows become the objects' snapshots as they are.
                 let inserted = changes.inserts
                 changes = StoreChangeSet()
-                finishSave(inserts: b.inserts, rows: inserted, changed: b.updates + b.deletes, store: b.store.identifier, newKeys: newKeys)
+                finishSave(inserts: b.inserts, rows: inserted, changed: b.updates + b.deletes, store: b.store.identifier, keys: keys)
                 if var saved {
                     saved.inserted = Set(b.inserts.map(\.objectID))
                     published.append(saved)
                 }
             }
+        }
+    }
+
+    /// Permanent keys for a batch's inserts, in their order: one range per inheritance tree (its root's key
+    /// sequence), trees in name order.
+    private func allocateKeys(for batch: StoreBatch) throws -> [Int64] {
+        guard !batch.inserts.isEmpty else { return [] }
+        // Counted per entity handle (a pointer hashes faster than a root name), then per root.
+        var perHandle: [ObjectIdentifier: (handle: EntityHandle, count: Int)] = [:]
+        for object in batch.inserts { perHandle[ObjectIdentifier(object.handle), default: (object.handle, 0)].count += 1 }
+        var perRoot: [String: (entityName: String, count: Int)] = [:]
+        for (handle, count) in perHandle.values {
+            perRoot[handle.description.rootName, default: (handle.name, 0)].count += count
+        }
+        var next: [String: Int64] = [:]
+        for (root, entry) in perRoot.sorted(by: { $0.key < $1.key }) {
+            next[root] = try batch.store.allocatePrimaryKeys(for: entry.entityName, count: entry.count).lowerBound
+        }
+        if next.count == 1, let first = next.values.first {
+            return (0..<Int64(batch.inserts.count)).map { first + $0 }
+        }
+        var rootOf: [ObjectIdentifier: String] = [:]
+        for (handle, _) in perHandle.values { rootOf[ObjectIdentifier(handle)] = handle.description.rootName }
+        return batch.inserts.map { object in
+            let root = rootOf[ObjectIdentifier(object.handle)]!
+            defer { next[root]! += 1 }
+            return next[root]!
         }
     }
 
@@ -235,10 +265,10 @@ extension ObjectContext {
 
     /// After every store committed: new objects get permanent IDs, snapshots take the saved state.
     private func finishSave(
-        inserts: [ManagedObject], rows: [StoreRow], changed: [ManagedObject], store: UUID, newKeys: [ObjectIdentifier: Int64]
+        inserts: [ManagedObject], rows: [StoreRow], changed: [ManagedObject], store: UUID, keys: [Int64]
     ) {
-        for object in inserts {
-            let id = ObjectID(store: store, entityName: object.entity.name, primaryKey: newKeys[ObjectIdentifier(object)]!)
+        for (object, pk) in zip(inserts, keys) {
+            let id = ObjectID(store: store, entityName: object.entity.name, primaryKey: pk)
             registered[object.objectID] = nil
             object.objectID = id
             registered[id] = object
@@ -275,8 +305,8 @@ extension ObjectContext {
             }
             cachesMembers = kept
         }
-        let done = Set((inserts + changed).map(ObjectIdentifier.init))
-        insertedObjects.removeAll { done.contains(ObjectIdentifier($0)) }
-        for key in done { changedObjects[key] = nil }
+        // The saved inserts are no longer `isInserted`; every other entry still is (a deleted insert leaves the list).
+        if !inserts.isEmpty { insertedObjects.removeAll { !$0.isInserted } }
+        for object in changed { changedObjects[ObjectIdentifier(object)] = nil }
     }
 }
