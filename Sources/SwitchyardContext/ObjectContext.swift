@@ -162,41 +162,42 @@ public final class ObjectContext {
         register(row, from: store, storeIdentifier: store.identifier, entity: nil)
     }
 
-    /// Registers fetched rows in order (see `rowRegistrar`).
+    /// Registers fetched rows in order (see `RowRun`).
     package func register(_ fetched: [FetchedRow]) -> [ManagedObject] {
         // Growing the registry by doubling would rehash every object registered so far, several times over.
         registered.reserveCapacity(registered.count + fetched.count)
-        let registerRow = rowRegistrar()
-        return fetched.map { registerRow($0.store, $0.row) }
+        var run = RowRun()
+        return fetched.map { register($0.row, from: $0.store, run: &run) }
     }
 
     /// Fetches `request`'s rows and registers each as the store hands it over (see
     /// `StoreCoordinator.fetchRows(_:each:)`), in order.
     package func registerRows(_ request: FetchRequest) throws -> [ManagedObject] {
-        let registerRow = rowRegistrar()
+        var run = RowRun()
         var objects: [ManagedObject] = []
-        try coordinator.fetchRows(request) { objects.append(registerRow($0, $1)) }
+        try coordinator.fetchRows(request) { store, row in objects.append(register(row, from: store, run: &run)) }
         return objects
     }
 
-    /// Registers the rows of one fetch, one at a time: each store's identifier and each entity's handle are
-    /// looked up once per run of rows from it rather than once per row.
-    private func rowRegistrar() -> (any PersistentStore, StoreRow) -> ManagedObject {
-        var lastStore: (key: ObjectIdentifier, identifier: UUID, home: ObjectHome)?
-        var lastEntity: EntityHandle?
-        return { [unowned self] store, row in
-            let key = ObjectIdentifier(store)
-            let identifier: UUID
-            let home: ObjectHome
-            if let lastStore, lastStore.key == key {
-                (identifier, home) = (lastStore.identifier, lastStore.home)
-            } else {
-                (identifier, home) = (store.identifier, self.home(for: store))
-                lastStore = (key, identifier, home)
-            }
-            if lastEntity?.description.name != row.entityName { lastEntity = coordinator.entityHandles[row.entityName] }
-            return register(row, from: store, storeIdentifier: identifier, entity: lastEntity, home: home)
+    /// What consecutive rows of one fetch share: each store's identifier and home, and each entity's handle,
+    /// are looked up once per run of rows from it rather than once per row.
+    private struct RowRun {
+        var store: ObjectIdentifier?
+        var identifier = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        var home: ObjectHome?
+        var entity: EntityHandle?
+    }
+
+    /// Registers one row of a run (see `RowRun`).
+    private func register(_ row: StoreRow, from store: any PersistentStore, run: inout RowRun) -> ManagedObject {
+        let key = ObjectIdentifier(store)
+        if run.store != key || run.home == nil {
+            run.store = key
+            run.identifier = store.identifier
+            run.home = home(for: store)
         }
+        if run.entity?.name != row.entityName { run.entity = coordinator.entityHandles[row.entityName] }
+        return register(row, from: store, storeIdentifier: run.identifier, entity: run.entity, home: run.home)
     }
 
     private func register(
