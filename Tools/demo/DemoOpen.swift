@@ -69,6 +69,14 @@ struct DemoOpen: ParsableCommand {
         say(String(format: "previews for %d messages resolved in one batch per store: %d found in %.0f ms",
                    messages.count, resolved, Date().timeIntervalSince(started) * 1000))
 
+        // MARK: walk a whole store in bounded memory
+        var walked = 0, titled = 0
+        try ObjectContext(coordinator: coordinator).forEach(LinkPreview.self, batchSize: 1_000) { preview in
+            walked += 1
+            if preview.title != nil { titled += 1 }
+        }
+        say("walked \(walked) link previews (Cache, LMDB) in batches of 1,000: \(titled) with a title")
+
         // MARK: keep using the split stores
         let message = try context.insert(Message.self)
         message.messageID = "msg-after-split"
