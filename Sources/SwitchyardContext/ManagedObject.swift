@@ -55,7 +55,9 @@ public final class ManagedObject {
         get { home.context }
         set {
             guard newValue !== home.context else { return }
-            home = newValue?.home(for: home.store) ?? ObjectHome(context: nil, store: home.store)
+            // Taken out of its context (a saved delete, a rollback): the old context's shared detached home, so
+            // detaching a million objects does not make a million homes.
+            home = newValue?.home(for: home.store) ?? home.context?.detachedHome(for: home.store) ?? ObjectHome(context: nil, store: home.store)
         }
     }
 

@@ -71,7 +71,7 @@ extension ObjectContext {
             if object.store == nil { routes[object.entity.name] = store }
             object.store = store
         }
-        // (`[inserts, changed].joined()`, not `inserts + changed`: saving a million inserts should not copy the list.)
+        // (`[inserts, changed].joined()`, not `inserts + changed`: the checks below need no copy of a million inserts.)
         for object in [inserts, changed].joined() where !object.isDeleted { try validate(object) }
         // A store taken out of the coordinator is unreachable, as in Core Data: say so before reading or writing.
         let reachable = Set(coordinator.stores.map { ObjectIdentifier($0) })
@@ -113,6 +113,8 @@ extension ObjectContext {
         func reference(_ target: ManagedObject?) -> RowReference? {
             guard let target else { return nil }
             if let pk = newKeys[ObjectIdentifier(target)] { return RowReference(entityName: target.entity.name, primaryKey: pk) }
+            // A new object reached here would lose the relationship: every path to it must have filled newKeys.
+            assert(!target.isInserted, "save: no key for the new object \(target), referenced from a relationship")
             return target.objectID.primaryKey.map { RowReference(entityName: target.objectID.entityName, primaryKey: $0) }
         }
 

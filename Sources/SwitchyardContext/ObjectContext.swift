@@ -50,6 +50,8 @@ public final class ObjectContext {
     }
     /// The home of objects not assigned to a store yet.
     private lazy var unassignedHome = ObjectHome(context: self, store: nil)
+    /// Homes without a context, for objects this context let go of (held weakly, by store; see `home(for:)`).
+    private var detachedHomes: [ObjectIdentifier?: WeakHome] = [:]
 
     /// Creates an empty context over `coordinator`.
     public init(coordinator: StoreCoordinator) {
@@ -63,6 +65,15 @@ public final class ObjectContext {
         if let home = homes[key]?.home, home.store === store { return home }
         let home = ObjectHome(context: self, store: store)
         homes[key] = WeakHome(home: home)
+        return home
+    }
+
+    /// A home without a context for objects taken out of this one, shared by those of one store.
+    package func detachedHome(for store: (any PersistentStore)?) -> ObjectHome {
+        let key = store.map { ObjectIdentifier($0) }
+        if let home = detachedHomes[key]?.home, home.store === store { return home }
+        let home = ObjectHome(context: nil, store: store)
+        detachedHomes[key] = WeakHome(home: home)
         return home
     }
 

@@ -19,7 +19,9 @@ package final class RowStorage: @unchecked Sendable {
     package private(set) var count = 0
     /// For a block holding one object's unsaved values (the context's `ChangedValues`): which positions hold a
     /// change, a bit each for the first 64, the rest in `wideChangeMask`. Kept here rather than beside the
-    /// block so that an object with no changes spends one word on them. Unused by row blocks.
+    /// block so that an object with no changes spends one word on them. Written only through a `ChangedValues`
+    /// holding the only reference (it copies a shared block first). Arena blocks leave them zero; a saved
+    /// insert's row keeps its object's block, masks included, and nothing reads them there.
     package var changeMask: UInt64 = 0
     /// Changed positions from 64 on (see `changeMask`).
     package var wideChangeMask: Set<Int> = []
