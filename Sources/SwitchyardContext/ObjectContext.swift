@@ -61,19 +61,21 @@ public final class ObjectContext {
     /// The shared home of this context's objects in `store` (nil: not assigned to a store yet).
     package func home(for store: (any PersistentStore)?) -> ObjectHome {
         guard let store else { return unassignedHome }
-        let key = ObjectIdentifier(store)
-        if let home = homes[key]?.home, home.store === store { return home }
-        let home = ObjectHome(context: self, store: store)
-        homes[key] = WeakHome(home: home)
-        return home
+        return Self.shared(in: &homes, context: self, store: store, key: ObjectIdentifier(store))
     }
 
     /// A home without a context for objects taken out of this one, shared by those of one store.
     package func detachedHome(for store: (any PersistentStore)?) -> ObjectHome {
-        let key = store.map { ObjectIdentifier($0) }
-        if let home = detachedHomes[key]?.home, home.store === store { return home }
-        let home = ObjectHome(context: nil, store: store)
-        detachedHomes[key] = WeakHome(home: home)
+        Self.shared(in: &detachedHomes, context: nil, store: store, key: store.map { ObjectIdentifier($0) })
+    }
+
+    /// The live home of `table` for `store`, or a new one recorded there (weakly).
+    private static func shared<Key: Hashable>(
+        in table: inout [Key: WeakHome], context: ObjectContext?, store: (any PersistentStore)?, key: Key
+    ) -> ObjectHome {
+        if let home = table[key]?.home, home.store === store { return home }
+        let home = ObjectHome(context: context, store: store)
+        table[key] = WeakHome(home: home)
         return home
     }
 
@@ -202,7 +204,7 @@ public final class ObjectContext {
     /// Registers one row of a run (see `RowRun`).
     private func register(_ row: StoreRow, from store: any PersistentStore, run: inout RowRun) -> ManagedObject {
         let key = ObjectIdentifier(store)
-        if run.store != key || run.home == nil {
+        if run.store != key {
             run.store = key
             run.identifier = store.identifier
             run.home = home(for: store)
