@@ -30,23 +30,23 @@ package struct ChangedValues {
     /// The change at `position`, if any.
     package subscript(position: Int) -> AttributeValue? {
         guard let storage, isChanged(position) else { return nil }
-        return storage[position]
+        return storage[0, position]
     }
 
-    /// Records `value` for the attribute at `position` of an entity with `width` attributes.
-    package mutating func set(_ value: AttributeValue, at position: Int, width: Int) {
+    /// Records `value` for the attribute at `position` of an entity whose attributes `layout` positions.
+    package mutating func set(_ value: AttributeValue, at position: Int, layout: RowLayout) {
         if storage == nil {
-            let block = RowStorage(capacity: width)
-            _ = block.appendNulls(width)
+            let block = RowStorage(pattern: layout.slots, capacity: 1)
+            _ = block.appendRow()
             storage = block
         } else if !isKnownUniquelyReferenced(&storage!) {
-            let copy = storage!.copy(from: 0, count: width)
+            let copy = storage!.copy(row: 0)
             copy.changeMask = storage!.changeMask
             copy.wideChangeMask = storage!.wideChangeMask
             storage = copy
         }
         let block = storage!
-        block[position] = value
+        block[0, position] = value
         if position < 64 { block.changeMask |= 1 << UInt64(position) } else { block.wideChangeMask.insert(position) }
     }
 
@@ -54,7 +54,7 @@ package struct ChangedValues {
     package mutating func remove(at position: Int) {
         guard isChanged(position) else { return }
         if !isKnownUniquelyReferenced(&storage!) {
-            let copy = storage!.copy(from: 0, count: storage!.count)
+            let copy = storage!.copy(row: 0)
             copy.changeMask = storage!.changeMask
             copy.wideChangeMask = storage!.wideChangeMask
             storage = copy
@@ -72,7 +72,7 @@ package struct ChangedValues {
     /// The changes as (position, value), in position order.
     package var changes: [(position: Int, value: AttributeValue)] {
         guard let storage, !isEmpty else { return [] }
-        return (0..<storage.count).compactMap { isChanged($0) ? ($0, storage[$0]) : nil }
+        return (0..<storage.pattern.width).compactMap { isChanged($0) ? ($0, storage[0, $0]) : nil }
     }
 
     /// The changes by attribute name (`layout` names the positions); `.null` entries kept unless `droppingNulls`.
@@ -85,7 +85,7 @@ package struct ChangedValues {
 
     /// The non-null changes as row values positioned by `layout`, sharing the block (nothing is copied).
     package func rowValues(_ layout: RowLayout) -> RowValues {
-        if let storage { return RowValues(layout: layout, storage: storage, base: 0) }
+        if let storage { return RowValues(layout: layout, storage: storage, row: 0) }
         return RowValues(layout: layout, slots: Array(repeating: .null, count: layout.names.count))
     }
 

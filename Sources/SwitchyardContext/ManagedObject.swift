@@ -189,7 +189,7 @@ public final class ManagedObject {
     public func setValue(_ value: AttributeValue, forKey key: String) throws {
         let (position, normalized) = try handle.checked(value, forKey: key)
         try liveContext().willChange(self)
-        changedValues.set(normalized, at: position, width: handle.attributeTypes.count)
+        changedValues.set(normalized, at: position, layout: handle.layout)
     }
 
     /// The value of attribute `key` as `T`, `nil` when unset; another stored kind is `ContextError.typeMismatch`.

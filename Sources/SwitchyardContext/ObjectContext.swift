@@ -96,7 +96,7 @@ public final class ObjectContext {
         guard !entity.isAbstract else { throw ContextError.abstractEntity(entityName) }
         let object = ManagedObject(entity: handle, objectID: .temporary(entityName: entityName), home: unassignedHome)
         for (position, value) in handle.defaults {
-            object.changedValues.set(value, at: position, width: handle.attributeTypes.count)
+            object.changedValues.set(value, at: position, layout: handle.layout)
         }
         object.isInserted = true
         registered[object.objectID] = object

@@ -33,7 +33,9 @@ package final class EntityHandle: Sendable {
         name = description.name
         attributePositions = description.attributeIndex
         attributeTypes = description.allAttributes.map(\.type)
-        layout = RowLayout(names: description.allAttributes.map(\.name), positions: description.attributeIndex)
+        layout = RowLayout(
+            names: description.allAttributes.map(\.name), positions: description.attributeIndex,
+            types: description.allAttributes.map(\.type))
         requiredPositions = description.allAttributes.indices.filter {
             let attribute = description.allAttributes[$0]
             return !attribute.isOptional && !attribute.isTransient

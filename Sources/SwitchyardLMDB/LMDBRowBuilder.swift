@@ -29,8 +29,8 @@ package struct LMDBRowBuilder {
         var r = LMDBByteReader(bytes)
         let (layout, version) = try LMDBRowCoding.readHeader(&r, primaryKey: primaryKey, schema: schema)
         let width = layout.attributeNames.count
-        let (storage, base) = arena.allocate(width: width)
-        for (position, value) in layout.implicitDefaults { storage[base + position] = value }
+        let (storage, row) = arena.allocate(layout.rowLayout.slots)
+        for (position, value) in layout.implicitDefaults { storage[row, position] = value }
         // The encoded size bounds the text and data the row stores: one addition per row, not a check per value.
         arena.noteStored(bytes: bytes.count)
         // `LMDBRowCoding.nextAttribute`, inlined: this loop runs for every value of every fetched row.
@@ -43,7 +43,7 @@ package struct LMDBRowBuilder {
                 }
                 let value = try LMDBRowCoding.decodeValue(&r)
                 // Retired positions (properties the model dropped) are read past, never returned.
-                if types[tagged - 1] != .undefined { storage[base + tagged - 1] = value }
+                if types[tagged - 1] != .undefined { storage[row, tagged - 1] = value }
             }
         }
         var toOne: [String: RowReference] = [:]
@@ -54,6 +54,6 @@ package struct LMDBRowBuilder {
         }
         return StoreRow(
             entityName: layout.name, primaryKey: primaryKey, version: version,
-            values: RowValues(layout: layout.rowLayout, storage: storage, base: base), toOne: toOne)
+            values: RowValues(layout: layout.rowLayout, storage: storage, row: row), toOne: toOne)
     }
 }

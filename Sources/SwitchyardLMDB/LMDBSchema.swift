@@ -98,7 +98,7 @@ package final class LMDBEntityLayout: Sendable {
         }
         self.attributeIndex = attributeIndex
         liveAttributes = live
-        rowLayout = RowLayout(names: order.attributes, positions: attributeIndex)
+        rowLayout = RowLayout(names: order.attributes, positions: attributeIndex, types: attributeTypes)
         let defaults = order.defaults.filter { $0.key < order.attributes.count && attributes[order.attributes[$0.key]] != nil }
             .sorted { $0.key < $1.key }.map { (position: $0.key, value: $0.value) }
         implicitDefaults = defaults

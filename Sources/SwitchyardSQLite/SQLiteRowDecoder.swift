@@ -71,7 +71,7 @@ package struct SQLiteRowDecoder {
 
     private func readValues(_ sqlite: SQLiteStatement, reader: SQLiteProjection.Reader, primaryKey: Int64) throws -> RowValues {
         let attributes = reader.attributes
-        let (storage, base) = arena.allocate(width: attributes.count)
+        let (storage, row) = arena.allocate(reader.rowLayout.slots)
         for i in attributes.indices {
             let value = DatabaseValue(sqliteStatement: sqlite, index: attributes[i].column)
             if !value.isNull {
@@ -79,10 +79,10 @@ package struct SQLiteRowDecoder {
                 if attributes[i].isExternal, let externalData, case .binary(let bytes) = decoded {
                     decoded = .binary(try externalData.decode(bytes, entity: reader.entityName, attribute: attributes[i].name, primaryKey: primaryKey))
                 }
-                storage[base + i] = decoded
+                storage[row, i] = decoded
                 arena.noteStored(decoded)
             }
         }
-        return RowValues(layout: reader.rowLayout, storage: storage, base: base)
+        return RowValues(layout: reader.rowLayout, storage: storage, row: row)
     }
 }

@@ -3,19 +3,25 @@ import SwitchyardModel
 
 // MARK: - RowStorage
 
-/// Attribute values of one or many rows in one block of memory; `RowValues` refers to a slice of it.
+/// Attribute values of one or many rows in one block of memory; `RowValues` refers to one row of it.
 ///
 /// A fetch decodes thousands of rows; giving each its own array costs an allocation, a free and a generic
 /// metadata lookup per row, more than decoding the row. A `RowArena` instead fills blocks of a few hundred rows,
-/// and each row keeps its block alive (as a `Substring` keeps its `String`). A row that is changed copies its
-/// slice out first unless it is the block's only user.
+/// and each row keeps its block alive (as a `Substring` keeps its `String`). A row that is changed copies itself
+/// out first unless it is the block's only user.
 ///
-/// Elements are written only by the arena, before any row referring to them is handed out, or through a
-/// uniquely referenced `RowValues`: hence `@unchecked Sendable`.
+/// Rows lie as their `SlotPattern` says: each value in 8 or 16 bytes by its attribute's type, and a tag byte
+/// per position telling what the bytes hold (`Tag`), rather than an `AttributeValue` (24 bytes) per position.
+///
+/// Values are written only by the arena, before any row referring to them is handed out, or through a
+/// uniquely referenced `RowValues` or `ChangedValues`: hence `@unchecked Sendable`.
 package final class RowStorage: @unchecked Sendable {
-    @usableFromInline let elements: UnsafeMutablePointer<AttributeValue>
+    /// Where each row's values sit.
+    package let pattern: SlotPattern
+    @usableFromInline let bytes: UnsafeMutableRawPointer
+    /// Rows the block has room for.
     package let capacity: Int
-    /// Initialized elements, from the start.
+    /// Rows in use, from the start; every value of a row in use is initialized (a null is a tag only).
     package private(set) var count = 0
     /// For a block holding one object's unsaved values (the context's `ChangedValues`): which positions hold a
     /// change, a bit each for the first 64, the rest in `wideChangeMask`. Kept here rather than beside the
@@ -26,59 +32,132 @@ package final class RowStorage: @unchecked Sendable {
     /// Changed positions from 64 on (see `changeMask`).
     package var wideChangeMask: Set<Int> = []
 
-    /// A block with room for `capacity` values, none initialized.
-    package init(capacity: Int) {
-        self.capacity = max(capacity, 1)
-        elements = .allocate(capacity: self.capacity)
+    /// What a position's bytes hold.
+    @usableFromInline enum Tag: UInt8 {
+        case null = 0, integer, double, bool, date, string, binary, uuid, uri
+        /// A reference to a `Box`: a value wider than its position.
+        case boxed
     }
 
-    /// A block holding exactly `values`.
-    package convenience init<C: Collection>(_ values: C) where C.Element == AttributeValue {
-        self.init(capacity: values.count)
-        var p = elements
-        for value in values {
-            p.initialize(to: value)
-            p += 1
-        }
-        count = values.count
+    /// A value that does not fit its position.
+    @usableFromInline final class Box: Sendable {
+        @usableFromInline let value: AttributeValue
+        @usableFromInline init(_ value: AttributeValue) { self.value = value }
+    }
+
+    /// A block with room for `capacity` rows of `pattern`, none in use.
+    package init(pattern: SlotPattern, capacity: Int) {
+        self.pattern = pattern
+        self.capacity = max(capacity, 1)
+        bytes = .allocate(byteCount: max(pattern.stride * self.capacity, 1), alignment: 16)
+    }
+
+    /// A block holding one row of exactly `values` (one per position of `pattern`).
+    package convenience init<C: Collection>(pattern: SlotPattern, values: C) where C.Element == AttributeValue {
+        precondition(values.count == pattern.width, "RowStorage: \(values.count) values for \(pattern.width) positions")
+        self.init(pattern: pattern, capacity: 1)
+        let row = appendRow()
+        for (position, value) in values.enumerated() where !value.isNull { self[row, position] = value }
     }
 
     deinit {
-        elements.deinitialize(count: count)
-        elements.deallocate()
+        for row in 0..<count {
+            for position in 0..<pattern.width { destroy(row, position) }
+        }
+        bytes.deallocate()
     }
 
     /// The shared empty block of rows without a layout.
-    package static let empty = RowStorage(capacity: 1)
+    package static let empty = RowStorage(pattern: .empty, capacity: 1)
 
-    /// A new block holding a copy of the `count` values from `base` on (a row's slice, copied before it changes
-    /// while other rows or objects still share this block).
-    package func copy(from base: Int, count: Int) -> RowStorage {
-        RowStorage((0..<count).lazy.map { self[base + $0] })
+    /// A new block holding a copy of `row` (copied before it changes while other rows or objects still share
+    /// this block).
+    package func copy(row: Int) -> RowStorage {
+        let copy = RowStorage(pattern: pattern, capacity: 1)
+        let target = copy.appendRow()
+        for position in 0..<pattern.width where tag(row, position) != .null { copy[target, position] = self[row, position] }
+        return copy
     }
 
-    /// Appends `n` nulls and returns the index of the first.
-    package func appendNulls(_ n: Int) -> Int {
-        precondition(n <= remaining, "RowStorage: \(n) values do not fit in \(remaining)")
-        let base = count
-        (elements + base).initialize(repeating: .null, count: n)
-        count += n
-        return base
+    /// Adds a row of nulls and returns its index.
+    package func appendRow() -> Int {
+        precondition(count < capacity, "RowStorage: no room for another row")
+        let row = count
+        (bytes + row * pattern.stride + pattern.tagOffset).initializeMemory(as: UInt8.self, repeating: 0, count: pattern.width)
+        count += 1
+        return row
     }
 
-    /// Room left for values.
+    /// Rows left room for.
     package var remaining: Int { capacity - count }
 
-    /// An initialized value.
-    @inlinable package subscript(index: Int) -> AttributeValue {
-        get { elements[index] }
-        set { elements[index] = newValue }
+    @inline(__always) @usableFromInline func tagPointer(_ row: Int, _ position: Int) -> UnsafeMutablePointer<UInt8> {
+        (bytes + (row * pattern.stride + pattern.tagOffset + position)).assumingMemoryBound(to: UInt8.self)
+    }
+
+    @inline(__always) @usableFromInline func valuePointer(_ row: Int, _ position: Int) -> UnsafeMutableRawPointer {
+        bytes + (row * pattern.stride + pattern.offsets[position])
+    }
+
+    @inline(__always) @usableFromInline func tag(_ row: Int, _ position: Int) -> Tag {
+        Tag(rawValue: tagPointer(row, position).pointee).unsafelyUnwrapped
+    }
+
+    /// Ends the life of the value at a position, leaving its tag to be rewritten.
+    @usableFromInline func destroy(_ row: Int, _ position: Int) {
+        let p = valuePointer(row, position)
+        switch tag(row, position) {
+        case .null, .integer, .double, .bool, .date, .uuid: break
+        case .string: p.assumingMemoryBound(to: String.self).deinitialize(count: 1)
+        case .binary: p.assumingMemoryBound(to: Data.self).deinitialize(count: 1)
+        case .uri: p.assumingMemoryBound(to: URL.self).deinitialize(count: 1)
+        case .boxed: p.assumingMemoryBound(to: Box.self).deinitialize(count: 1)
+        }
+    }
+
+    /// The value of a row in use at `position` (`.null` where absent).
+    @inlinable package subscript(row: Int, position: Int) -> AttributeValue {
+        get {
+            let p = valuePointer(row, position)
+            switch tag(row, position) {
+            case .null: return .null
+            case .integer: return .integer(p.load(as: Int64.self))
+            case .double: return .double(p.load(as: Double.self))
+            case .bool: return .bool(p.load(as: Bool.self))
+            case .date: return .date(p.load(as: Date.self))
+            case .uuid: return .uuid(p.load(as: UUID.self))
+            case .string: return .string(p.assumingMemoryBound(to: String.self).pointee)
+            case .binary: return .binary(p.assumingMemoryBound(to: Data.self).pointee)
+            case .uri: return .uri(p.assumingMemoryBound(to: URL.self).pointee)
+            case .boxed: return p.assumingMemoryBound(to: Box.self).pointee.value
+            }
+        }
+        set {
+            destroy(row, position)
+            let p = valuePointer(row, position)
+            let wide = pattern.isWide[position]
+            let tag: Tag
+            switch newValue {
+            case .null: tag = .null
+            case .integer(let v): p.storeBytes(of: v, as: Int64.self); tag = .integer
+            case .double(let v): p.storeBytes(of: v, as: Double.self); tag = .double
+            case .bool(let v): p.storeBytes(of: v, as: Bool.self); tag = .bool
+            case .date(let v): p.storeBytes(of: v, as: Date.self); tag = .date
+            case .uuid(let v) where wide: p.storeBytes(of: v, as: UUID.self); tag = .uuid
+            case .string(let v) where wide: p.initializeMemory(as: String.self, repeating: v, count: 1); tag = .string
+            case .binary(let v) where wide: p.initializeMemory(as: Data.self, repeating: v, count: 1); tag = .binary
+            case .uri(let v) where wide && MemoryLayout<URL>.size <= 16:
+                p.initializeMemory(as: URL.self, repeating: v, count: 1); tag = .uri
+            default: p.initializeMemory(as: Box.self, repeating: Box(newValue), count: 1); tag = .boxed
+            }
+            tagPointer(row, position).pointee = tag.rawValue
+        }
     }
 }
 
 // MARK: - RowArena
 
-/// Hands out the value slices of many rows from shared `RowStorage` blocks. Used by one decoding loop.
+/// Hands out the rows of many decoded rows' values from shared `RowStorage` blocks. Used by one decoding loop.
 ///
 /// Blocks start small (a read of one row must not pin a large block) and double up to `maxBlockValues`; a block
 /// is also closed once the text and data stored in it pass `maxBlockBytes`, so a row kept alive never keeps
@@ -96,15 +175,18 @@ package final class RowArena {
         nextCapacity = max(width, 1) * Self.firstBlockRows
     }
 
-    /// A slice of `width` nulls: its block and the index of its first value.
-    package func allocate(width: Int) -> (storage: RowStorage, base: Int) {
-        if let block, block.remaining >= width, blockBytes < Self.maxBlockBytes { return (block, block.appendNulls(width)) }
+    /// A row of nulls laid out by `pattern`: its block and its index there.
+    package func allocate(_ pattern: SlotPattern) -> (storage: RowStorage, row: Int) {
+        if let block, block.remaining > 0, block.pattern === pattern, blockBytes < Self.maxBlockBytes {
+            return (block, block.appendRow())
+        }
+        let width = max(pattern.width, 1)
         let capacity = max(nextCapacity, width)
         nextCapacity = min(capacity * 2, max(Self.maxBlockValues, width))
-        let block = RowStorage(capacity: capacity)
+        let block = RowStorage(pattern: pattern, capacity: capacity / width)
         self.block = block
         blockBytes = 0
-        return (block, block.appendNulls(width))
+        return (block, block.appendRow())
     }
 
     /// Counts `bytes` of text or data stored in the current block (a decoder may pass a row's encoded size).

@@ -44,9 +44,10 @@ package struct RowValues: Sendable {
     }
 
     private var shape: Shape
-    /// Values by layout position from `base` on (`.null` where absent); possibly shared with other rows.
+    /// Values by layout position in row `row` of `storage` (`.null` where absent); the block is possibly shared
+    /// with other rows.
     private var storage: RowStorage
-    private var base: Int
+    private var row: Int
 
     /// Nil for a row built without a layout: everything lives beside it.
     public var layout: RowLayout? {
@@ -88,7 +89,7 @@ package struct RowValues: Sendable {
     public init() {
         shape = .beside(Beside.empty)
         storage = RowStorage.empty
-        base = 0
+        row = 0
     }
 
     /// Values positioned by `layout`; `slots` must have one value per name (`.null` where absent).
@@ -96,17 +97,18 @@ package struct RowValues: Sendable {
         precondition(slots.count == layout.names.count, "RowValues: \(slots.count) slots for \(layout.names.count) names")
         precondition(zip(slots, layout.isLive).allSatisfy { $1 || $0.isNull }, "RowValues: a retired position holds a value")
         shape = .laid(layout)
-        storage = RowStorage(slots)
-        base = 0
+        storage = RowStorage(pattern: layout.slots, values: slots)
+        row = 0
     }
 
-    /// Values positioned by `layout` in a slice of `storage` starting at `base` (see `RowArena`); retired
-    /// positions of the layout must hold `.null`.
-    package init(layout: RowLayout, storage: RowStorage, base: Int) {
-        assert(base + layout.names.count <= storage.count, "RowValues: slice outside its storage")
+    /// Values positioned by `layout` in row `row` of `storage` (see `RowArena`), whose pattern has one position
+    /// per name of the layout; retired positions of the layout must hold `.null`.
+    package init(layout: RowLayout, storage: RowStorage, row: Int) {
+        assert(row < storage.count, "RowValues: row outside its storage")
+        assert(storage.pattern.width == layout.names.count, "RowValues: \(storage.pattern.width) positions for \(layout.names.count) names")
         shape = .laid(layout)
         self.storage = storage
-        self.base = base
+        self.row = row
     }
 
     /// The non-null entries of `dictionary`, with no layout.
@@ -122,14 +124,14 @@ package struct RowValues: Sendable {
         for (name, value) in dictionary { self[name] = value }
     }
 
-    /// Values the block holding this row's slice has room for (what keeping the row keeps allocated).
-    package var storageCapacity: Int { storage.capacity }
+    /// Values the block holding this row has room for (what keeping the row keeps allocated).
+    package var storageCapacity: Int { storage.capacity * storage.pattern.width }
 
     /// The number of layout positions.
     private var width: Int { layout?.names.count ?? 0 }
 
     /// The value at `position` of `layout` (`.null` when absent), without looking the name up.
-    package func slot(_ position: Int) -> AttributeValue { storage[base + position] }
+    package func slot(_ position: Int) -> AttributeValue { storage[row, position] }
 
     /// The same values under `other`, which the caller has checked is equivalent to `layout`
     /// (`RowLayout.isEquivalent(to:)`): the context's layout for a store's, so its reads go by position. A row
@@ -141,13 +143,13 @@ package struct RowValues: Sendable {
         return copy
     }
 
-    /// Writes a slot, first copying this row's slice out of a block other rows share.
+    /// Writes a slot, first copying this row out of a block other rows share.
     private mutating func setSlot(_ position: Int, _ value: AttributeValue) {
         if !isKnownUniquelyReferenced(&storage) {
-            storage = storage.copy(from: base, count: width)
-            base = 0
+            storage = storage.copy(row: row)
+            row = 0
         }
-        storage[base + position] = value
+        storage[row, position] = value
     }
 
     /// The value stored under `name`; nil when absent or null. Assigning nil or `.null` removes it.

@@ -113,12 +113,77 @@ import Testing
 
     @Test func largeValuesCloseABlockEarly() {
         let arena = RowArena(width: 1)
+        let pattern = SlotPattern(width: 1)
         let big = AttributeValue.binary(Data(count: RowArena.maxBlockBytes))
-        let (first, _) = arena.allocate(width: 1)
+        let (first, _) = arena.allocate(pattern)
         arena.noteStored(big)
-        let (second, _) = arena.allocate(width: 1)
+        let (second, _) = arena.allocate(pattern)
         #expect(first !== second)
-        let (third, _) = arena.allocate(width: 1)
+        let (third, _) = arena.allocate(pattern)
         #expect(second === third)
+        // Rows of another pattern never share a block with these.
+        let (other, _) = arena.allocate(SlotPattern(width: 1))
+        #expect(other !== third)
+    }
+
+    /// Every kind of value, in a position sized for numbers (8 bytes) and in one sized for anything (16).
+    static let everyKind: [AttributeValue] = [
+        .null, .integer(-7), .integer(.max), .double(2.5), .double(-.infinity), .bool(true), .bool(false),
+        .date(Date(timeIntervalSinceReferenceDate: 12_345.5)), .string(""), .string("short"),
+        .string(String(repeating: "long text, not a small string ", count: 4)), .binary(Data([0, 1, 2])),
+        .binary(Data(count: 100)), .uuid(UUID()), .uri(URL(string: "https://example.com/a?b=c")!),
+        .decimal(Decimal(string: "12345678901234567890.123")!),
+    ]
+
+    @Test func everyKindOfValueReadsBackFromANarrowAndAWidePosition() {
+        let layout = RowLayout(names: ["count", "title"], types: [.integer64, .string])
+        #expect(layout.slots.isWide == [false, true])
+        #expect(layout.slots.stride == 8 + 16 + 8)
+        for value in Self.everyKind {
+            var values = RowValues(layout: layout, slots: [.null, .null])
+            values["count"] = value
+            values["title"] = value
+            #expect(values.slot(0) == value)
+            #expect(values.slot(1) == value)
+            // Overwriting with every other kind (releasing what was there) still reads back.
+            for other in Self.everyKind {
+                var changed = values
+                changed["count"] = other
+                changed["title"] = other
+                #expect(changed.slot(0) == other && changed.slot(1) == other)
+                #expect(values.slot(0) == value && values.slot(1) == value, "a copy changed the original")
+            }
+        }
+    }
+
+    @Test func rowsOfABlockKeepTheirOwnValues() {
+        let layout = RowLayout(names: ["n", "s", "d"], types: [.integer32, .string, .date])
+        let arena = RowArena(width: 3)
+        var rows: [RowValues] = []
+        for i in 0..<1_000 {
+            let (storage, row) = arena.allocate(layout.slots)
+            storage[row, 0] = .integer(Int64(i))
+            storage[row, 1] = .string("row \(i) " + String(repeating: "x", count: i % 40))
+            if i % 3 == 0 { storage[row, 2] = .date(Date(timeIntervalSinceReferenceDate: Double(i))) }
+            rows.append(RowValues(layout: layout, storage: storage, row: row))
+        }
+        for (i, row) in rows.enumerated() {
+            #expect(row["n"] == .integer(Int64(i)))
+            #expect(row["s"] == .string("row \(i) " + String(repeating: "x", count: i % 40)))
+            #expect(row["d"] == (i % 3 == 0 ? .date(Date(timeIntervalSinceReferenceDate: Double(i))) : nil))
+        }
+        // A change copies the row out of its shared block; its neighbours keep their values.
+        var changed = rows[5]
+        changed["s"] = .integer(5)
+        #expect(changed["s"] == .integer(5) && changed["n"] == .integer(5))
+        #expect(rows[5]["s"] == .string("row 5 xxxxx") && rows[6]["n"] == .integer(6))
+    }
+
+    @Test func aRowOfTheBenchmarkEntityTakesThreeWordsPerValueLess() {
+        // string, int64, double, date, bool, optional string: 16 + 8 + 8 + 8 + 8 + 16 bytes and six tags, where
+        // six AttributeValues took 144.
+        let layout = RowLayout(names: ["a", "b", "c", "d", "e", "f"], types: [.string, .integer64, .double, .date, .boolean, .string])
+        #expect(layout.slots.stride == 72)
+        #expect(MemoryLayout<AttributeValue>.stride * 6 == 144)
     }
 }

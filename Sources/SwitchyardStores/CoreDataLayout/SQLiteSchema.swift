@@ -32,7 +32,7 @@ package struct SQLiteProjection: Sendable {
             self.entityName = entityName
             self.attributes = attributes
             self.toOnes = toOnes
-            rowLayout = RowLayout(names: attributes.map(\.name))
+            rowLayout = RowLayout(names: attributes.map(\.name), types: attributes.map(\.type))
         }
     }
 
