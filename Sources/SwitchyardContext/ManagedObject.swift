@@ -45,6 +45,9 @@ public final class ManagedObject {
         }
     }
 
+    /// `objectID.predicateKey`, without building the ID.
+    package var predicateKey: Int64 { idStorage.predicateKey }
+
     /// Whether `id` is this object's ID, compared without building the object's.
     package func hasID(_ id: ObjectID) -> Bool {
         idStorage == id.storage && handle.name == id.entityName

@@ -14,6 +14,14 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     package enum Storage: Sendable, Hashable {
         case permanent(store: UUID, primaryKey: Int64)
         case temporary(UUID)
+
+        /// `ObjectID.predicateKey` of an ID with this storage.
+        package var predicateKey: Int64 {
+            switch self {
+            case .permanent(_, let pk): return pk
+            case .temporary(let t): return ObjectID.temporaryKey(of: t)
+            }
+        }
     }
 
     /// The object's concrete entity.
@@ -75,6 +83,10 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// primary key), unique within the process, from the counter in the temporary UUID. Nil once permanent.
     package var temporaryKey: Int64? {
         guard case .temporary(let t) = storage else { return nil }
+        return Self.temporaryKey(of: t)
+    }
+
+    private static func temporaryKey(of t: UUID) -> Int64 {
         var counter: UInt64 = 0
         withUnsafeBytes(of: t.uuid) { bytes in
             for i in 8..<16 { counter = counter << 8 | UInt64(bytes[i]) }
@@ -84,7 +96,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
 
     /// The key that stands for this object in predicate evaluation: `Z_PK`, or `temporaryKey` while unsaved.
     package var predicateKey: Int64 {
-        primaryKey ?? temporaryKey!
+        storage.predicateKey
     }
 
     /// `Z_PK` (nil while temporary).
