@@ -1,5 +1,6 @@
 import Foundation
 import SwitchyardModel
+import SwitchyardCoordinator
 import SwitchyardQuery
 
 // MARK: - Fetched properties
@@ -102,8 +103,9 @@ extension ObjectContext {
         // Each source's key slot (nil: a null key, which matches nothing).
         var sourceSlots: [Int?] = []
         sourceSlots.reserveCapacity(sources.count)
+        var sourceKey = KeyReader(path: join.sourcePath)
         for source in sources {
-            let key = try source.singleValue(at: join.sourcePath)
+            let key = try sourceKey.value(of: source)
             guard !key.isNull else {
                 sourceSlots.append(nil)
                 continue
@@ -127,13 +129,34 @@ extension ObjectContext {
         // Group destination objects under the key each matched (storeEqual, through the index: a key's group is
         // its slot in `seen`); `==` on a null source key matches nothing.
         var groups = [[ManagedObject]](repeating: [], count: seen.slotCount)
+        var destinationKey = KeyReader(path: join.destinationKey)
         for object in results {
-            let value = try object.singleValue(at: join.destinationKey)
+            let value = try destinationKey.value(of: object)
             guard !value.isNull, let slot = seen.slot(of: value) else { continue }
             groups[slot].append(object)
         }
         for (source, slot) in zip(sources, sourceSlots) {
             source.fetchedCache[property.name] = slot.map { groups[$0] } ?? []
         }
+    }
+}
+
+/// Reads one key path on many objects: a lone attribute by its position, looked up once per entity rather than
+/// by name per object (the name's hash was most of the reads in callgrind); a longer path through
+/// `singleValue(at:)`.
+private struct KeyReader {
+    let path: [String]
+    private var last: (handle: EntityHandle, position: Int?)?
+
+    init(path: [String]) {
+        self.path = path
+    }
+
+    mutating func value(of object: ManagedObject) throws -> AttributeValue {
+        if path.count == 1 {
+            if last?.handle !== object.handle { last = (object.handle, object.handle.attributePositions[path[0]]) }
+            if let position = last?.position { return object.value(at: position) }
+        }
+        return try object.singleValue(at: path)
     }
 }

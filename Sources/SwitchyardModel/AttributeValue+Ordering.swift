@@ -28,9 +28,13 @@ extension AttributeValue {
             let (l, r) = (lhs.numericValue ?? 0, rhs.numericValue ?? 0)
             return l == r ? .orderedSame : (l < r ? .orderedAscending : .orderedDescending)
         case 2:
-            return compareBytes(Array((lhs.stringValue ?? "").utf8), Array((rhs.stringValue ?? "").utf8))
+            // In place, without copying either side's bytes into an array (two allocations per comparison,
+            // most of a prefetch's grouping in callgrind).
+            var (l, r) = (lhs.stringValue ?? "", rhs.stringValue ?? "")
+            return l.withUTF8 { lb in r.withUTF8 { rb in compareBytes(UnsafeRawBufferPointer(lb), UnsafeRawBufferPointer(rb)) } }
         default:
-            return compareBytes(Array(lhs.bytesValue ?? Data()), Array(rhs.bytesValue ?? Data()))
+            let (l, r) = (lhs.bytesValue ?? Data(), rhs.bytesValue ?? Data())
+            return l.withUnsafeBytes { lb in r.withUnsafeBytes { rb in compareBytes(lb, rb) } }
         }
     }
 
@@ -41,10 +45,12 @@ extension AttributeValue {
         }
     }
 
-    private static func compareBytes(_ l: [UInt8], _ r: [UInt8]) -> ComparisonResult {
+    /// Unsigned byte order, then the shorter first (as `memcmp` and SQLite's BINARY collation).
+    private static func compareBytes(_ l: UnsafeRawBufferPointer, _ r: UnsafeRawBufferPointer) -> ComparisonResult {
         let n = min(l.count, r.count)
-        for i in 0..<n where l[i] != r[i] {
-            return l[i] < r[i] ? .orderedAscending : .orderedDescending
+        if n > 0, let lb = l.baseAddress, let rb = r.baseAddress {
+            let c = memcmp(lb, rb, n)
+            if c != 0 { return c < 0 ? .orderedAscending : .orderedDescending }
         }
         if l.count == r.count { return .orderedSame }
         return l.count < r.count ? .orderedAscending : .orderedDescending

@@ -509,7 +509,24 @@ package struct SQLPredicateCompiler {
                 }
                 return "(" + SQLFragment.joined(terms, separator: " OR ") + ")"
             }
-            return l + " IN (" + SQLFragment.joined(try values.map { try sql($0, hint: left.columnType) }, separator: ", ") + ")"
+            // Built in place: a prefetch binds thousands of keys here, and a fragment per element (its own
+            // argument array) cost more than SQLite's parsing of the list.
+            var list = l + " IN ("
+            list.sql.reserveCapacity(list.sql.utf8.count + 3 * values.count)
+            list.arguments.reserveCapacity(list.arguments.count + values.count)
+            for (i, value) in values.enumerated() {
+                if i > 0 { list.sql += ", " }
+                if case .constant(let constant) = value, !constant.isNull, !constant.holdsNUL {
+                    list.sql += "?"
+                    list.arguments.append(SQLiteValueCoding.bind(constant, hint: left.columnType))
+                } else {
+                    let element = try sql(value, hint: left.columnType)
+                    list.sql += element.sql
+                    list.arguments += element.arguments
+                }
+            }
+            list.sql += ")"
+            return list
         case .beginsWith, .endsWith, .contains, .like:
             if left.isNull || right.isNull { return SQLFragment("NULL") }
             for side in [left, right] where !side.isStringLike {
@@ -532,5 +549,13 @@ extension SQLPredicateCompiler {
         else { return nil }
         return StringMatching.matches(
             matchOperators[Int(code)], l, r, options: ComparisonOptions(rawValue: Int(rawOptions)))
+    }
+}
+
+extension AttributeValue {
+    /// Text holding U+0000, which `SQLPredicateCompiler` binds as its bytes rather than as a parameter of text.
+    fileprivate var holdsNUL: Bool {
+        if case .string(let text) = self { return text.utf8.contains(0) }
+        return false
     }
 }
