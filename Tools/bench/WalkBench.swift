@@ -34,6 +34,11 @@ struct WalkBench {
         return (seconds, max(0, high - before))
     }
 
+    /// Anonymous resident memory (Linux `RssAnon`: the heap, not pages of mapped files), in bytes.
+    static func heapInUse() -> Int {
+        status("RssAnon") ?? 0
+    }
+
     /// glibc's `malloc_trim(0)` (not in Swift's Glibc module, so looked up at run time); nothing elsewhere.
     static func trimHeap() {
         #if os(Linux)
@@ -74,8 +79,15 @@ struct WalkBench {
             let walk = try Self.peak {
                 try ObjectContext(coordinator: coordinator).forEach(BenchItem.self, batchSize: 1_000) { item in read(item) }
             }
+            // Besides the peak: the anonymous memory (heap) the fetched objects and their context hold once the
+            // fetch returned, without pages of the store's file, which an LMDB map adds to resident memory.
+            var held: Int?
             let fetch = try Self.peak {
-                for o in try ObjectContext(coordinator: coordinator).fetch(BenchItem.self) { read(o) }
+                let before = Self.heapInUse()
+                let context = ObjectContext(coordinator: coordinator)
+                let objects = try context.fetch(BenchItem.self)
+                held = Self.heapInUse() - before
+                for o in objects { read(o) }
             }
             // Inserting and saving as many objects through one context, in one save (typed API).
             let insertURL = dir.appendingPathComponent("insert.\(kind.rawValue)")
@@ -99,7 +111,8 @@ struct WalkBench {
                 baselines: ["one fetch of all": fetch.seconds], switchyard: walk.seconds,
                 info: ["walk peak added": mb(walk.bytes), "fetch peak added": mb(fetch.bytes),
                        "insert + save peak added": mb(insert.bytes),
-                       "fetch bytes per object": fetch.bytes.map { String(format: "%.2f KB", Double($0) / Double(count) / 1000) } ?? "n/a"]))
+                       "fetch bytes per object": fetch.bytes.map { String(format: "%.2f KB", Double($0) / Double(count) / 1000) } ?? "n/a",
+                       "fetch heap held": mb(held), "heap per fetched object": held.map { String(format: "%.0f B", Double($0) / Double(count)) } ?? "n/a"]))
             try coordinator.removeStore(store)
         }
         return results
