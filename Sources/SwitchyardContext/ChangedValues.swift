@@ -16,6 +16,9 @@ package struct ChangedValues {
     /// The block also records which positions changed (`RowStorage.changeMask`): one word per object in all.
     private var storage: RowStorage?
 
+    /// No changes.
+    package init() {}
+
     /// The number of positions holding a change.
     package var count: Int { storage.map { $0.changeMask.nonzeroBitCount + $0.wideChangeMask.count } ?? 0 }
 

@@ -36,4 +36,24 @@ import Glibc
         #expect(usable <= 120, "a fetched ManagedObject takes \(usable) usable bytes")
         #endif
     }
+
+    /// A new object's values: one block object in glibc's 64-byte class (56 usable bytes) plus its values, 8 or 16
+    /// bytes each and a tag byte, where an AttributeValue took 24.
+    @Test func aNewObjectsValuesTakeOneSmallBlock() throws {
+        let layout = RowLayout(names: ["name", "count", "score", "createdAt", "flag", "note"],
+                               types: [.string, .integer64, .double, .date, .boolean, .string])
+        var values = ChangedValues()
+        values.set("item-1", at: 0, layout: layout)
+        values.set(.integer(1), at: 1, layout: layout)
+        let row = values.rowValues(layout)
+        #expect(row["name"] == "item-1" && row["count"] == 1)
+        #expect(layout.slots.stride == 72)
+        #if os(Linux)
+        let symbol = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size"))
+        typealias UsableSize = @convention(c) (UnsafeMutableRawPointer) -> Int
+        let block = RowStorage(pattern: layout.slots, capacity: 1)
+        let usable = unsafeBitCast(symbol, to: UsableSize.self)(Unmanaged.passUnretained(block).toOpaque())
+        #expect(usable <= 56, "a one-row RowStorage takes \(usable) usable bytes")
+        #endif
+    }
 }
