@@ -406,7 +406,7 @@ package struct SQLPredicateCompiler {
     private func sql(_ operand: Operand, hint: AttributeType?) throws -> SQLFragment {
         switch operand {
         case .value(let fragment, _): return fragment
-        case .constant(.string(let text)) where text.utf8.contains(0):
+        case .constant(.string(let text)) where AttributeValue.string(text).holdsNUL:
             // GRDB binds text as a C string, cut at the first U+0000: the UTF-8 bytes go in as a BLOB and SQLite
             // turns them into TEXT of their full length.
             return SQLFragment(Self.textFromBytes, [Data(text.utf8).databaseValue])

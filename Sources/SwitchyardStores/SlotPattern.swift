@@ -59,9 +59,4 @@ package final class SlotPattern: Sendable {
         case .decimal, .string, .binary, .uuid, .uri, .transformable, .undefined, .objectID: return false
         }
     }
-
-    /// Whether rows of `other` lie the same way in memory.
-    package func isEquivalent(to other: SlotPattern) -> Bool {
-        self === other || isWide == other.isWide
-    }
 }
