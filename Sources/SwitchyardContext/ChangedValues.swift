@@ -42,11 +42,8 @@ package struct ChangedValues {
             let block = RowStorage(pattern: layout.slots, capacity: 1)
             _ = block.appendRow()
             storage = block
-        } else if !isKnownUniquelyReferenced(&storage!) {
-            let copy = storage!.copy(row: 0)
-            copy.changeMask = storage!.changeMask
-            copy.wideChangeMask = storage!.wideChangeMask
-            storage = copy
+        } else {
+            makeUnique()
         }
         let block = storage!
         block[0, position] = value
@@ -56,15 +53,20 @@ package struct ChangedValues {
     /// Forgets the change at `position`, if any.
     package mutating func remove(at position: Int) {
         guard isChanged(position) else { return }
-        if !isKnownUniquelyReferenced(&storage!) {
-            let copy = storage!.copy(row: 0)
-            copy.changeMask = storage!.changeMask
-            copy.wideChangeMask = storage!.wideChangeMask
-            storage = copy
-        }
+        makeUnique()
         let block = storage!
         if position < 64 { block.changeMask &= ~(1 << UInt64(position)) } else { block.wideChangeMask.remove(position) }
         if block.changeMask == 0 && block.wideChangeMask.isEmpty { storage = nil }
+    }
+
+    /// Copies the block, with its change masks, when a saved row or snapshot still shares it, so a change made
+    /// now does not show through them. Requires a block.
+    private mutating func makeUnique() {
+        guard !isKnownUniquelyReferenced(&storage!) else { return }
+        let copy = storage!.copy(row: 0)
+        copy.changeMask = storage!.changeMask
+        copy.wideChangeMask = storage!.wideChangeMask
+        storage = copy
     }
 
     /// Forgets every change.
