@@ -75,6 +75,99 @@ import Testing
         #expect(try p1.related(\.customer)?.name == "Ann")
     }
 
+    /// ANY / ALL / NONE over an OR or AND of member tests: what NSPredicate's per-comparison quantifiers can say
+    /// returns exactly the objects whose members pass, on every store; what they cannot (an AND under ANY,
+    /// a NOT) is a clear error from every typed entry point, never rows matched member by member.
+    @Test(arguments: Backend.everyStore)
+    func quantifiersOverCompoundMemberTests(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Self.coordinator(backend, dir)
+        let context = ObjectContext(coordinator: coordinator)
+        func customer(_ name: String, _ purchases: [(qty: Int64, amount: Double?)]) throws {
+            let c = try context.insert(Customer.self)
+            c.name = name
+            for (i, p) in purchases.enumerated() {
+                let purchase = try context.insert(Purchase.self)
+                purchase.code = "\(name)-\(i)"
+                purchase.qty = p.qty
+                purchase.amount = p.amount
+                purchase.customer = c
+            }
+        }
+        try customer("Ann", [(1, 0), (3, nil)])     // qty 1 has an amount; the one without an amount has qty 3
+        try customer("Bo", [(1, nil)])
+        try customer("Cy", [(2, 10)])
+        try customer("Di", [])
+        let gift = try context.insert(Label.self)
+        gift.title = "gift"
+        try context.fetch(Purchase.self, where: \.code == "Cy-0")[0].add(gift, to: \.labels)
+        for view in [context, ObjectContext(coordinator: coordinator)] {
+            if view !== context { try context.save() }   // unsaved first, then saved and read by another context
+            func names(_ predicate: TypedPredicate<Customer>) throws -> [String] {
+                try view.fetch(Customer.self, where: predicate, sortedBy: [.ascending(\.name)]).map(\.name)
+            }
+            #expect(try names(.any(\.purchases, \.qty == 1 || \.qty == 2)) == ["Ann", "Bo", "Cy"])
+            #expect(try names(.all(\.purchases, \.qty >= 1 && \.qty <= 2)) == ["Bo", "Cy", "Di"])   // ALL holds for none
+            #expect(try names(.none(\.purchases, \.qty == 2 || \.qty == 3)) == ["Bo", "Di"])
+            #expect(try names(.any(\.purchases, .any(\.labels, \.title == "gift"))) == ["Cy"])
+            #expect(try names(.none(\.purchases, .any(\.labels, \.title == "gift"))) == ["Ann", "Bo", "Di"])
+            // Ann has a purchase of qty 1 and one without an amount, but none that is both: only Bo matches,
+            // which no per-comparison ANY can say, so each typed entry point refuses it.
+            let both: TypedPredicate<Customer> = .any(\.purchases, \.qty == 1 && \.amount == nil)
+            let error = #expect(throws: QueryError.self) { try names(both) }
+            #expect(error?.localizedDescription.contains("ANY over 'purchases'") == true, "\(String(describing: error))")
+            #expect(throws: QueryError.self) { try view.count(Customer.self, where: both) }
+            #expect(throws: QueryError.self) { try view.count(Customer.self, where: !both || \.name == "Ann") }
+            #expect(throws: QueryError.self) { try view.forEach(Customer.self, where: both) { _ in Issue.record("ran") } }
+            #expect(throws: QueryError.self) { _ = try coordinator.observe(Customer.self, where: both) }
+            #expect(throws: QueryError.self) { try names(.any(\.purchases, !(\.qty == 1))) }
+            #expect(throws: QueryError.self) { try names(.all(\.purchases, \.qty == 1 || \.qty == 2)) }
+            #expect(throws: QueryError.self) { try names(.any(\.purchases, .all(\.labels, \.title == "gift"))) }
+        }
+        // Read as a plain predicate, an unsayable one matches nothing rather than something else.
+        #expect((.any(\Customer.purchases, \.qty == 1 && \.amount == nil) as TypedPredicate<Customer>).predicate == .constant(false))
+    }
+
+    /// The typed to-many operations on ordered and unordered relationships, with their inverses, as saved.
+    @Test(arguments: Backend.everyStore)
+    func typedToManyMutationsAndInverses(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Self.coordinator(backend, dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let ann = try context.insert(Customer.self)
+        ann.name = "Ann"
+        var p: [Purchase] = []
+        for code in ["a", "b", "c", "d"] {
+            let purchase = try context.insert(Purchase.self)
+            purchase.code = code
+            p.append(purchase)
+        }
+        try ann.set(\.favorites, [p[0], p[1], p[2]])
+        try ann.move(from: 0, to: 2, in: \.favorites)                 // b c a
+        try ann.insert(p[3], at: 1, into: \.favorites)                // b d c a
+        try ann.remove(p[2], from: \.favorites)                       // b d a
+        #expect(ann.favorites.map(\.code) == ["b", "d", "a"])
+        try ann.set(\.purchases, [p[0], p[1]])
+        try ann.add(p[2], to: \.purchases)
+        try ann.remove(p[0], from: \.purchases)
+        #expect(p[2].customer?.name == "Ann" && p[0].customer == nil)
+        #expect(throws: ContextError.self) { try ann.move(from: 0, to: 5, in: \.favorites) }
+        #expect(throws: ContextError.self) { try ann.move(from: 0, to: 1, in: \.purchases) }   // not ordered
+        try context.save()
+
+        let fresh = ObjectContext(coordinator: coordinator)
+        let saved = try fresh.fetch(Customer.self)[0]
+        #expect(saved.favorites.map(\.code) == ["b", "d", "a"])
+        #expect(saved.purchases.map(\.code).sorted() == ["b", "c"])
+        let byCode = Dictionary(uniqueKeysWithValues: try fresh.fetch(Purchase.self).map { ($0.code, $0) })
+        #expect(byCode["c"]?.favoredBy == nil && byCode["d"]?.favoredBy?.name == "Ann")
+        #expect(byCode["a"]?.customer == nil && byCode["c"]?.customer?.name == "Ann")
+        // The string-keyed view reads the same members, and a change through it shows through the typed one.
+        #expect(try saved.managedObject.relatedObjects(forKey: "favorites").map { try $0.get("code", as: String.self) } == ["b", "d", "a"])
+        try saved.managedObject.moveRelatedObject(from: 2, to: 0, forKey: "favorites")
+        #expect(saved.favorites.map(\.code) == ["a", "b", "d"])
+    }
+
     /// Typed predicates are the same predicates as format strings (so the same SQL and in-memory evaluation).
     @Test func typedPredicatesEqualTheirFormatStrings() throws {
         #expect((\Purchase.qty > 3).predicate == (try FetchPredicate(format: "qty > 3")))
@@ -110,6 +203,11 @@ import Testing
         #expect(wrong.contains { $0.contains("to-many in the model") })
         // Nothing was registered, and a typed fetch reports the same error.
         #expect(throws: EntityTypeError.self) { _ = try ObjectContext(coordinator: coordinator).fetch(WrongCustomer.self) }
+        // A type whose own properties match but whose relationship hands out a mismatched type fails when it is
+        // registered (naming the other type), not when the relationship first returns one of its objects.
+        let error = #expect(throws: EntityTypeError.self) { try coordinator.register(PurchaseWithWrongLabels.self) }
+        #expect(error?.type == "WrongLabel" && error?.problems.contains { $0.contains("Label.title is String") } == true, "\(String(describing: error))")
+        #expect(throws: EntityTypeError.self) { _ = try ObjectContext(coordinator: coordinator).fetch(PurchaseWithWrongLabels.self) }
     }
 }
 
@@ -131,6 +229,23 @@ struct WrongCustomer: EntityObject {
         .toOne("purchases", Purchase.self),
     ]
     static var keyPathNames: [PartialKeyPath<WrongCustomer>: String] { [:] }
+    let managedObject: ManagedObject
+    init(managedObject: ManagedObject) { self.managedObject = managedObject }
+}
+
+/// Matches `Purchase` itself, but its `labels` hand out `WrongLabel`s.
+struct PurchaseWithWrongLabels: EntityObject {
+    static let entityName = "Purchase"
+    static let declaredProperties: [DeclaredProperty] = [.attribute("code", String.self), .toMany("labels", WrongLabel.self)]
+    static var keyPathNames: [PartialKeyPath<PurchaseWithWrongLabels>: String] { [:] }
+    let managedObject: ManagedObject
+    init(managedObject: ManagedObject) { self.managedObject = managedObject }
+}
+
+struct WrongLabel: EntityObject {
+    static let entityName = "Label"
+    static let declaredProperties: [DeclaredProperty] = [.attribute("title", Int64.self)]
+    static var keyPathNames: [PartialKeyPath<WrongLabel>: String] { [:] }
     let managedObject: ManagedObject
     init(managedObject: ManagedObject) { self.managedObject = managedObject }
 }

@@ -24,10 +24,29 @@ public struct DeclaredProperty: Sendable, Hashable, CustomStringConvertible {
     /// What the property is: an attribute of a Swift type, a relationship to an entity type, or a fetched property.
     public let kind: Kind
 
+    /// The Swift type of a relationship's or fetched property's objects, when the declaration names it (the
+    /// static constructors do): registering this type registers that one too, so its mismatches are found
+    /// then rather than when a relationship first hands out one of its objects.
+    package let destinationType: (any EntityObject.Type)?
+
     /// A declared property named `name` of kind `kind`.
     public init(name: String, kind: Kind) {
+        self.init(name: name, kind: kind, destinationType: nil)
+    }
+
+    private init(name: String, kind: Kind, destinationType: (any EntityObject.Type)?) {
         self.name = name
         self.kind = kind
+        self.destinationType = destinationType
+    }
+
+    public static func == (lhs: DeclaredProperty, rhs: DeclaredProperty) -> Bool {
+        lhs.name == rhs.name && lhs.kind == rhs.kind
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(kind)
     }
 
     /// An attribute read as `Value` (`String`, `Int64`, `Date`...).
@@ -42,17 +61,17 @@ public struct DeclaredProperty: Sendable, Hashable, CustomStringConvertible {
 
     /// A to-one relationship to `Destination`.
     public static func toOne<Destination: EntityObject>(_ name: String, _ type: Destination.Type) -> DeclaredProperty {
-        DeclaredProperty(name: name, kind: .toOne(destination: Destination.entityName))
+        DeclaredProperty(name: name, kind: .toOne(destination: Destination.entityName), destinationType: Destination.self)
     }
 
     /// A to-many relationship to `Destination`.
     public static func toMany<Destination: EntityObject>(_ name: String, _ type: Destination.Type, ordered: Bool = false) -> DeclaredProperty {
-        DeclaredProperty(name: name, kind: .toMany(destination: Destination.entityName, isOrdered: ordered))
+        DeclaredProperty(name: name, kind: .toMany(destination: Destination.entityName, isOrdered: ordered), destinationType: Destination.self)
     }
 
     /// A fetched property whose objects are `Destination`s.
     public static func fetched<Destination: EntityObject>(_ name: String, _ type: Destination.Type) -> DeclaredProperty {
-        DeclaredProperty(name: name, kind: .fetched(destination: Destination.entityName))
+        DeclaredProperty(name: name, kind: .fetched(destination: Destination.entityName), destinationType: Destination.self)
     }
 
     public var description: String {

@@ -27,7 +27,10 @@ import SwitchyardModel
 /// Two views of one object (typed and string-keyed, or two typed values) always agree: they read and write
 /// the same `ManagedObject`. The type is checked against the model when it is first registered with the
 /// coordinator (`StoreCoordinator.register(_:)`, done by the first typed insert or fetch).
-public protocol EntityObject {
+///
+/// The type itself (not its values) may be shared between threads (`SendableMetatype`): declarations name
+/// their destination types, which registration then checks too.
+public protocol EntityObject: SendableMetatype {
     /// The entity's name in the model.
     static var entityName: String { get }
     /// The properties the type declares, checked against the model when the type is registered.
@@ -63,14 +66,32 @@ extension EntityObject {
 
     // MARK: Throwing access
 
-    /// Sets an attribute or to-one relationship through its key path, throwing where the property setter
-    /// would stop the program (a deleted or detached object, a value the attribute does not accept).
+    /// Sets an attribute or relationship through its key path (a to-many's members in this order), throwing
+    /// where the property setter would stop the program (a deleted or detached object, a value the attribute
+    /// does not accept).
     public func set<Value>(_ keyPath: KeyPath<Self, Value>, _ value: Value) throws {
         let name = Self.name(of: keyPath)
-        if managedObject.entity.relationship(named: name) != nil {
-            try managedObject.setRelatedObject(Self.managedObject(of: value), forKey: name)
+        if let relationship = managedObject.entity.relationship(named: name) {
+            if relationship.isToMany {
+                guard let members = value as? [any EntityObject] else {
+                    throw ContextError.typeMismatch(
+                        entity: managedObject.entity.name, key: name, expected: "an array of \(relationship.destinationEntityName)",
+                        actual: "\(Swift.type(of: value))")
+                }
+                try managedObject.setRelatedObjects(members.map(\.managedObject), forKey: name)
+            } else {
+                try managedObject.setRelatedObject(Self.managedObject(of: value), forKey: name)
+            }
         } else {
-            try managedObject.setValue(Self.attributeValue(of: value), forKey: name)
+            // A key path whose Swift type is no attribute type (a hand-written keyPathNames entry for a computed
+            // property, say) is an error, not a cleared attribute.
+            guard let attributeValue = AttributeValue(converting: value) else {
+                throw ContextError.typeMismatch(
+                    entity: managedObject.entity.name, key: name,
+                    expected: managedObject.entity.attribute(named: name)?.type.rawValue ?? "an attribute value",
+                    actual: "\(Swift.type(of: value))")
+            }
+            try managedObject.setValue(attributeValue, forKey: name)
         }
     }
 
@@ -106,14 +127,15 @@ extension EntityObject {
         try managedObject.insertRelatedObject(member.managedObject, at: index, forKey: Self.name(of: keyPath))
     }
 
+    /// Moves the member at `from` to position `to` of an ordered to-many relationship.
+    public func move<Destination: EntityObject>(from: Int, to: Int, in keyPath: KeyPath<Self, [Destination]>) throws {
+        try managedObject.moveRelatedObject(from: from, to: to, forKey: Self.name(of: keyPath))
+    }
+
     private static func managedObject(of value: Any) -> ManagedObject? {
         if let entity = value as? any EntityObject { return entity.managedObject }
         if let optional = value as? any OptionalEntity { return optional.wrappedManagedObject }
         return nil
-    }
-
-    private static func attributeValue(of value: Any) -> AttributeValue {
-        AttributeValue(converting: value) ?? .null
     }
 }
 

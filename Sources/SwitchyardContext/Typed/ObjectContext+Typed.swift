@@ -22,13 +22,13 @@ extension ObjectContext {
         limit: Int? = nil, offset: Int = 0
     ) throws -> [E] {
         try coordinator.registerType(type)
-        return try fetch(request(type, predicate, sortKeys, limit, offset)).map(E.init(managedObject:))
+        return try fetch(try request(type, predicate, sortKeys, limit, offset)).map(E.init(managedObject:))
     }
 
     /// The number of objects `fetch(_:where:...)` would return.
     public func count<E: EntityObject>(_ type: E.Type, where predicate: TypedPredicate<E>? = nil) throws -> Int {
         try coordinator.registerType(type)
-        return try count(request(type, predicate, [], nil, 0))
+        return try count(try request(type, predicate, [], nil, 0))
     }
 
     /// The object with this ID as `type` (it must be of that entity or a subentity).
@@ -55,9 +55,9 @@ extension ObjectContext {
 
     private func request<E: EntityObject>(
         _ type: E.Type, _ predicate: TypedPredicate<E>?, _ sortKeys: [TypedSortKey<E>], _ limit: Int?, _ offset: Int
-    ) -> FetchRequest {
+    ) throws -> FetchRequest {
         FetchRequest(
-            entityName: E.entityName, predicate: predicate?.predicate, sortKeys: sortKeys.map(\.sortKey),
+            entityName: E.entityName, predicate: try predicate?.checked(), sortKeys: sortKeys.map(\.sortKey),
             fetchLimit: limit, fetchOffset: offset)
     }
 }
@@ -73,8 +73,16 @@ extension StoreCoordinator {
     }
 
     package func registerType<E: EntityObject>(_ type: E.Type) throws {
+        var checking: Set<ObjectIdentifier> = []
+        try registerType(type, checking: &checking)
+    }
+
+    /// Checks `type`, then the types its relationships and fetched properties hand out (each once: `checking`
+    /// holds the types checked in this registration, so cycles through inverses end), and remembers them all
+    /// only when every one matches.
+    private func registerType<E: EntityObject>(_ type: E.Type, checking: inout Set<ObjectIdentifier>) throws {
         let key = ObjectIdentifier(type)
-        if registeredEntityTypes.withLock({ $0.contains(key) }) { return }
+        if registeredEntityTypes.withLock({ $0.contains(key) }) || !checking.insert(key).inserted { return }
         guard let entity = model.entity(named: E.entityName) else {
             throw EntityTypeError(type: "\(E.self)", entity: E.entityName, problems: ["the model has no entity named '\(E.entityName)'"])
         }
@@ -84,6 +92,9 @@ extension StoreCoordinator {
             problems.append("keyPathNames names '\(name)', which declaredProperties does not declare")
         }
         guard problems.isEmpty else { throw EntityTypeError(type: "\(E.self)", entity: E.entityName, problems: problems) }
+        for destination in E.declaredProperties.compactMap(\.destinationType) {
+            try registerType(destination, checking: &checking)
+        }
         registeredEntityTypes.withLock { _ = $0.insert(key) }
     }
 }

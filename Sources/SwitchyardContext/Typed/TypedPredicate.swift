@@ -11,12 +11,49 @@ import SwitchyardQuery
 /// try context.fetch(Message.self, where: .beginsWith(\.link, "https://") || \.chat == chat)
 /// try context.fetch(Chat.self, where: .any(\.messages, \.text == "hi"))
 /// ```
+///
+/// A combination NSPredicate's per-comparison `ANY`/`ALL`/`NONE` cannot say (see `any(_:_:)`) is kept as a
+/// problem: typed fetches, counts, walks and observations given such a predicate throw
+/// `QueryError.unsupported` naming it, rather than run something that matches other rows.
 public struct TypedPredicate<Root: EntityObject>: Sendable {
-    /// The predicate as the stores run it.
-    public let predicate: FetchPredicate
+    private let stored: FetchPredicate
+    /// Why this predicate cannot be run, when it cannot.
+    package let problem: String?
+
+    /// The predicate as the stores run it; `FALSE` when it combines quantifiers in a way no per-comparison
+    /// modifier can say (the typed fetch methods throw for such a predicate instead of running it).
+    public var predicate: FetchPredicate { problem == nil ? stored : .constant(false) }
 
     /// Wraps a predicate built another way (a format string, say) over the same entity.
-    public init(_ predicate: FetchPredicate) { self.predicate = predicate }
+    public init(_ predicate: FetchPredicate) {
+        self.stored = predicate
+        self.problem = nil
+    }
+
+    private init(_ predicate: FetchPredicate, problem: String?) {
+        self.stored = predicate
+        self.problem = problem
+    }
+
+    /// The predicate to run, or `QueryError.unsupported` saying why it cannot be.
+    package func checked() throws -> FetchPredicate {
+        if let problem { throw QueryError.unsupported(problem) }
+        return stored
+    }
+
+    /// `inner` quantified over to-many `name`, or a predicate carrying the reason it cannot be.
+    private static func quantified<Destination>(
+        _ name: String, _ quantifier: ComparisonModifier, _ inner: TypedPredicate<Destination>
+    ) -> Self {
+        if let problem = inner.problem { return Self(.constant(false), problem: problem) }
+        if let result = inner.stored.quantified(over: name, by: quantifier) { return Self(result) }
+        return Self(.constant(false), problem: """
+            \(quantifier.rawValue) over '\(name)' of (\(inner.stored.format)) cannot be expressed: a quantifier applies to \
+            each comparison on its own (as in NSPredicate, without SUBQUERY), so it holds only for a single comparison, \
+            ANY or NONE over OR, ALL over AND, and ANY inside ANY, ALL inside ALL, ANY inside NONE, NONE inside ALL; \
+            write the test as such, or fetch the members and test them in Swift
+            """)
+    }
 
     package static func compare(_ name: String, _ op: ComparisonOperator, _ value: PredicateOperand, options: ComparisonOptions = []) -> Self {
         Self(.comparison(Comparison(.keyPath([name]), op, value, options: options)))
@@ -69,22 +106,28 @@ public struct TypedPredicate<Root: EntityObject>: Sendable {
 
     /// `toOne.<inner>`: `inner` evaluated on the object at the end of a to-one relationship (nil never matches).
     public static func through<Destination: EntityObject>(_ keyPath: KeyPath<Root, Destination?>, _ inner: TypedPredicate<Destination>) -> Self {
-        Self(inner.predicate.prefixing(Root.name(of: keyPath), modifier: nil))
+        Self(inner.stored.prefixing(Root.name(of: keyPath)), problem: inner.problem)
     }
 
-    /// `ANY toMany.<comparison>`: some member matches `comparison` (a single comparison).
+    /// `ANY toMany.<comparison>`: some member matches `comparison`.
+    ///
+    /// As in NSPredicate, the quantifier goes on each comparison, so `comparison` is a single comparison or an
+    /// OR of them (`ANY a OR ANY b` is the same test); an AND or NOT inside, which would need all its terms to
+    /// hold for one member, cannot be said this way and makes typed fetches throw `QueryError.unsupported`.
     public static func any<Destination: EntityObject>(_ keyPath: KeyPath<Root, [Destination]>, _ comparison: TypedPredicate<Destination>) -> Self {
-        Self(comparison.predicate.prefixing(Root.name(of: keyPath), modifier: .any))
+        quantified(Root.name(of: keyPath), .any, comparison)
     }
 
-    /// `ALL toMany.<comparison>`: every member matches (true for none).
+    /// `ALL toMany.<comparison>`: every member matches (true for none). `comparison` is a single comparison or
+    /// an AND of them (see `any(_:_:)`).
     public static func all<Destination: EntityObject>(_ keyPath: KeyPath<Root, [Destination]>, _ comparison: TypedPredicate<Destination>) -> Self {
-        Self(comparison.predicate.prefixing(Root.name(of: keyPath), modifier: .all))
+        quantified(Root.name(of: keyPath), .all, comparison)
     }
 
-    /// `NONE toMany.<comparison>`: no member matches.
+    /// `NONE toMany.<comparison>`: no member matches. `comparison` is a single comparison or an OR of them
+    /// (`NONE (a OR b)` is written `NONE a AND NONE b`; see `any(_:_:)`).
     public static func none<Destination: EntityObject>(_ keyPath: KeyPath<Root, [Destination]>, _ comparison: TypedPredicate<Destination>) -> Self {
-        Self(comparison.predicate.prefixing(Root.name(of: keyPath), modifier: ComparisonModifier.none))
+        quantified(Root.name(of: keyPath), .none, comparison)
     }
 
     /// `toMany.@count op n`.
@@ -93,27 +136,61 @@ public struct TypedPredicate<Root: EntityObject>: Sendable {
     }
 
     /// Both predicates hold (`AND`).
-    public static func && (lhs: Self, rhs: Self) -> Self { Self(.and([lhs.predicate, rhs.predicate])) }
+    public static func && (lhs: Self, rhs: Self) -> Self { Self(.and([lhs.stored, rhs.stored]), problem: lhs.problem ?? rhs.problem) }
     /// Either predicate holds (`OR`).
-    public static func || (lhs: Self, rhs: Self) -> Self { Self(.or([lhs.predicate, rhs.predicate])) }
+    public static func || (lhs: Self, rhs: Self) -> Self { Self(.or([lhs.stored, rhs.stored]), problem: lhs.problem ?? rhs.problem) }
     /// The predicate does not hold (`NOT`; SQL's three-valued logic, as every store evaluates it).
-    public static prefix func ! (operand: Self) -> Self { Self(.not(operand.predicate)) }
+    public static prefix func ! (operand: Self) -> Self { Self(.not(operand.stored), problem: operand.problem) }
 }
 
 extension FetchPredicate {
-    /// The predicate with `name` in front of every key path, and `modifier` on each comparison (a
-    /// modifier applies to single comparisons only, as in NSPredicate).
-    package func prefixing(_ name: String, modifier: ComparisonModifier?) -> FetchPredicate {
+    /// The predicate with `name` in front of every key path (a to-one step: modifiers stay as they are).
+    package func prefixing(_ name: String) -> FetchPredicate {
         switch self {
         case .constant: return self
-        case .and(let parts): return .and(parts.map { $0.prefixing(name, modifier: modifier) })
-        case .or(let parts): return .or(parts.map { $0.prefixing(name, modifier: modifier) })
-        case .not(let inner): return .not(inner.prefixing(name, modifier: modifier))
+        case .and(let parts): return .and(parts.map { $0.prefixing(name) })
+        case .or(let parts): return .or(parts.map { $0.prefixing(name) })
+        case .not(let inner): return .not(inner.prefixing(name))
         case .comparison(var c):
             if case .keyPath(let path) = c.left { c.left = .keyPath([name] + path) }
             if case .keyPath(let path) = c.right { c.right = .keyPath([name] + path) }
-            if let modifier { c.modifier = modifier }
             return .comparison(c)
+        }
+    }
+
+    /// `quantifier` over the members of to-many `name` applied to this predicate (written against a member),
+    /// said with per-comparison modifiers, or nil when it cannot be. Exact in SQL's three-valued logic, where a
+    /// member counts only when its test is definitely true: ANY distributes over OR, ALL over AND, NONE over OR
+    /// (into an AND); nested quantifiers flatten when the pair allows (ANY of ANY, ALL of ALL, NONE of ANY,
+    /// ALL of NONE). NOT, a constant, AND under ANY/NONE and OR under ALL need a per-member subquery.
+    package func quantified(over name: String, by quantifier: ComparisonModifier) -> FetchPredicate? {
+        switch self {
+        case .comparison(var c):
+            switch (quantifier, c.modifier) {
+            case (_, .direct): c.modifier = quantifier
+            case (.any, .any), (.all, .all): break
+            case (.none, .any), (.all, .none): c.modifier = .none
+            default: return nil
+            }
+            if case .keyPath(let path) = c.left { c.left = .keyPath([name] + path) }
+            if case .keyPath(let path) = c.right { c.right = .keyPath([name] + path) }
+            return .comparison(c)
+        case .or(let parts) where quantifier == .any || quantifier == .none:
+            var result: [FetchPredicate] = []
+            for part in parts {
+                guard let q = part.quantified(over: name, by: quantifier) else { return nil }
+                result.append(q)
+            }
+            return quantifier == .any ? .or(result) : .and(result)
+        case .and(let parts) where quantifier == .all:
+            var result: [FetchPredicate] = []
+            for part in parts {
+                guard let q = part.quantified(over: name, by: quantifier) else { return nil }
+                result.append(q)
+            }
+            return .and(result)
+        default:
+            return nil
         }
     }
 }
