@@ -123,6 +123,11 @@ import Testing
             #expect(throws: QueryError.self) { try names(.any(\.purchases, !(\.qty == 1))) }
             #expect(throws: QueryError.self) { try names(.all(\.purchases, \.qty == 1 || \.qty == 2)) }
             #expect(throws: QueryError.self) { try names(.any(\.purchases, .all(\.labels, \.title == "gift"))) }
+            #expect(try names(.all(\.purchases, .none(\.labels, \.title == "gift"))) == ["Ann", "Bo", "Di"])
+            // ALL of ALL runs in SQL as "every member has some", an aggregate is one total in memory but one per
+            // member in SQL: neither can be said per comparison.
+            #expect(throws: QueryError.self) { try names(.all(\.purchases, .all(\.labels, \.title == "gift"))) }
+            #expect(throws: QueryError.self) { try names(.none(\.purchases, .count(\.labels, .greater, 0))) }
         }
         // Read as a plain predicate, an unsayable one matches nothing rather than something else.
         #expect((.any(\Customer.purchases, \.qty == 1 && \.amount == nil) as TypedPredicate<Customer>).predicate == .constant(false))
@@ -208,6 +213,19 @@ import Testing
         let error = #expect(throws: EntityTypeError.self) { try coordinator.register(PurchaseWithWrongLabels.self) }
         #expect(error?.type == "WrongLabel" && error?.problems.contains { $0.contains("Label.title is String") } == true, "\(String(describing: error))")
         #expect(throws: EntityTypeError.self) { _ = try ObjectContext(coordinator: coordinator).fetch(PurchaseWithWrongLabels.self) }
+        // In a cycle (CycleCustomer -> CyclePurchase -> CycleCustomer, and CycleCustomer -> WrongPurchase) a failure
+        // leaves none of the types registered: CyclePurchase hands out CycleCustomers, so it fails too.
+        #expect(throws: EntityTypeError.self) { try coordinator.register(CycleCustomer.self) }
+        let cycle = #expect(throws: EntityTypeError.self) { _ = try ObjectContext(coordinator: coordinator).fetch(CyclePurchase.self) }
+        #expect(cycle?.type == "WrongPurchase", "\(String(describing: cycle))")
+        // A key path whose Swift type no attribute or relationship takes is an error from `set`, not a cleared value.
+        try coordinator.register(LoosePurchase.self)
+        let context = ObjectContext(coordinator: coordinator)
+        let loose = try #require(try context.insert(Purchase.self).as(LoosePurchase.self))
+        try loose.set(\.code, "p9")
+        #expect(throws: ContextError.self) { try loose.set(\.codeParts, ["p", "9"]) }
+        #expect(throws: ContextError.self) { try loose.set(\.owner, 7) }
+        #expect(loose.code == "p9" && loose.as(Purchase.self)?.customer == nil)
     }
 }
 
@@ -248,4 +266,43 @@ struct WrongLabel: EntityObject {
     static var keyPathNames: [PartialKeyPath<WrongLabel>: String] { [:] }
     let managedObject: ManagedObject
     init(managedObject: ManagedObject) { self.managedObject = managedObject }
+}
+
+/// Customer's purchases lead back to it through CyclePurchase; its favorites are WrongPurchases.
+struct CycleCustomer: EntityObject {
+    static let entityName = "Customer"
+    static let declaredProperties: [DeclaredProperty] = [
+        .toMany("purchases", CyclePurchase.self), .toMany("favorites", WrongPurchase.self, ordered: true),
+    ]
+    static var keyPathNames: [PartialKeyPath<CycleCustomer>: String] { [:] }
+    let managedObject: ManagedObject
+    init(managedObject: ManagedObject) { self.managedObject = managedObject }
+}
+
+struct CyclePurchase: EntityObject {
+    static let entityName = "Purchase"
+    static let declaredProperties: [DeclaredProperty] = [.toOne("customer", CycleCustomer.self)]
+    static var keyPathNames: [PartialKeyPath<CyclePurchase>: String] { [:] }
+    let managedObject: ManagedObject
+    init(managedObject: ManagedObject) { self.managedObject = managedObject }
+}
+
+struct WrongPurchase: EntityObject {
+    static let entityName = "Purchase"
+    static let declaredProperties: [DeclaredProperty] = [.attribute("code", Int64.self)]
+    static var keyPathNames: [PartialKeyPath<WrongPurchase>: String] { [:] }
+    let managedObject: ManagedObject
+    init(managedObject: ManagedObject) { self.managedObject = managedObject }
+}
+
+/// Matches Purchase, but maps two key paths of Swift types the model cannot hold onto its properties.
+struct LoosePurchase: EntityObject {
+    static let entityName = "Purchase"
+    static let declaredProperties: [DeclaredProperty] = [.attribute("code", String.self), .toOne("customer", Customer.self)]
+    static var keyPathNames: [PartialKeyPath<LoosePurchase>: String] { [\.code: "code", \.codeParts: "code", \.owner: "customer"] }
+    let managedObject: ManagedObject
+    init(managedObject: ManagedObject) { self.managedObject = managedObject }
+    var code: String { managedObject[attribute: "code"] }
+    var codeParts: [String] { code.split(separator: "-").map(String.init) }
+    var owner: Int { 0 }
 }

@@ -80,6 +80,11 @@ extension EntityObject {
                 }
                 try managedObject.setRelatedObjects(members.map(\.managedObject), forKey: name)
             } else {
+                guard value is any EntityObject || value is any OptionalEntity else {
+                    throw ContextError.typeMismatch(
+                        entity: managedObject.entity.name, key: name, expected: "a \(relationship.destinationEntityName) or nil",
+                        actual: "\(Swift.type(of: value))")
+                }
                 try managedObject.setRelatedObject(Self.managedObject(of: value), forKey: name)
             }
         } else {

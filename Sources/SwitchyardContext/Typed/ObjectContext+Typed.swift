@@ -73,13 +73,16 @@ extension StoreCoordinator {
     }
 
     package func registerType<E: EntityObject>(_ type: E.Type) throws {
+        if registeredEntityTypes.withLock({ $0.contains(ObjectIdentifier(type)) }) { return }
         var checking: Set<ObjectIdentifier> = []
         try registerType(type, checking: &checking)
+        // Only now, every type reached having matched: a failure anywhere leaves none of them registered.
+        registeredEntityTypes.withLock { $0.formUnion(checking) }
     }
 
     /// Checks `type`, then the types its relationships and fetched properties hand out (each once: `checking`
-    /// holds the types checked in this registration, so cycles through inverses end), and remembers them all
-    /// only when every one matches.
+    /// holds the types checked in this registration, so cycles through inverses end); the caller remembers
+    /// them all only when every one matched.
     private func registerType<E: EntityObject>(_ type: E.Type, checking: inout Set<ObjectIdentifier>) throws {
         let key = ObjectIdentifier(type)
         if registeredEntityTypes.withLock({ $0.contains(key) }) || !checking.insert(key).inserted { return }
@@ -95,7 +98,6 @@ extension StoreCoordinator {
         for destination in E.declaredProperties.compactMap(\.destinationType) {
             try registerType(destination, checking: &checking)
         }
-        registeredEntityTypes.withLock { _ = $0.insert(key) }
     }
 }
 

@@ -50,7 +50,8 @@ public struct TypedPredicate<Root: EntityObject>: Sendable {
         return Self(.constant(false), problem: """
             \(quantifier.rawValue) over '\(name)' of (\(inner.stored.format)) cannot be expressed: a quantifier applies to \
             each comparison on its own (as in NSPredicate, without SUBQUERY), so it holds only for a single comparison, \
-            ANY or NONE over OR, ALL over AND, and ANY inside ANY, ALL inside ALL, ANY inside NONE, NONE inside ALL; \
+            ANY or NONE over OR, ALL over AND, and ANY inside ANY, ANY inside NONE, NONE inside ALL, without @count or \
+            a key path on the right; \
             write the test as such, or fetch the members and test them in Swift
             """)
     }
@@ -161,19 +162,23 @@ extension FetchPredicate {
     /// `quantifier` over the members of to-many `name` applied to this predicate (written against a member),
     /// said with per-comparison modifiers, or nil when it cannot be. Exact in SQL's three-valued logic, where a
     /// member counts only when its test is definitely true: ANY distributes over OR, ALL over AND, NONE over OR
-    /// (into an AND); nested quantifiers flatten when the pair allows (ANY of ANY, ALL of ALL, NONE of ANY,
-    /// ALL of NONE). NOT, a constant, AND under ANY/NONE and OR under ALL need a per-member subquery.
+    /// (into an AND); nested quantifiers flatten when the pair allows (ANY of ANY, NONE of ANY, ALL of NONE,
+    /// each "some pair" or "no pair" of the flattened path). NOT, a constant, AND under ANY/NONE, OR under ALL,
+    /// ALL of ALL (which SQL runs as "all of some"), an aggregate (`@count`: one total in memory, one per member
+    /// in SQL) and a key path on the right-hand side (read from the member in SQL, from the root in memory)
+    /// need a per-member subquery.
     package func quantified(over name: String, by quantifier: ComparisonModifier) -> FetchPredicate? {
         switch self {
         case .comparison(var c):
+            guard case .keyPath(let path) = c.left, !path.contains(where: { $0.hasPrefix("@") }) else { return nil }
+            if case .keyPath = c.right { return nil }
             switch (quantifier, c.modifier) {
             case (_, .direct): c.modifier = quantifier
-            case (.any, .any), (.all, .all): break
+            case (.any, .any): break
             case (.none, .any), (.all, .none): c.modifier = .none
             default: return nil
             }
-            if case .keyPath(let path) = c.left { c.left = .keyPath([name] + path) }
-            if case .keyPath(let path) = c.right { c.right = .keyPath([name] + path) }
+            c.left = .keyPath([name] + path)
             return .comparison(c)
         case .or(let parts) where quantifier == .any || quantifier == .none:
             var result: [FetchPredicate] = []
