@@ -200,7 +200,14 @@ extension ManagedObject: PredicateSubject {
         }
         let target = try relatedObject(forKey: first)
         if rest.isEmpty { return .single(target.map { .integer($0.objectID.predicateKey) } ?? .null) }
-        guard let target else { return .single(.null) }
+        guard let target else {
+            // As the stores read it (`RowKeyPathWalk`): one null, or no members when a to-many follows.
+            let model = try liveContext().coordinator.model
+            let crosses = RowKeyPathWalk.crossesToMany(from: relationship.destinationEntityName, rest[...]) {
+                model.entity(named: $0)?.relationship(named: $1)
+            }
+            return crosses ? .many([]) : .single(.null)
+        }
         return try target.predicateValues(at: rest)
     }
 

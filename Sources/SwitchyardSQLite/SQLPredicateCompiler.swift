@@ -348,7 +348,10 @@ package struct SQLPredicateCompiler {
                 return try membership(needle, rest: rest, options: c.options, base: base, entity: entity,
                                       relationship: relationship, state: state)
             }
-            let inner = Comparison(.keyPath(rest), c.op, c.right, options: c.options)
+            // ALL holds for every element at the end of the path, so a further to-many inside is ALL too
+            // (ALL a.b.x is every x of every b of every a, as the evaluator in memory flattens it); ANY and
+            // NONE ask whether some element anywhere matches, so the inner one is ANY.
+            let inner = Comparison(.keyPath(rest), c.op, c.right, options: c.options, modifier: c.modifier == .all ? .all : .direct)
             return try quantified(c.modifier, inner, base: base, entity: entity, relationship: relationship, state: state)
         }
         let right = try operand(c.right, in: scope, state: state)

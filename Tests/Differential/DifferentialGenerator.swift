@@ -135,10 +135,14 @@ public struct DifferentialGenerator {
     }
 
     mutating func ownerTerm() -> PredicateSpec {
-        switch Int(int(0...7)) {
+        switch Int(int(0...8)) {
         case 0, 1:
             let (op, options) = stringOp()
             return .compare(key: "name", op: op, options: options, value: .string(pick(Self.names)))
+        case 8:
+            // Across two to-many relationships: every / some / no tag of any of the owner's items.
+            let (op, options) = stringOp()
+            return .aggregate(modifier: pick(["ANY", "ALL", "NONE"]), path: "items.tags", key: "label", op: op, options: options, value: .string(pick(Self.labels)))
         case 2: return .compare(key: "score", op: intOp(), options: "", value: .integer(int(0...5)))
         case 3: return .isNil(key: "score", negated: chance(0.5))
         case 4: return .aggregate(modifier: pick(["ANY", "ALL", "NONE"]), path: "items", key: "qty", op: intOp(), options: "", value: .integer(int(0...9)))
@@ -151,10 +155,14 @@ public struct DifferentialGenerator {
     }
 
     mutating func tagTerm() -> PredicateSpec {
-        switch Int(int(0...5)) {
+        switch Int(int(0...6)) {
         case 0:
             let (op, options) = stringOp()
             return .compare(key: "label", op: op, options: options, value: .string(pick(Self.labels)))
+        case 5:
+            // Through a to-one that may be nil: an item without an owner fails ALL (SQL's LEFT JOIN NULL).
+            let (op, options) = stringOp()
+            return .aggregate(modifier: pick(["ANY", "ALL", "NONE"]), path: "items", key: "owner.name", op: op, options: options, value: .string(pick(Self.names)))
         case 1: return .aggregate(modifier: pick(["ANY", "NONE"]), path: "items", key: "qty", op: intOp(), options: "", value: .integer(int(0...9)))
         case 2: return .count(path: "items", op: intOp(), value: int(0...3))
         case 3: return .count(path: "pinned", op: intOp(), value: int(0...3))

@@ -93,7 +93,13 @@ struct DifferentialReference {
     // MARK: - Reading
 
     /// To-many members as the context shows them: deleted objects left out.
+    /// The live members at the end of `relationship`, a to-many or a dotted path of them (flattened, as
+    /// `ALL items.tags.label` reads every tag of every item).
     func members(_ uid: Int64, _ relationship: String) -> [Int64] {
+        if let dot = relationship.firstIndex(of: ".") {
+            let rest = String(relationship[relationship.index(after: dot)...])
+            return members(uid, String(relationship[..<dot])).flatMap { members($0, rest) }
+        }
         guard let o = state.objects[uid] else { return [] }
         let live: (Int64) -> Bool = { self.isLive($0) }
         switch relationship {

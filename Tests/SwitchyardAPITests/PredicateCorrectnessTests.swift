@@ -102,4 +102,51 @@ import Testing
             }
         }
     }
+
+    /// A to-one that is nil partway along a to-many path is one unknown value, as SQL's LEFT JOIN makes it:
+    /// `ALL children.pinned.name == "L"` fails for a parent with an unpinned child, on unsaved objects and on
+    /// every store alike (memory, LMDB and PostgreSQL once skipped the child and matched). When a to-many
+    /// follows the nil to-one, the child has no members there and `ALL` holds for it.
+    @Test(arguments: Backend.everyStore)
+    func aNilToOneInsideAQuantifierIsUnknown(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = StoreCoordinator(model: try Graph.model())
+        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let context = ObjectContext(coordinator: coordinator)
+        func make(_ name: String) throws -> ManagedObject { try Relations.insert(context, "Node", name) }
+        let label = try Relations.insert(context, "Label", "L")
+        let r1 = try make("R1"), r2 = try make("R2")
+        let c1 = try make("c1"), c2 = try make("c2"), c3 = try make("c3")
+        try r1.setRelatedObjects([c1, c2], forKey: "children")
+        try r2.setRelatedObjects([c3], forKey: "children")
+        for pinned in [c1, c3] {
+            try pinned.setRelatedObject(label, forKey: "pinned")
+            try pinned.setRelatedObjects([label], forKey: "labels")
+        }
+        let expected: [String: [String]] = [
+            "ALL children.pinned.name == 'L'": ["R2"],
+            "ANY children.pinned.name == 'L'": ["R1", "R2"],
+            "NONE children.pinned.name == 'M'": ["R1", "R2"],
+            "ALL children.pinned.name != 'L'": [],
+            "NOT (ALL children.pinned.name == 'L')": ["R1"],
+            "ALL children.pinned.nodes.name BEGINSWITH 'c'": ["R1", "R2"],
+            "ALL children.pinned.nodes.name == 'c1'": [],
+        ]
+        func roots(_ context: ObjectContext, _ format: String) throws -> [String] {
+            let request = FetchRequest(
+                entityName: "Node", predicate: try FetchPredicate(format: "name BEGINSWITH 'R' AND (\(format))"),
+                sortKeys: [SortKey("name")])
+            let names = try Relations.names(context.fetch(request))
+            #expect(try context.count(request) == names.count, "\(format): count")
+            return names
+        }
+        for (format, names) in expected.sorted(by: { $0.key < $1.key }) {
+            #expect(try roots(context, format) == names, "unsaved: \(format)")
+        }
+        try context.save()
+        let fresh = ObjectContext(coordinator: coordinator)
+        for (format, names) in expected.sorted(by: { $0.key < $1.key }) {
+            #expect(try roots(fresh, format) == names, "saved: \(format)")
+        }
+    }
 }

@@ -163,10 +163,10 @@ extension FetchPredicate {
     /// said with per-comparison modifiers, or nil when it cannot be. Exact in SQL's three-valued logic, where a
     /// member counts only when its test is definitely true: ANY distributes over OR, ALL over AND, NONE over OR
     /// (into an AND); nested quantifiers flatten when the pair allows (ANY of ANY, NONE of ANY, ALL of NONE,
-    /// each "some pair" or "no pair" of the flattened path). NOT, a constant, AND under ANY/NONE, OR under ALL,
-    /// ALL of ALL (which SQL runs as "all of some"), an aggregate (`@count`: one total in memory, one per member
-    /// in SQL) and a key path on the right-hand side (read from the member in SQL, from the root in memory)
-    /// need a per-member subquery.
+    /// ALL of ALL, each "some pair", "no pair" or "every pair" of the flattened path). NOT, a constant, AND
+    /// under ANY/NONE, OR under ALL, an aggregate (`@count`: one total in memory, one per member in SQL) and a
+    /// key path on the right-hand side (read from the member in SQL, from the root in memory) need a
+    /// per-member subquery.
     package func quantified(over name: String, by quantifier: ComparisonModifier) -> FetchPredicate? {
         switch self {
         case .comparison(var c):
@@ -174,26 +174,18 @@ extension FetchPredicate {
             if case .keyPath = c.right { return nil }
             switch (quantifier, c.modifier) {
             case (_, .direct): c.modifier = quantifier
-            case (.any, .any): break
+            case (.any, .any), (.all, .all): break
             case (.none, .any), (.all, .none): c.modifier = .none
             default: return nil
             }
             c.left = .keyPath([name] + path)
             return .comparison(c)
-        case .or(let parts) where quantifier == .any || quantifier == .none:
-            var result: [FetchPredicate] = []
-            for part in parts {
-                guard let q = part.quantified(over: name, by: quantifier) else { return nil }
-                result.append(q)
-            }
+        case .or(let parts) where quantifier == .any || quantifier == .none, .and(let parts) where quantifier == .all:
+            // Each part on its own: ANY of an OR is an OR of ANYs, NONE of an OR an AND of NONEs, ALL of an AND
+            // an AND of ALLs.
+            let result = parts.compactMap { $0.quantified(over: name, by: quantifier) }
+            guard result.count == parts.count else { return nil }
             return quantifier == .any ? .or(result) : .and(result)
-        case .and(let parts) where quantifier == .all:
-            var result: [FetchPredicate] = []
-            for part in parts {
-                guard let q = part.quantified(over: name, by: quantifier) else { return nil }
-                result.append(q)
-            }
-            return .and(result)
         default:
             return nil
         }
