@@ -47,6 +47,11 @@ extension EntityObject {
     /// The object's ID.
     public var objectID: ObjectID { managedObject.objectID }
 
+    /// The model name `keyPathNames` gives a key path rooted at this type, nil when it lists none.
+    package static func listedName(of keyPath: AnyKeyPath) -> String? {
+        (keyPath as? PartialKeyPath<Self>).flatMap { keyPathNames[$0] }
+    }
+
     /// The model name of `keyPath`; a key path the type does not list is a programmer error.
     package static func name(of keyPath: PartialKeyPath<Self>) -> String {
         guard let name = keyPathNames[keyPath] else {
@@ -80,12 +85,12 @@ extension EntityObject {
                 }
                 try managedObject.setRelatedObjects(members.map(\.managedObject), forKey: name)
             } else {
-                guard value is any EntityObject || value is any OptionalEntity else {
+                guard let target = Self.reference(value) else {
                     throw ContextError.typeMismatch(
                         entity: managedObject.entity.name, key: name, expected: "a \(relationship.destinationEntityName) or nil",
                         actual: "\(Swift.type(of: value))")
                 }
-                try managedObject.setRelatedObject(Self.managedObject(of: value), forKey: name)
+                try managedObject.setRelatedObject(target, forKey: name)
             }
         } else {
             // A key path whose Swift type is no attribute type (a hand-written keyPathNames entry for a computed
@@ -137,9 +142,11 @@ extension EntityObject {
         try managedObject.moveRelatedObject(from: from, to: to, forKey: Self.name(of: keyPath))
     }
 
-    private static func managedObject(of value: Any) -> ManagedObject? {
-        if let entity = value as? any EntityObject { return entity.managedObject }
-        if let optional = value as? any OptionalEntity { return optional.wrappedManagedObject }
+    /// The object a to-one value points at (`.some(nil)` for a nil entity optional), or nil when `value` is
+    /// no entity at all.
+    private static func reference(_ value: Any) -> ManagedObject?? {
+        if let entity = value as? any EntityObject { return .some(entity.managedObject) }
+        if let optional = value as? any OptionalEntity { return .some(optional.wrappedManagedObject) }
         return nil
     }
 }

@@ -16,13 +16,14 @@ extension TypedPredicate {
     /// Understood: `&&`, `||`, `!`; `==`, `!=`, `<`, `<=`, `>`, `>=` between a property and a value (either side);
     /// `== nil` / `!= nil` on optional properties; a `Bool` property on its own; `property.contains(string)`,
     /// `property.starts(with: string)`; `values.contains(property)` (`IN`); `true` and `false`. The properties
-    /// are the type's attributes (those its `keyPathNames` lists). Anything else — a to-one chain (`$0.chat?.title`),
-    /// arithmetic, a comparison between two properties, a method Switchyard cannot run in SQL — throws
-    /// `QueryError.unsupported` naming the expression, rather than being evaluated in memory behind the user's back.
+    /// are those the entity types list in `keyPathNames`, followed through to-one relationships with optional
+    /// chaining (`$0.chat?.title == "Team"` is `chat.title == "Team"`, nil when there is no chat); a chained
+    /// test that yields `Bool?` is written `== true` or `?? false` (`$0.link?.starts(with: "https") == true`).
+    /// Anything else — arithmetic, a comparison between two properties, a method Switchyard cannot run in
+    /// SQL — throws `QueryError.unsupported` naming the expression, rather than being evaluated in memory
+    /// behind the user's back.
     public init(_ predicate: Predicate<Root>) throws {
-        let translator = FoundationPredicateTranslator(entity: Root.entityName) { keyPath in
-            (keyPath as? PartialKeyPath<Root>).flatMap { Root.keyPathNames[$0] }
-        }
+        let translator = FoundationPredicateTranslator(entity: Root.entityName, input: predicate.variable.key)
         self.init(try translator.predicate(predicate.expression))
     }
 }
@@ -53,8 +54,9 @@ extension ObjectContext {
 package enum TranslatedTerm {
     /// A truth value.
     case predicate(FetchPredicate)
-    /// An attribute of the entity.
-    case keyPath(String)
+    /// A property of the entity, or one reached through to-one relationships; `nullable` when Swift may read
+    /// it as nil (an optional property, or any property at the end of an optional chain).
+    case keyPath([String], nullable: Bool)
     /// A value to compare with.
     case value(PredicateOperand)
 }
@@ -64,13 +66,34 @@ package enum TranslatedTerm {
 package struct FoundationPredicateTranslator {
     /// The entity, for error messages.
     package let entity: String
-    /// The model name of a key path on the entity type, nil for one the type does not list.
-    package let name: (AnyKeyPath) -> String?
+    /// The key path each variable in scope stands for: the predicate's input is the object itself (empty), the
+    /// variable of an optional chain the chained property (`$0.chat?.title`: the chain's variable is `chat`).
+    private var bindings: [PredicateExpressions.VariableID: [String]]
+
+    package init(entity: String, input: PredicateExpressions.VariableID) {
+        self.entity = entity
+        self.bindings = [input: []]
+    }
+
+    /// The key path `variable` stands for, nil for a variable the translator did not bind.
+    package func path(of variable: PredicateExpressions.VariableID) -> [String]? { bindings[variable] }
+
+    /// A translator in which `variable` also stands for `path`.
+    package func binding(_ variable: PredicateExpressions.VariableID, to path: [String]) -> Self {
+        var copy = self
+        copy.bindings[variable] = path
+        return copy
+    }
+
+    /// The model name of a key path on an entity type, nil for one the type does not list (or no entity type).
+    package static func name(of keyPath: AnyKeyPath) -> String? {
+        (type(of: keyPath).rootType as? any EntityObject.Type)?.listedName(of: keyPath)
+    }
 
     package func predicate(_ expression: Any) throws -> FetchPredicate {
         switch try term(expression) {
         case .predicate(let p): return p
-        case .keyPath(let name): return .comparison(Comparison(.keyPath([name]), .equal, .constant(.bool(true))))
+        case .keyPath(let path, let nullable): return comparison(path, nullable: nullable, .equal, .constant(.bool(true)))
         case .value(.constant(.bool(let b))): return .constant(b)
         case .value: throw unsupported(expression, "a value that is not a truth value")
         }
@@ -85,15 +108,30 @@ package struct FoundationPredicateTranslator {
 
     package func compare(_ lhs: Any, _ op: ComparisonOperator, _ rhs: Any, node: Any) throws -> FetchPredicate {
         switch (try term(lhs), try term(rhs)) {
-        case (.keyPath(let name), .value(let value)):
-            return .comparison(Comparison(.keyPath([name]), op, value))
-        case (.value(let value), .keyPath(let name)):
-            return .comparison(Comparison(.keyPath([name]), op.swapped, value))
+        case (.keyPath(let path, let nullable), .value(let value)):
+            return comparison(path, nullable: nullable, op, value)
+        case (.value(let value), .keyPath(let path, let nullable)):
+            return comparison(path, nullable: nullable, op.swapped, value)
+        case (.predicate(let p), .value(.constant(.bool(true)))) where op == .equal,
+            (.value(.constant(.bool(true))), .predicate(let p)) where op == .equal:
+            // A chained test, `$0.link?.starts(with: "x") == true`: nil (no link) is not true, and the test
+            // is already false on a null property (see `comparison`).
+            return p
         case (.keyPath, .keyPath):
             throw unsupported(node, "a comparison between two properties")
         default:
             throw unsupported(node, "a comparison that does not read a property")
         }
+    }
+
+    /// `path op value` with Swift's reading of nil rather than SQL's: where the property may be nil, a
+    /// comparison with a value is false for nil (`!=` true), never unknown, so `!($0.chat?.title == "x")`
+    /// selects the messages without a chat, as Swift evaluating the closure would.
+    package func comparison(_ path: [String], nullable: Bool, _ op: ComparisonOperator, _ value: PredicateOperand) -> FetchPredicate {
+        let test = FetchPredicate.comparison(Comparison(.keyPath(path), op, value))
+        guard nullable, value != .constant(.null) else { return test }
+        if op == .notEqual { return .or([test, .comparison(Comparison(.keyPath(path), .equal, .constant(.null)))]) }
+        return .and([test, .comparison(Comparison(.keyPath(path), .notEqual, .constant(.null)))])
     }
 
     package func unsupported(_ expression: Any, _ what: String) -> QueryError {
@@ -138,22 +176,60 @@ protocol TranslatablePredicateExpression {
     func translate(_ translator: FoundationPredicateTranslator) throws -> TranslatedTerm
 }
 
-/// The predicate's input, `$0`.
-package protocol PredicateInputVariable {}
+/// A variable of the predicate: its input `$0`, or the variable of an optional chain.
+package protocol PredicateInputVariable {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    var variableKey: PredicateExpressions.VariableID { get }
+}
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-extension PredicateExpressions.Variable: PredicateInputVariable {}
+extension PredicateExpressions.Variable: PredicateInputVariable {
+    package var variableKey: PredicateExpressions.VariableID { key }
+}
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.KeyPath: TranslatablePredicateExpression {
     func translate(_ translator: FoundationPredicateTranslator) throws -> TranslatedTerm {
-        guard root is any PredicateInputVariable else {
-            throw translator.unsupported(self, "a key path on something other than the object itself (a chain or a nested value)")
+        guard let variable = root as? any PredicateInputVariable, let prefix = translator.path(of: variable.variableKey) else {
+            throw translator.unsupported(self, "a key path on something other than the object or a to-one chain (a nested value)")
         }
-        guard let name = translator.name(keyPath) else {
+        guard let name = FoundationPredicateTranslator.name(of: keyPath) else {
             throw translator.unsupported(self, "\(keyPath) is not one of the type's keyPathNames")
         }
-        return .keyPath(name)
+        return .keyPath(prefix + [name], nullable: !prefix.isEmpty || type(of: keyPath).valueType is any SwiftOptional.Type)
+    }
+}
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.Variable: TranslatablePredicateExpression {
+    /// A chain's variable on its own is the chained property (`$0.link?.starts(with: "x")`: `link`).
+    func translate(_ translator: FoundationPredicateTranslator) throws -> TranslatedTerm {
+        guard let path = translator.path(of: key), !path.isEmpty else {
+            throw translator.unsupported(self, "the object itself or a variable outside the predicate's chains")
+        }
+        return .keyPath(path, nullable: true)
+    }
+}
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.OptionalFlatMap: TranslatablePredicateExpression {
+    /// `$0.chat?.title`: the transform read with its variable standing for the wrapped property.
+    func translate(_ translator: FoundationPredicateTranslator) throws -> TranslatedTerm {
+        guard case .keyPath(let path, _) = try translator.term(wrapped) else {
+            throw translator.unsupported(self, "optional chaining on something other than a property")
+        }
+        return try translator.binding(variable.key, to: path).term(transform)
+    }
+}
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.NilCoalesce: TranslatablePredicateExpression {
+    /// `chainedTest ?? false` (or `$0.chat?.isMuted ?? false`): nil is not true, as `== true` reads it.
+    func translate(_ translator: FoundationPredicateTranslator) throws -> TranslatedTerm {
+        guard case .value(.constant(.bool(false))) = try translator.term(rhs) else {
+            throw translator.unsupported(self, "?? other than a chained test ?? false")
+        }
+        return .predicate(try translator.predicate(lhs))
     }
 }
 
@@ -222,20 +298,20 @@ extension PredicateExpressions.Comparison: TranslatablePredicateExpression {
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.CollectionContainsCollection: TranslatablePredicateExpression {
     func translate(_ translator: FoundationPredicateTranslator) throws -> TranslatedTerm {
-        guard case .keyPath(let name) = try translator.term(base), case .value(let needle) = try translator.term(other) else {
+        guard case .keyPath(let path, let nullable) = try translator.term(base), case .value(let needle) = try translator.term(other) else {
             throw translator.unsupported(self, "contains(_:) other than property.contains(value)")
         }
-        return .predicate(.comparison(Comparison(.keyPath([name]), .contains, needle)))
+        return .predicate(translator.comparison(path, nullable: nullable, .contains, needle))
     }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.SequenceStartsWith: TranslatablePredicateExpression {
     func translate(_ translator: FoundationPredicateTranslator) throws -> TranslatedTerm {
-        guard case .keyPath(let name) = try translator.term(base), case .value(let prefix) = try translator.term(prefix) else {
+        guard case .keyPath(let path, let nullable) = try translator.term(base), case .value(let prefix) = try translator.term(prefix) else {
             throw translator.unsupported(self, "starts(with:) other than property.starts(with: value)")
         }
-        return .predicate(.comparison(Comparison(.keyPath([name]), .beginsWith, prefix)))
+        return .predicate(translator.comparison(path, nullable: nullable, .beginsWith, prefix))
     }
 }
 
@@ -243,13 +319,17 @@ extension PredicateExpressions.SequenceStartsWith: TranslatablePredicateExpressi
 extension PredicateExpressions.SequenceContains: TranslatablePredicateExpression {
     func translate(_ translator: FoundationPredicateTranslator) throws -> TranslatedTerm {
         switch (try translator.term(sequence), try translator.term(element)) {
-        case (.value(let list), .keyPath(let name)):
-            return .predicate(.comparison(Comparison(.keyPath([name]), .in, list)))
-        case (.keyPath(let name), .value(let needle)):
+        case (.value(let list), .keyPath(let path, let nullable)):
+            return .predicate(translator.comparison(path, nullable: nullable, .in, list))
+        case (.keyPath(let path, let nullable), .value(let needle)):
             // A String property's contains(Character), say.
-            return .predicate(.comparison(Comparison(.keyPath([name]), .contains, needle)))
+            return .predicate(translator.comparison(path, nullable: nullable, .contains, needle))
         default:
             throw translator.unsupported(self, "contains(_:) other than values.contains(property)")
         }
     }
 }
+
+/// Any `Optional`, to tell an optional property's key path from others.
+private protocol SwiftOptional {}
+extension Optional: SwiftOptional {}
