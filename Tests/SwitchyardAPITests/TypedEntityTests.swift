@@ -135,6 +135,31 @@ import Testing
         #expect((.any(\Customer.purchases, \.qty == 1 && \.amount == nil) as TypedPredicate<Customer>).predicate == .constant(false))
     }
 
+    /// Sorting by a property across a to-one: by the customer's name (nil first ascending, last descending),
+    /// then by code; unsaved and saved objects in one order on every store.
+    @Test(arguments: Backend.everyStore)
+    func sortsAcrossAToOne(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Self.coordinator(backend, dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let bo = try context.insert(Customer.self), ann = try context.insert(Customer.self)
+        bo.name = "Bo"
+        ann.name = "Ann"
+        for (code, customer) in [("a", bo), ("b", nil), ("c", ann), ("d", bo), ("e", ann)] as [(String, Customer?)] {
+            let p = try context.insert(Purchase.self)
+            p.code = code
+            p.customer = customer
+            if code == "c" { try context.save() }   // some saved, some pending in the same fetch
+        }
+        for view in [context, ObjectContext(coordinator: coordinator)] {
+            if view !== context { try context.save() }
+            let up = try view.fetch(Purchase.self, sortedBy: [.ascending(\.customer, \.name), .ascending(\.code)]).map(\.code)
+            #expect(up == ["b", "c", "e", "a", "d"], "\(backend)")
+            let down = try view.fetch(Purchase.self, sortedBy: [.descending(\.customer, \.name), .descending(\.code)]).map(\.code)
+            #expect(down == ["d", "a", "e", "c", "b"], "\(backend)")
+        }
+    }
+
     /// The typed to-many operations on ordered and unordered relationships, with their inverses, as saved.
     @Test(arguments: Backend.everyStore)
     func typedToManyMutationsAndInverses(_ backend: Backend) throws {

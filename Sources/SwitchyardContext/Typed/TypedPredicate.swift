@@ -262,4 +262,15 @@ public struct TypedSortKey<Root: EntityObject>: Sendable {
     public static func ascending(_ keyPath: PartialKeyPath<Root>) -> Self { Self(sortKey: SortKey(Root.name(of: keyPath), ascending: true)) }
     /// Largest first.
     public static func descending(_ keyPath: PartialKeyPath<Root>) -> Self { Self(sortKey: SortKey(Root.name(of: keyPath), ascending: false)) }
+
+    /// By a property of the object at the end of a to-one, smallest first; objects without one sort as nil
+    /// (first). `.ascending(\.customer, \.name)` is `SortKey("customer.name")`.
+    public static func ascending<Destination: EntityObject>(_ toOne: KeyPath<Root, Destination?>, _ keyPath: PartialKeyPath<Destination>) -> Self {
+        Self(sortKey: SortKey("\(Root.name(of: toOne)).\(Destination.name(of: keyPath))", ascending: true))
+    }
+
+    /// By a property of the object at the end of a to-one, largest first (objects without one last).
+    public static func descending<Destination: EntityObject>(_ toOne: KeyPath<Root, Destination?>, _ keyPath: PartialKeyPath<Destination>) -> Self {
+        Self(sortKey: SortKey("\(Root.name(of: toOne)).\(Destination.name(of: keyPath))", ascending: false))
+    }
 }
