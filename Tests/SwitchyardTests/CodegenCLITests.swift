@@ -62,6 +62,45 @@ import Testing
         #expect(try !String(contentsOf: file, encoding: .utf8).contains("public struct"))
     }
 
+    /// Types are named after the entities' classes, as Xcode's codegen names them: a real model's
+    /// `.SectionMO` gives `struct SectionMO` for entity `Section`.
+    @Test(.enabled(if: CLITests.built && Fixtures.available, "needs storeinspect in .build/debug and ../shared/fixtures/coredata"))
+    func typesTakeTheClassNamesOfARealModel() throws {
+        let model = Fixtures.url("marcshearer__Shortcut-Menu/Shortcut Menu Shared/Shortcut_Menu.xcdatamodeld").path
+        let run = try CLITests.run("storeinspect", ["codegen", model])
+        #expect(run.status == 0, "\(run.stderr)")
+        for (entity, type) in [("Section", "SectionMO"), ("Shortcut", "ShortcutMO"), ("CloudSection", "CloudSectionMO")] {
+            let start = try #require(run.stdout.range(of: "struct \(type): EntityObject {\n"), "no \(type)")
+            #expect(run.stdout[start.upperBound...].hasPrefix("    static let entityName = \"\(entity)\""))
+        }
+    }
+
+    /// Where the class name cannot name a Swift type, the entity's name does: no class, `NSManagedObject`, a
+    /// module-qualified name is cut to its last part, and two entities sharing a class each get their own
+    /// name; relationship types follow.
+    @Test func classNamesThatCannotNameATypeFallBackToTheEntity() throws {
+        let name = AttributeDescription(name: "name", type: .string)
+        let model = try ObjectModel(entities: [
+            EntityDescription(name: "Shelf", className: "MyApp.ShelfMO", attributes: [name], relationships: [
+                RelationshipDescription(name: "books", destination: "Book", inverse: "shelf", isToMany: true),
+            ]),
+            EntityDescription(name: "Book", className: "NSManagedObject", attributes: [name], relationships: [
+                RelationshipDescription(name: "shelf", destination: "Shelf", inverse: "books"),
+            ]),
+            EntityDescription(name: "Left", className: "Twin", attributes: [name]),
+            EntityDescription(name: "Right", className: ".Twin", attributes: [name]),
+            EntityDescription(name: "Plain", attributes: [name]),
+        ])
+        let source = EntityCodeGenerator.swiftSource(for: model)
+        for type in ["ShelfMO", "Book", "Left", "Right", "Plain"] {
+            #expect(source.contains("struct \(type): EntityObject {"), "no \(type)")
+        }
+        #expect(!source.contains("struct Twin") && !source.contains("struct Shelf:"))
+        #expect(source.contains("var books: [Book] {"))
+        #expect(source.contains("var shelf: ShelfMO? {"))
+        #expect(source.contains(".toOne(\"shelf\", ShelfMO.self)"))
+    }
+
     /// A missing model, a file that is not a model and a bad prefix each fail with the reason and exit status.
     @Test(.enabled(if: CLITests.built, "storeinspect not built in .build/debug"))
     func badInputFailsClearly() throws {
