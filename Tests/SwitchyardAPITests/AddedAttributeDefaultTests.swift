@@ -24,8 +24,7 @@ import Testing
     }
 
     static func open(_ backend: Backend, _ version: Int, in dir: TempDir) throws -> ObjectContext {
-        let coordinator = StoreCoordinator(model: try model(version))
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let coordinator = try backend.coordinator(model(version), in: dir)
         return ObjectContext(coordinator: coordinator)
     }
 

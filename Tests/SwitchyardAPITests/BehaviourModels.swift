@@ -24,9 +24,7 @@ enum Catalogue {
     }
 
     static func coordinator(_ backend: Backend, in dir: TempDir) throws -> StoreCoordinator {
-        let coordinator = StoreCoordinator(model: try model())
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
-        return coordinator
+        try backend.coordinator(model(), in: dir)
     }
 
     /// Inserts `entity` named `name` priced `price`.
@@ -82,9 +80,7 @@ enum Relations {
     }
 
     static func coordinator(_ backend: Backend, in dir: TempDir) throws -> StoreCoordinator {
-        let coordinator = StoreCoordinator(model: try model())
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
-        return coordinator
+        try backend.coordinator(model(), in: dir)
     }
 
     /// Inserts `entity` with `name`.

@@ -22,8 +22,7 @@ struct LargeSaveTests {
     @Test(arguments: Backend.everyStore)
     func aLargeSaveIsAllOrNothing(backend: Backend) throws {
         let dir = try TempDir()
-        let coordinator = StoreCoordinator(model: try Self.model())
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let coordinator = try backend.coordinator(Self.model(), in: dir)
         let context = ObjectContext(coordinator: coordinator)
         var last: ManagedObject?
         for i in 0..<Self.count {

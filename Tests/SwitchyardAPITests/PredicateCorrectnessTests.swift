@@ -110,8 +110,7 @@ import Testing
     @Test(arguments: Backend.everyStore)
     func aNilToOneInsideAQuantifierIsUnknown(_ backend: Backend) throws {
         let dir = try TempDir()
-        let coordinator = StoreCoordinator(model: try Graph.model())
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let coordinator = try backend.coordinator(Graph.model(), in: dir)
         let context = ObjectContext(coordinator: coordinator)
         func make(_ name: String) throws -> ManagedObject { try Relations.insert(context, "Node", name) }
         let label = try Relations.insert(context, "Label", "L")

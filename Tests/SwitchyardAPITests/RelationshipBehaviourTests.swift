@@ -323,8 +323,7 @@ import Testing
     @Test(arguments: Backend.everyStore)
     func selfReferencesOrderedManyToManyAndCascadeCycles(_ backend: Backend) throws {
         let dir = try TempDir()
-        let coordinator = StoreCoordinator(model: try Graph.model())
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let coordinator = try backend.coordinator(Graph.model(), in: dir)
         let context = ObjectContext(coordinator: coordinator)
         func make(_ entity: String, _ name: String) throws -> ManagedObject { try Relations.insert(context, entity, name) }
         let root = try make("Node", "root"), x = try make("Node", "x"), y = try make("Node", "y"), z = try make("Node", "z")

@@ -12,9 +12,7 @@ import Testing
             name: "Coupon",
             attributes: [AttributeDescription(name: "code", type: .string), AttributeDescription(name: "amount", type: .integer64)],
             uniquenessConstraints: [["code"]])
-        let coordinator = StoreCoordinator(model: try ObjectModel(entities: [coupon], configurations: [ConfigurationDescription(name: "Main", entityNames: ["Coupon"])]))
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
-        return coordinator
+        return try backend.coordinator(ObjectModel(entities: [coupon], configurations: [ConfigurationDescription(name: "Main", entityNames: ["Coupon"])]), in: dir)
     }
 
     @discardableResult

@@ -28,6 +28,13 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
         }
     }
 
+    /// A coordinator for `model` with one store of this backend for configuration `Main` inside `dir`.
+    func coordinator(_ model: ObjectModel, in dir: TempDir) throws -> StoreCoordinator {
+        let coordinator = StoreCoordinator(model: model)
+        try add(to: coordinator, configuration: "Main", in: dir.url)
+        return coordinator
+    }
+
     /// Adds a store of this backend for `configuration` inside `dir`.
     @discardableResult
     func add(
@@ -106,9 +113,7 @@ enum Shop {
 
     /// A coordinator with one `Main` store of `backend`.
     static func coordinator(_ backend: Backend, in dir: TempDir) throws -> StoreCoordinator {
-        let coordinator = StoreCoordinator(model: try model())
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
-        return coordinator
+        try backend.coordinator(model(), in: dir)
     }
 
     @discardableResult

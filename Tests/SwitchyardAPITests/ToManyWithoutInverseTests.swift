@@ -61,8 +61,7 @@ import Testing
     @Test(arguments: Backend.everyStore)
     func membersAreSavedMovedAndQueried(_ backend: Backend) throws {
         let dir = try TempDir()
-        let coordinator = StoreCoordinator(model: try Self.model())
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let coordinator = try backend.coordinator(Self.model(), in: dir)
         let context = ObjectContext(coordinator: coordinator)
         let a = try Self.insert(context, "Cart", "A"), b = try Self.insert(context, "Cart", "B")
         let x = try Self.insert(context, "Item", "x"), y = try Self.insert(context, "GiftItem", "y"), z = try Self.insert(context, "Item", "z")
@@ -120,8 +119,7 @@ import Testing
     @Test(arguments: Backend.everyStore)
     func orderedMembersKeepTheirOrder(_ backend: Backend) throws {
         let dir = try TempDir()
-        let coordinator = StoreCoordinator(model: try Self.model())
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let coordinator = try backend.coordinator(Self.model(), in: dir)
         let context = ObjectContext(coordinator: coordinator)
         let a = try Self.insert(context, "Cart", "A")
         let steps = try ["s1", "s2", "s3", "s4"].map { try Self.insert(context, "Step", $0) }
@@ -142,8 +140,7 @@ import Testing
     @Test(arguments: Backend.everyStore)
     func deleteRulesApply(_ backend: Backend) throws {
         let dir = try TempDir()
-        let coordinator = StoreCoordinator(model: try Self.model())
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let coordinator = try backend.coordinator(Self.model(), in: dir)
         let context = ObjectContext(coordinator: coordinator)
         let a = try Self.insert(context, "Cart", "A"), b = try Self.insert(context, "Cart", "B")
         try a.setRelatedObjects([Self.insert(context, "Item", "x"), Self.insert(context, "Item", "y")], forKey: "items")
@@ -171,8 +168,7 @@ import Testing
 
     /// A store at the first model: cart A with items x, y (a GiftItem) and steps s2, s1; item z owned by nobody.
     static func writeVersion1(_ backend: Backend, in dir: TempDir) throws {
-        let coordinator = StoreCoordinator(model: try Self.model())
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let coordinator = try backend.coordinator(Self.model(), in: dir)
         let context = ObjectContext(coordinator: coordinator)
         let a = try Self.insert(context, "Cart", "A")
         try a.setRelatedObjects([Self.insert(context, "Item", "x"), Self.insert(context, "GiftItem", "y")], forKey: "items")
@@ -186,8 +182,7 @@ import Testing
     func migrationKeepsMembers(_ backend: Backend) throws {
         let dir = try TempDir()
         try Self.writeVersion1(backend, in: dir)
-        let coordinator = StoreCoordinator(model: try Self.model(extraAttribute: true))
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let coordinator = try backend.coordinator(Self.model(extraAttribute: true), in: dir)
         let context = ObjectContext(coordinator: coordinator)
         let a = try Self.object(context, "Cart", "A")
         #expect(try Self.names(a, "items") == ["x", "y"])
@@ -201,8 +196,7 @@ import Testing
     func renamedAndAddedRelationshipsMigrate(_ backend: Backend) throws {
         let dir = try TempDir()
         try Self.writeVersion1(backend, in: dir)
-        let coordinator = StoreCoordinator(model: try Self.model(version2: true))
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let coordinator = try backend.coordinator(Self.model(version2: true), in: dir)
         let context = ObjectContext(coordinator: coordinator)
         let a = try Self.object(context, "Cart", "A")
         #expect(try Self.names(a, "products") == ["x", "y"])

@@ -7,9 +7,7 @@ import Testing
 @Suite struct TypedEntityTests {
     static func coordinator(_ backend: Backend, _ dir: TempDir) throws -> StoreCoordinator {
         let url = try #require(Bundle.module.url(forResource: "Shop", withExtension: "xcdatamodeld"))
-        let coordinator = StoreCoordinator(model: try ModelLoader.load(at: url))
-        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
-        return coordinator
+        return try backend.coordinator(ModelLoader.load(at: url), in: dir)
     }
 
     @Test(arguments: Backend.everyStore)
