@@ -50,7 +50,7 @@ public struct TypedPredicate<Root: EntityObject>: Sendable {
         return Self(.constant(false), problem: """
             \(quantifier.rawValue) over '\(name)' of (\(inner.stored.format)) cannot be expressed: a quantifier applies to \
             each comparison on its own (as in NSPredicate, without SUBQUERY), so it holds only for a single comparison, \
-            ANY or NONE over OR, ALL over AND, and ANY inside ANY, ANY inside NONE, NONE inside ALL, without @count or \
+            ANY or NONE over OR, ALL over AND, and ANY inside ANY, ANY inside NONE, NONE or ALL inside ALL, without @count or \
             a key path on the right; \
             write the test as such, or fetch the members and test them in Swift
             """)
