@@ -29,3 +29,26 @@ extension ObjectID {
         self.init(store: store, entityName: parts[1], primaryKey: pk)
     }
 }
+
+// MARK: - Codable
+
+/// An ID encodes as its URI (`x-coredata://UUID/Entity/pN`), as Core Data archives `URIRepresentation()`, so a
+/// `#Predicate` can capture it (`#Predicate<Message> { $0.chat?.objectID == chatID }`) and an app can keep it.
+extension ObjectID: Codable {
+    /// Decodes an ID from its URI string; anything else is a `DecodingError.dataCorrupted` saying why.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let uri = try container.decode(String.self)
+        do {
+            try self.init(uri: uri)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(error)")
+        }
+    }
+
+    /// Encodes the ID as its URI string.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(uriRepresentation)
+    }
+}

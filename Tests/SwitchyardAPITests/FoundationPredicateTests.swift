@@ -62,6 +62,11 @@ import Testing
             if i == 39 { try context.save() }                                   // the last 20 stay unsaved
         }
         let wanted: [Int64] = [0, 2, 7]
+        // Identities, as SwiftData compares persistentModelIDs: both saved by now, so their IDs are permanent.
+        let annID = customers[0].objectID
+        let noCustomer: ObjectID? = nil
+        let first = try #require(try context.fetch(Purchase.self, where: \.code == plain[0].code).first)
+        let firstID = first.objectID
         // Each case: the #Predicate on the entity, and the same closure on plain values.
         let cases: [(String, Predicate<Purchase>, (Plain) -> Bool)] = [
             ("qty > 3", #Predicate { $0.qty > 3 }, { $0.qty > 3 }),
@@ -79,6 +84,11 @@ import Testing
             ("customer not Ann", #Predicate { $0.customer?.name != "Ann" }, { $0.customer != "Ann" }),
             ("customer prefix A", #Predicate { $0.customer?.name.starts(with: "A") == true }, { $0.customer?.starts(with: "A") == true }),
             ("not customer prefix B", #Predicate { !($0.customer?.name.starts(with: "B") ?? false) }, { !($0.customer?.starts(with: "B") ?? false) }),
+            ("customer is Ann by ID", #Predicate { $0.customer?.objectID == annID }, { $0.customer == "Ann" }),
+            ("customer not Ann by ID", #Predicate { $0.customer?.objectID != annID }, { $0.customer != "Ann" }),
+            ("no customer by a nil ID", #Predicate { $0.customer?.objectID == noCustomer }, { $0.customer == nil }),
+            ("the object by ID", #Predicate { $0.objectID == firstID }, { $0.code == plain[0].code }),
+            ("all but the object by ID", #Predicate { $0.objectID != firstID && $0.qty > 0 }, { $0.code != plain[0].code && $0.qty > 0 }),
         ]
         for (label, predicate, swift) in cases {
             let fetched = try context.fetch(Purchase.self, where: predicate).map(\.code).sorted()

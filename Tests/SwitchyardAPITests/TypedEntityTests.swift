@@ -198,6 +198,44 @@ import Testing
         #expect(saved.favorites.map(\.code) == ["a", "b", "d"])
     }
 
+    /// Entity values compare and hash by the object they view, as NSManagedObjects do: `purchase.customer == ann`
+    /// in plain Swift, sets and dictionary keys; the same stored object in another context is another value with
+    /// the same `objectID`, which encodes as its URI.
+    @Test(arguments: Backend.everyStore)
+    func entityValuesCompareByTheirObject(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Self.coordinator(backend, dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let ann = try context.insert(Customer.self)
+        ann.name = "Ann"
+        let bo = try context.insert(Customer.self)
+        bo.name = "Bo"
+        let purchase = try context.insert(Purchase.self)
+        purchase.code = "p1"
+        purchase.customer = ann
+        #expect(purchase.customer == ann)
+        #expect(purchase.customer != bo)
+        #expect(ann.as(Customer.self) == ann)                       // another view of one object is equal
+        try context.save()
+        let again = try #require(try context.fetch(Customer.self, where: \.name == "Ann").first)
+        #expect(again == ann)                                       // a fetch in the same context: the same object
+        #expect(Set([ann, bo, again]).count == 2)
+        #expect([ann: 1][again] == 1)
+        let other = try #require(try ObjectContext(coordinator: coordinator).fetch(Customer.self, where: \.name == "Ann").first)
+        #expect(other != ann)                                       // another context: another object...
+        #expect(other.objectID == ann.objectID)                     // ...of the same stored row
+        // The ID round-trips through Codable as its URI (what a #Predicate capturing it needs).
+        let encoded = try JSONEncoder().encode([ann.objectID])
+        #expect(String(decoding: encoded, as: UTF8.self) == "[\"\(ann.objectID.uriRepresentation.replacingOccurrences(of: "/", with: "\\/"))\"]")
+        #expect(try JSONDecoder().decode([ObjectID].self, from: encoded) == [ann.objectID])
+        let bad = #expect(throws: DecodingError.self) { try JSONDecoder().decode([ObjectID].self, from: Data(#"["x-coredata://nope/Customer/p1"]"#.utf8)) }
+        #expect(String(describing: bad).contains("'nope' is not a store UUID"), "\(String(describing: bad))")
+        // In a #Predicate, an object is named by its ID (an entity value cannot be captured: it is not Sendable).
+        let annID = ann.objectID
+        #expect(try context.fetch(Purchase.self, where: #Predicate { $0.customer?.objectID == annID }) == [purchase])
+        #expect(try context.fetch(Customer.self, where: #Predicate { $0.objectID != annID }) == [bo])
+    }
+
     /// Typed predicates are the same predicates as format strings (so the same SQL and in-memory evaluation).
     @Test func typedPredicatesEqualTheirFormatStrings() throws {
         #expect((\Purchase.qty > 3).predicate == (try FetchPredicate(format: "qty > 3")))

@@ -75,7 +75,7 @@ public enum EntityCodeGenerator {
     ]
     package static let reserved: Set<String> = [
         "managedObject", "objectID", "entityName", "declaredProperties", "keyPathNames", "set", "related",
-        "setRelated", "add", "remove", "insert",
+        "setRelated", "add", "remove", "insert", "hashValue",
     ]
 
     /// A valid Swift identifier for a model name.

@@ -28,9 +28,13 @@ import SwitchyardModel
 /// the same `ManagedObject`. The type is checked against the model when it is first registered with the
 /// coordinator (`StoreCoordinator.register(_:)`, done by the first typed insert or fetch).
 ///
+/// Values compare and hash by the object they view, as `NSManagedObject`s do: `message.chat == chat` is true when
+/// both are the same object of the same context (`Set<Chat>` and dictionary keys work alike). Objects of two
+/// contexts are different values; compare their `objectID`s to ask whether they are the same stored object.
+///
 /// The type itself (not its values) may be shared between threads (`SendableMetatype`): declarations name
 /// their destination types, which registration then checks too.
-public protocol EntityObject: SendableMetatype {
+public protocol EntityObject: Hashable, SendableMetatype {
     /// The entity's name in the model.
     static var entityName: String { get }
     /// The properties the type declares, checked against the model when the type is registered.
@@ -44,8 +48,17 @@ public protocol EntityObject: SendableMetatype {
 }
 
 extension EntityObject {
+    /// True when both values view the same object (of the same context).
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.managedObject === rhs.managedObject }
+
+    /// Hashes the identity of the object the value views.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(managedObject)) }
+
     /// The object's ID.
     public var objectID: ObjectID { managedObject.objectID }
+
+    /// True for `\Self.objectID`: a `#Predicate` comparing the object (or a to-one) with an `ObjectID`.
+    package static func isObjectIDKeyPath(_ keyPath: AnyKeyPath) -> Bool { keyPath == \Self.objectID as AnyKeyPath }
 
     /// The model name `keyPathNames` gives a key path rooted at this type, nil when it lists none.
     package static func listedName(of keyPath: AnyKeyPath) -> String? {

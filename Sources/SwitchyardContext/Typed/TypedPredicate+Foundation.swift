@@ -14,7 +14,9 @@ extension TypedPredicate {
     /// let recent = try context.fetch(Message.self, where: #Predicate<Message> { $0.sentAt > cutoff && $0.text.contains("hi") })
     /// ```
     /// Understood: `&&`, `||`, `!`; `==`, `!=`, `<`, `<=`, `>`, `>=` between a property and a value (either side);
-    /// `== nil` / `!= nil` on optional properties; a `Bool` property on its own; `property.contains(string)`,
+    /// `== nil` / `!= nil` on optional properties; `objectID` (of the object or of a to-one: `$0.chat?.objectID
+    /// == chatID`, as SwiftData compares `persistentModelID`s; an entity value itself cannot be captured, as it
+    /// is neither `Sendable` nor `Codable`); a `Bool` property on its own; `property.contains(string)`,
     /// `property.starts(with: string)`; `values.contains(property)` (`IN`); `true` and `false`. The properties
     /// are those the entity types list in `keyPathNames`, followed through to-one relationships with optional
     /// chaining (`$0.chat?.title == "Team"` is `chat.title == "Team"`, nil when there is no chat); a chained
@@ -90,6 +92,11 @@ package struct FoundationPredicateTranslator {
         (type(of: keyPath).rootType as? any EntityObject.Type)?.listedName(of: keyPath)
     }
 
+    /// True for `\E.objectID` on an entity type.
+    package static func isObjectID(_ keyPath: AnyKeyPath) -> Bool {
+        (type(of: keyPath).rootType as? any EntityObject.Type)?.isObjectIDKeyPath(keyPath) ?? false
+    }
+
     package func predicate(_ expression: Any) throws -> FetchPredicate {
         switch try term(expression) {
         case .predicate(let p): return p
@@ -148,6 +155,8 @@ package struct FoundationPredicateTranslator {
     package func operand(_ value: Any, node: Any) throws -> PredicateOperand {
         if let stored = AttributeValue(converting: value) { return .constant(stored) }
         if let entity = value as? any EntityObject { return .object(entity.managedObject.objectID) }
+        if let id = value as? ObjectID { return .object(id) }
+        if let optional = value as? any SwiftOptional, optional.isNone { return .constant(.null) }      // an ObjectID? nil
         if let character = value as? Character { return .constant(.string(String(character))) }
         if let sequence = value as? any Sequence {
             return .list(try Self.elements(of: sequence).map { try operand($0, node: node) })
@@ -192,6 +201,10 @@ extension PredicateExpressions.KeyPath: TranslatablePredicateExpression {
     func translate(_ translator: FoundationPredicateTranslator) throws -> TranslatedTerm {
         guard let variable = root as? any PredicateInputVariable, let prefix = translator.path(of: variable.variableKey) else {
             throw translator.unsupported(self, "a key path on something other than the object or a to-one chain (a nested value)")
+        }
+        if FoundationPredicateTranslator.isObjectID(keyPath) {
+            // `$0.objectID` is the object itself (SELF), `$0.chat?.objectID` the to-one `chat`.
+            return .keyPath(prefix, nullable: !prefix.isEmpty)
         }
         guard let name = FoundationPredicateTranslator.name(of: keyPath) else {
             throw translator.unsupported(self, "\(keyPath) is not one of the type's keyPathNames")
@@ -331,5 +344,9 @@ extension PredicateExpressions.SequenceContains: TranslatablePredicateExpression
 }
 
 /// Any `Optional`, to tell an optional property's key path from others.
-private protocol SwiftOptional {}
-extension Optional: SwiftOptional {}
+private protocol SwiftOptional {
+    var isNone: Bool { get }
+}
+extension Optional: SwiftOptional {
+    var isNone: Bool { self == nil }
+}
