@@ -3,7 +3,8 @@ import PackagePlugin
 
 /// Generates Swift `EntityObject` types for every `.xcdatamodeld` (or lone `.xcdatamodel`) among a target's
 /// files, with `storeinspect codegen --public`, before the target compiles — Xcode's codegen for SwiftPM on any
-/// platform (public, so a models library can export them).
+/// platform (public, so a models library can export them). As in Xcode, each entity's Codegen setting decides
+/// what is generated (Manual/None entities are left for you to declare).
 /// Declare the model as a resource (`resources: [.copy("Model.xcdatamodeld")]`) so the target sees it.
 @main
 struct SwitchyardCodegen: BuildToolPlugin {

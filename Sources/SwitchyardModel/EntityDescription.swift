@@ -35,6 +35,15 @@ public struct EntityDescription: Sendable, Hashable {
     public var uniquenessConstraints: [[String]]
     /// Fetch indexes declared on this entity.
     public var indexes: [IndexDescription]
+    /// Xcode's Codegen setting: what `storeinspect codegen` and the `SwitchyardCodegen` plugin generate for the
+    /// entity's Swift type. A model built in code generates every type (`.classDefinition`); a model file says
+    /// per entity (no setting in the file is Xcode's Manual/None). Not part of equality: it changes no stored
+    /// data, and a compiled model (`.mom`, a store's model cache) does not keep it.
+    public var codeGeneration: CodeGeneration {
+        get { codeGenerationSetting.value }
+        set { codeGenerationSetting.value = newValue }
+    }
+    private var codeGenerationSetting: OutsideEquality<CodeGeneration>
 
     // MARK: Resolved by ObjectModel
 
@@ -63,7 +72,8 @@ public struct EntityDescription: Sendable, Hashable {
         attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
         fetchedProperties: [FetchedPropertyDescription] = [], renamingIdentifier: String? = nil,
         versionHashModifier: String? = nil, userInfo: [String: String] = [:],
-        uniquenessConstraints: [[String]] = [], indexes: [IndexDescription] = []
+        uniquenessConstraints: [[String]] = [], indexes: [IndexDescription] = [],
+        codeGeneration: CodeGeneration = .classDefinition
     ) {
         self.name = name
         self.className = className
@@ -77,6 +87,7 @@ public struct EntityDescription: Sendable, Hashable {
         self.userInfo = userInfo
         self.uniquenessConstraints = uniquenessConstraints
         self.indexes = indexes
+        self.codeGenerationSetting = OutsideEquality(value: codeGeneration)
     }
 
     // MARK: Lookup

@@ -93,7 +93,8 @@ package struct ElementsModelReader {
             isAbstract: element["_isAbstract"]?.boolValue ?? details["XD_PSK_isAbstract"]?.boolValue ?? false,
             renamingIdentifier: nonEmpty(details["XD_PSK_elementID"]),
             versionHashModifier: nonEmpty(details["XD_PSK_versionHashModifier"]),
-            userInfo: userInfo(details["XD_PSK_userInfo"]))
+            userInfo: userInfo(details["XD_PSK_userInfo"]),
+            codeGeneration: .manual)                // before Xcode 8's Codegen setting: Manual/None
         for entry in element["XDBucketForOwnedAttributesstorage"]?.entries ?? [] {
             let property = try object(entry.value, what: "property \(entry.key.stringValue ?? "?") of entity \(name)")
             if property.isKind(of: "XDPMAttribute") {

@@ -74,6 +74,7 @@ public enum ModelWriter {
             ("name", entity.name), ("representedClassName", entity.className), ("parentEntity", entity.parentName),
             ("isAbstract", yes(entity.isAbstract)), ("elementID", entity.renamingIdentifier),
             ("versionHashModifier", entity.versionHashModifier),
+            ("codeGenerationType", entity.codeGeneration == .manual ? nil : entity.codeGeneration.rawValue),
         ]
         let isEmpty = entity.attributes.isEmpty && entity.relationships.isEmpty && entity.fetchedProperties.isEmpty
             && entity.indexes.isEmpty && entity.userInfo.isEmpty && entity.uniquenessConstraints.isEmpty

@@ -140,7 +140,9 @@ package final class ModelXMLReader: NSObject, XMLParserDelegate {
             entity = EntityDescription(
                 name: name, className: nonEmpty(a["representedClassName"]), parent: nonEmpty(a["parentEntity"]),
                 isAbstract: flag(a["isAbstract"]), renamingIdentifier: nonEmpty(a["elementID"]),
-                versionHashModifier: nonEmpty(a["versionHashModifier"]))
+                versionHashModifier: nonEmpty(a["versionHashModifier"]),
+                // Absent is Xcode's Manual/None; a value Xcode never writes still generates the type.
+                codeGeneration: nonEmpty(a["codeGenerationType"]).map { EntityDescription.CodeGeneration(rawValue: $0) ?? .classDefinition } ?? .manual)
             compoundIndexCount = 0
         case ("attribute", "entity"):
             attribute = try makeAttribute(a)

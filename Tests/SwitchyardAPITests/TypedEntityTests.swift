@@ -31,6 +31,7 @@ import Testing
         }
         let label = try context.insert(Label.self)
         label.title = "gift"
+        #expect(label.shouted == "GIFT")                                    // the hand-declared type's own member
         try purchases[0].add(label, to: \.labels)
         ann.favorites = [purchases[2], purchases[0]]
         try context.save()
@@ -368,4 +369,15 @@ struct LoosePurchase: EntityObject {
     var code: String { managedObject[attribute: "code"] }
     var codeParts: [String] { code.split(separator: "-").map(String.init) }
     var owner: Int { 0 }
+}
+
+/// `Label` is Category/Extension in `Shop.xcdatamodeld`: the plugin generates its properties in an extension
+/// that makes it an `EntityObject`, and the type itself is declared here with a member of its own, as an Xcode
+/// user writes the class of such an entity. Public, as the plugin's types are (`Purchase.labels` hands it out).
+public struct Label {
+    public let managedObject: ManagedObject
+    public init(managedObject: ManagedObject) { self.managedObject = managedObject }
+
+    /// Not in the model: the app's own addition beside the generated properties.
+    var shouted: String { title.uppercased() }
 }

@@ -67,12 +67,85 @@ import Testing
     @Test(.enabled(if: CLITests.built && Fixtures.available, "needs storeinspect in .build/debug and ../shared/fixtures/coredata"))
     func typesTakeTheClassNamesOfARealModel() throws {
         let model = Fixtures.url("marcshearer__Shortcut-Menu/Shortcut Menu Shared/Shortcut_Menu.xcdatamodeld").path
-        let run = try CLITests.run("storeinspect", ["codegen", model])
+        // Its entities are Manual/None (no codeGenerationType; the app writes its classes), so Xcode generates
+        // nothing for them and neither does codegen, which says so; --every-entity generates them anyway.
+        let asXcode = try CLITests.run("storeinspect", ["codegen", model])
+        #expect(asXcode.status == 0, "\(asXcode.stderr)")
+        #expect(!asXcode.stdout.contains("EntityObject {"), "\(asXcode.stdout)")
+        #expect(asXcode.stdout.contains("// Codegen Manual/None in the model, so not generated here (declare them yourself): CloudSectionMO (entity CloudSection)"))
+        #expect(asXcode.stderr.hasPrefix("storeinspect: codegen: \(model): not generating CloudSection, "), "\(asXcode.stderr)")
+        #expect(asXcode.stderr.contains("pass --every-entity"))
+        let run = try CLITests.run("storeinspect", ["codegen", model, "--every-entity"])
         #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.isEmpty, "\(run.stderr)")
         for (entity, type) in [("Section", "SectionMO"), ("Shortcut", "ShortcutMO"), ("CloudSection", "CloudSectionMO")] {
             let start = try #require(run.stdout.range(of: "struct \(type): EntityObject {\n"), "no \(type)")
             #expect(run.stdout[start.upperBound...].hasPrefix("    static let entityName = \"\(entity)\""))
         }
+        // A real model whose entities are Class Definition (Xcode's default since Xcode 8) gets every type.
+        let classes = Fixtures.url("fatbobman__ShareData_Demo_For_CoreDataWithCloudKit/ShareDataViaCloudKitAndCoreData/Model.xcdatamodeld")
+        let generated = try CLITests.run("storeinspect", ["codegen", classes.path])
+        #expect(generated.status == 0 && generated.stderr.isEmpty, "\(generated.stderr)")
+        for entity in try ModelLoader.load(at: classes).entities {
+            #expect(entity.codeGeneration == .classDefinition)
+            #expect(generated.stdout.contains("static let entityName = \"\(entity.name)\""), "no type for \(entity.name)")
+        }
+    }
+
+    /// Each entity's Codegen setting decides what is written, as in Xcode: Class Definition the whole type,
+    /// Category/Extension an extension making the user's own type an `EntityObject`, Manual/None nothing (named
+    /// in the header); relationships to a skipped entity still name its type.
+    @Test(.enabled(if: CLITests.built, "storeinspect not built in .build/debug"))
+    func theModelsCodegenSettingDecidesWhatIsWritten() throws {
+        let dir = TemporaryDirectory()
+        let bundle = dir.file("Library.xcdatamodel")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        try Data("""
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" sourceLanguage="Swift">
+                <entity name="Book" representedClassName="Book" syncable="YES" codeGenerationType="class">
+                    <attribute name="title" attributeType="String"/>
+                    <relationship name="shelf" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Shelf" inverseName="books" inverseEntity="Shelf"/>
+                    <relationship name="notes" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="book" inverseEntity="Note"/>
+                </entity>
+                <entity name="Shelf" representedClassName="ShelfMO" syncable="YES" codeGenerationType="category">
+                    <attribute name="label" optional="YES" attributeType="String"/>
+                    <relationship name="books" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Book" inverseName="shelf" inverseEntity="Book"/>
+                </entity>
+                <entity name="Note" representedClassName="Note" syncable="YES">
+                    <attribute name="text" attributeType="String"/>
+                    <relationship name="book" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Book" inverseName="notes" inverseEntity="Book"/>
+                </entity>
+            </model>
+            """.utf8).write(to: bundle.appendingPathComponent("contents"))
+        let model = try ModelLoader.load(at: bundle)
+        #expect(model.entities.map(\.codeGeneration) == [.classDefinition, .manual, .category])   // sorted by name
+        let run = try CLITests.run("storeinspect", ["codegen", bundle.path, "--public"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let source = run.stdout
+        #expect(source.contains("public struct Book: EntityObject {"))
+        #expect(source.contains("public var shelf: ShelfMO? {"))
+        #expect(source.contains("public var notes: [Note] {"))                         // a manual type, named
+        #expect(source.contains("\nextension ShelfMO: EntityObject {\n    public static let entityName = \"Shelf\""))
+        #expect(source.contains("declare the type yourself, `public struct ShelfMO { public let managedObject: ManagedObject; public init(managedObject: ManagedObject)"))
+        #expect(source.contains("public var label: String? {"))
+        #expect(!source.contains("struct ShelfMO:") && !source.contains("struct Note") && !source.contains("extension Note"))
+        #expect(source.contains("not generated here (declare them yourself): Note (entity Note)."))
+        // The extension has no stored property or initializer: those are the user's.
+        let shelf = try #require(source.range(of: "extension ShelfMO: EntityObject {"))
+        #expect(!source[shelf.upperBound...].contains("let managedObject"))
+        #expect(run.stderr.contains("not generating Note (Codegen Manual/None in the model; declare it yourself, or pass --every-entity)"))
+        // --every-entity: every whole type, no extension.
+        let every = try CLITests.run("storeinspect", ["codegen", bundle.path, "--every-entity"])
+        #expect(every.status == 0 && every.stderr.isEmpty, "\(every.stderr)")
+        for type in ["Book", "ShelfMO", "Note"] { #expect(every.stdout.contains("\nstruct \(type): EntityObject {"), "no \(type)") }
+        #expect(!every.stdout.contains("extension") && !every.stdout.contains("Manual/None"))
+        // The setting survives Switchyard's own writing of the model (the copy a store keeps). It is not part of
+        // equality: a compiled model, which does not keep it, equals the file it was compiled from.
+        var manual = model.entities[0]
+        manual.codeGeneration = .manual
+        #expect(manual == model.entities[0] && manual.codeGeneration == .manual)
+        #expect(try ModelLoader.load(contentsXML: Data(ModelWriter.xml(for: model).utf8), source: "written").entities.map(\.codeGeneration) == [.classDefinition, .manual, .category])
     }
 
     /// Where the class name cannot name a Swift type, the entity's name does: no class, `NSManagedObject`, a

@@ -4,8 +4,9 @@ import Switchyard
 
 // MARK: - codegen
 
-/// `storeinspect codegen MODEL [--output FILE] [--public] [--prefix P]`: Swift `EntityObject` types for every
-/// entity of a model (what the `SwitchyardCodegen` build plugin runs).
+/// `storeinspect codegen MODEL [--output FILE] [--public] [--prefix P] [--every-entity]`: Swift `EntityObject`
+/// types for the entities of a model as their Codegen setting asks (what the `SwitchyardCodegen` build plugin
+/// runs).
 struct CodegenCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "codegen",
@@ -23,6 +24,9 @@ struct CodegenCommand: ParsableCommand {
     @Option(help: "Prefix every type name (for entities named like Foundation types).")
     var prefix = ""
 
+    @Flag(help: "Generate every entity's whole type, whatever its Codegen setting (Manual/None entities are skipped otherwise, as Xcode skips them).")
+    var everyEntity = false
+
     func validate() throws {
         if !prefix.isEmpty, prefix.unicodeScalars.contains(where: { !CharacterSet.alphanumerics.contains($0) && $0 != "_" }) {
             throw ValidationError("--prefix must be letters, digits or '_'")
@@ -31,9 +35,16 @@ struct CodegenCommand: ParsableCommand {
 
     func run() throws {
         let loaded = try StoreInspectCommand.loadModel(model, step: "codegen")
-        let source = EntityCodeGenerator.swiftSource(
-            for: loaded,
-            options: .init(accessLevel: isPublic ? "public" : "internal", typePrefix: prefix, source: URL(fileURLWithPath: model).lastPathComponent))
+        let options = EntityCodeGenerator.Options(
+            accessLevel: isPublic ? "public" : "internal", typePrefix: prefix, source: URL(fileURLWithPath: model).lastPathComponent,
+            everyEntity: everyEntity)
+        let source = EntityCodeGenerator.swiftSource(for: loaded, options: options)
+        let skipped = EntityCodeGenerator.skippedEntities(of: loaded, options: options)
+        if !skipped.isEmpty {
+            FileHandle.standardError.write(Data((
+                "storeinspect: codegen: \(model): not generating \(skipped.joined(separator: ", ")) (Codegen Manual/None in the model; "
+                    + "declare \(skipped.count == 1 ? "it" : "them") yourself, or pass --every-entity)\n").utf8))
+        }
         guard let output else {
             StoreInspectCommand.write(source)
             return
