@@ -134,6 +134,8 @@ extension ObjectContext {
                 changes.inserts.reserveCapacity(b.inserts.count)
                 for (object, pk) in zip(b.inserts, keys) {
                     var row = StoreRow(entityName: object.entity.name, primaryKey: pk, values: object.changedValues.rowValues(object.handle.layout))
+                    // Transient attributes stay with the object (finishSave keeps them); no store holds them.
+                    for position in object.handle.transientPositions { row.values[object.handle.layout.names[position]] = nil }
                     for (name, target) in object.changedToOne { if let r = reference(target) { row.toOne[name] = r } }
                     changes.inserts.append(row)
                 }
@@ -141,6 +143,7 @@ extension ObjectContext {
                     var update = RowUpdate(
                         entityName: object.entity.name, primaryKey: object.objectID.primaryKey!,
                         expectedVersion: object.snapshot?.version ?? 0, values: object.changedValues.dictionary(object.handle.layout))
+                    for position in object.handle.transientPositions { update.values[object.handle.layout.names[position]] = nil }
                     for (name, target) in object.changedToOne { update.toOne[name] = .some(reference(target)) }
                     update.toManyKeys = object.touchedToMany.union(object.changedToMany.keys)
                     changes.updates.append(update)
@@ -278,6 +281,12 @@ extension ObjectContext {
         for (object, row) in zip(inserts, rows) {
             // The row as written: values by the entity's layout, to-ones to the targets' permanent keys, Z_OPT 1.
             object.snapshot = ObjectSnapshot(row)
+            // The transient values the store was not given stay the object's, as in Core Data.
+            for position in object.handle.transientPositions {
+                if let value = object.changedValues[position], !value.isNull {
+                    object.snapshot!.values[object.handle.layout.names[position]] = value
+                }
+            }
             object.changedValues.removeAll()
             object.clearRelationshipChanges()
             object.isInserted = false

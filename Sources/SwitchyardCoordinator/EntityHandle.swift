@@ -27,6 +27,8 @@ package final class EntityHandle: Sendable {
     package let requiredPositions: [Int]
     /// The model's default values (non-null), normalized, by position: what a new object starts with.
     package let defaults: [(position: Int, value: AttributeValue)]
+    /// Positions of the transient attributes: the object keeps their values, no store is given them.
+    package let transientPositions: [Int]
 
     package init(_ description: EntityDescription) {
         self.description = description
@@ -40,6 +42,7 @@ package final class EntityHandle: Sendable {
             let attribute = description.allAttributes[$0]
             return !attribute.isOptional && !attribute.isTransient
         }
+        transientPositions = description.allAttributes.indices.filter { description.allAttributes[$0].isTransient }
         defaults = description.allAttributes.enumerated().compactMap { position, attribute in
             guard let value = attribute.defaultValue, !value.isNull else { return nil }
             return (position, value.normalized(for: attribute.type) ?? value)

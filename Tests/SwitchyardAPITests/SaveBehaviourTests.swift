@@ -27,6 +27,43 @@ import Testing
         try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "Coupon")).map { try $0.get("code", as: String.self) ?? "nil" }.sorted()
     }
 
+    /// Core Data's transient attributes: the object keeps their values in memory, through saves, and the store
+    /// never holds them, whether the object is new or saved and on every backend; predicates on the stored
+    /// attributes are unaffected; a fresh context reads nil (Core Data applies a default on insert, not on fetch).
+    @Test(arguments: Backend.everyStore)
+    func transientAttributesStayInMemoryAndAreNeverStored(_ backend: Backend) throws {
+        let note = EntityDescription(name: "Note", attributes: [
+            AttributeDescription(name: "title", type: .string, isOptional: false),
+            AttributeDescription(name: "draft", type: .string, isTransient: true),
+            AttributeDescription(name: "views", type: .integer64, isTransient: true, defaultValue: .integer(0)),
+        ])
+        let dir = try TempDir()
+        let coordinator = try backend.coordinator(
+            ObjectModel(entities: [note], configurations: [ConfigurationDescription(name: "Main", entityNames: ["Note"])]), in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let new = try context.insert("Note")
+        try new.set("title", "a")
+        try new.set("draft", "unsent")
+        try new.set("views", Int64(3))
+        try context.save()                                                  // a new object with transient values
+        #expect(try new.get("draft", as: String.self) == "unsent")
+        #expect(try new.get("views", as: Int64.self) == 3)
+        try new.set("draft", "edited")                                      // a saved object: only a transient changes
+        try context.save()
+        try new.set("title", "b")
+        try new.set("views", Int64(4))                                      // and one beside a stored attribute
+        try context.save()
+        #expect(try new.get("draft", as: String.self) == "edited")
+        #expect(try new.get("views", as: Int64.self) == 4)
+        let fresh = ObjectContext(coordinator: coordinator)
+        let stored = try fresh.fetch(FetchRequest(entityName: "Note"))
+        #expect(stored.count == 1)
+        #expect(try stored.first?.get("title", as: String.self) == "b")
+        #expect(try stored.first?.get("draft", as: String.self) == nil, "\(backend): a transient was stored")
+        #expect(try stored.first?.get("views", as: Int64.self) == nil, "\(backend): a transient was stored")
+        #expect(try fresh.count(FetchRequest(entityName: "Note", predicate: FetchPredicate(format: "title == 'b'"))) == 1)
+    }
+
     /// Core Data's uniqueness constraints under the default `NSErrorMergePolicy`: a save that would leave two
     /// objects with the same constrained value fails (`NSConstraintConflict`) and writes nothing, whether the
     /// other object is new or saved; values freed in the same save (renamed or deleted) can be taken; nil
