@@ -23,6 +23,14 @@ struct SwitchyardCodegen: BuildToolPlugin {
             }
             if let model { models[model, default: []].append(file.url) }
         }
+        // A `.copy` resource is listed as its bundle alone: its files (each version's `contents`) are inputs too,
+        // so editing the model regenerates the types.
+        for model in models.keys {
+            let files = FileManager.default.enumerator(at: model, includingPropertiesForKeys: [.isRegularFileKey])
+            while let file = files?.nextObject() as? URL {
+                if (try? file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true { models[model]!.append(file) }
+            }
+        }
         return models.keys.sorted { $0.path < $1.path }.map { model in
             let output = context.pluginWorkDirectoryURL.appendingPathComponent(model.deletingPathExtension().lastPathComponent + "+Entities.swift")
             return .buildCommand(
