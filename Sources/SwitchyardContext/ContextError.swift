@@ -12,6 +12,8 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible, L
     case unknownKey(entity: String, key: String)
     /// The value's type does not fit the attribute.
     case typeMismatch(entity: String, key: String, expected: String, actual: String)
+    /// An object asked for as an entity type it is not (`existingObject(Author.self, with: aBookID)`).
+    case wrongEntity(object: String, entity: String, expected: String)
     /// A required attribute or relationship has no value at save.
     case missingRequiredValue(entity: String, key: String, object: String)
     /// A relationship count outside its minimum/maximum at save.
@@ -44,6 +46,8 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible, L
         case let .unknownKey(entity, key): return "entity \(entity) has no property '\(key)'"
         case let .typeMismatch(entity, key, expected, actual):
             return "\(entity).\(key) is \(expected); got \(actual)"
+        case let .wrongEntity(object, entity, expected):
+            return "\(object) is a \(entity), not a \(expected) (or one of its subentities)"
         case let .missingRequiredValue(entity, key, object):
             return "\(object): required \(entity).\(key) has no value"
         case let .relationshipCount(entity, key, count, min, max, object):

@@ -209,7 +209,7 @@ extension StoreCoordinator {
     ) throws -> AsyncThrowingStream<QuerySnapshot, any Error> {
         try registerType(type)
         return try observe(
-            FetchRequest(entityName: E.entityName, predicate: try predicate?.checked(), sortKeys: sortKeys.map(\.sortKey)),
-            sectionedBy: sectionKey.map(E.name(of:)))
+            FetchRequest(entityName: E.entityName, predicate: try predicate?.checked(), sortKeys: try TypedSortKey.checked(sortKeys)),
+            sectionedBy: try sectionKey.map(E.name(of:)))
     }
 }

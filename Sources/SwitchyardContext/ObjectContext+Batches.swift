@@ -72,7 +72,7 @@ extension ObjectContext {
         batchSize: Int = 1_000, _ body: (E) throws -> Void
     ) throws {
         try coordinator.registerType(type)
-        let request = FetchRequest(entityName: E.entityName, predicate: try predicate?.checked(), sortKeys: sortKeys.map(\.sortKey))
+        let request = FetchRequest(entityName: E.entityName, predicate: try predicate?.checked(), sortKeys: try TypedSortKey.checked(sortKeys))
         try forEach(request, batchSize: batchSize) { try body(E(managedObject: $0)) }
     }
 

@@ -70,7 +70,7 @@ public final class MigrationTargetObject {
                 version: versionName, entity: entity.name, attribute: "\(keyPath)", value: "a key path of \(E.self)",
                 expected: "a key path of a type for \(entity.name)")
         }
-        return E.name(of: keyPath)
+        return try E.name(of: keyPath)
     }
 
     /// The row to-one relationship `name` points at.

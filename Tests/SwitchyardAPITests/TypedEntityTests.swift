@@ -235,6 +235,46 @@ import Testing
         let annID = ann.objectID
         #expect(try context.fetch(Purchase.self, where: #Predicate { $0.customer?.objectID == annID }) == [purchase])
         #expect(try context.fetch(Customer.self, where: #Predicate { $0.objectID != annID }) == [bo])
+        // Asking for an object as a type it is not says which is which; a typed delete deletes.
+        let wrong = #expect(throws: ContextError.self) { _ = try context.existingObject(Purchase.self, with: annID) }
+        #expect(wrong?.localizedDescription.contains("/Customer/p1 is a Customer, not a Purchase (or one of its subentities)") == true,
+            "\(String(describing: wrong?.localizedDescription))")
+        try context.delete(bo)
+        try context.save()
+        #expect(try ObjectContext(coordinator: coordinator).fetch(Customer.self).map(\.name) == ["Ann"])
+    }
+
+    /// A key path the type does not list (a computed property of the app's own, a property of a property,
+    /// `objectID` outside `#Predicate`) is an error from the fetch, count or setter that is given it, naming the
+    /// key path, never a stop of the program.
+    @Test func unlistedKeyPathsAreErrorsNotCrashes() throws {
+        let dir = try TempDir()
+        let context = ObjectContext(coordinator: try Self.coordinator(.memory, dir))
+        let purchase = try context.insert(Purchase.self)
+        purchase.code = "p1"
+        func message(_ body: () throws -> Void) -> String {
+            do {
+                try body()
+                return "no error"
+            } catch {
+                return "\(error)"
+            }
+        }
+        let unlisted = [
+            message { _ = try context.count(Purchase.self, where: \.loudCode == "P1") },
+            message { _ = try context.fetch(Purchase.self, where: \.code.count > 0) },
+            message { _ = try context.fetch(Purchase.self, where: \.qty > 0 && .beginsWith(\.loudCode, "P")) },
+            message { _ = try context.fetch(Purchase.self, sortedBy: [.ascending(\.loudCode)]) },
+            message { _ = try context.fetch(Purchase.self, sortedBy: [.ascending(\.qty), .descending(\.objectID)]) },
+            message { _ = try context.fetch(Purchase.self, sortedBy: [.ascending(\.customer, \.loudName)]) },
+            message { _ = try context.fetch(Purchase.self, where: .through(\.customer, \.loudName == "ANN")) },
+            message { try purchase.set(\.loudCode, "P2") },
+        ]
+        for text in unlisted {
+            #expect(text.contains("is not one of") && text.contains("keyPathNames"), "\(text)")
+        }
+        #expect(purchase.code == "p1")
+        #expect(try context.fetch(Purchase.self, where: \.code == "p1", sortedBy: [.ascending(\.code)]) == [purchase])
     }
 
     /// Typed predicates are the same predicates as format strings (so the same SQL and in-memory evaluation).
@@ -380,4 +420,13 @@ public struct Label {
 
     /// Not in the model: the app's own addition beside the generated properties.
     var shouted: String { title.uppercased() }
+}
+
+/// Computed properties of the app's own, which `keyPathNames` does not list.
+extension Purchase {
+    var loudCode: String { code.uppercased() }
+}
+
+extension Customer {
+    var loudName: String { name.uppercased() }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SwitchyardModel
+import SwitchyardQuery
 
 // MARK: - EntityObject
 
@@ -65,12 +66,17 @@ extension EntityObject {
         (keyPath as? PartialKeyPath<Self>).flatMap { keyPathNames[$0] }
     }
 
-    /// The model name of `keyPath`; a key path the type does not list is a programmer error.
-    package static func name(of keyPath: PartialKeyPath<Self>) -> String {
-        guard let name = keyPathNames[keyPath] else {
-            preconditionFailure("\(Self.self).keyPathNames has no entry for \(keyPath): declare every property there")
-        }
+    /// The model name of `keyPath`, or `QueryError.unsupported` for a key path the type does not list (a
+    /// computed property of the user's own, say).
+    package static func name(of keyPath: PartialKeyPath<Self>) throws -> String {
+        guard let name = keyPathNames[keyPath] else { throw QueryError.unsupported(unlisted(keyPath)) }
         return name
+    }
+
+    /// Why `keyPath`, which `keyPathNames` does not list, cannot be used.
+    package static func unlisted(_ keyPath: AnyKeyPath) -> String {
+        "\(keyPath) is not one of \(Self.self).keyPathNames (entity \(entityName)): only the model's attributes and relationships "
+            + "listed there can be used in typed predicates, sort keys and relationship methods"
     }
 
     /// A view of this object as another entity type, when its entity is of that kind (a `Special` object seen
@@ -88,7 +94,7 @@ extension EntityObject {
     /// where the property setter would stop the program (a deleted or detached object, a value the attribute
     /// does not accept).
     public func set<Value>(_ keyPath: KeyPath<Self, Value>, _ value: Value) throws {
-        let name = Self.name(of: keyPath)
+        let name = try Self.name(of: keyPath)
         if let relationship = managedObject.entity.relationship(named: name) {
             if relationship.isToMany {
                 guard let members = value as? [any EntityObject] else {
@@ -121,38 +127,38 @@ extension EntityObject {
     /// Reads a to-one relationship through its key path, throwing where the property getter would stop the
     /// program (a detached object, a store that cannot be read).
     public func related<Destination: EntityObject>(_ keyPath: KeyPath<Self, Destination?>) throws -> Destination? {
-        try managedObject.relatedObject(forKey: Self.name(of: keyPath)).map(Destination.init(managedObject:))
+        try managedObject.relatedObject(forKey: try Self.name(of: keyPath)).map(Destination.init(managedObject:))
     }
 
     /// Reads a to-many relationship through its key path (ordered ones in order), throwing where the property
     /// getter would stop the program.
     public func related<Destination: EntityObject>(_ keyPath: KeyPath<Self, [Destination]>) throws -> [Destination] {
-        try managedObject.relatedObjects(forKey: Self.name(of: keyPath)).map(Destination.init(managedObject:))
+        try managedObject.relatedObjects(forKey: try Self.name(of: keyPath)).map(Destination.init(managedObject:))
     }
 
     /// Replaces the members of a to-many relationship (in this order for an ordered one).
     public func setRelated<Destination: EntityObject>(_ keyPath: KeyPath<Self, [Destination]>, _ members: [Destination]) throws {
-        try managedObject.setRelatedObjects(members.map(\.managedObject), forKey: Self.name(of: keyPath))
+        try managedObject.setRelatedObjects(members.map(\.managedObject), forKey: try Self.name(of: keyPath))
     }
 
     /// Adds `member` to a to-many relationship (at the end of an ordered one).
     public func add<Destination: EntityObject>(_ member: Destination, to keyPath: KeyPath<Self, [Destination]>) throws {
-        try managedObject.addRelatedObject(member.managedObject, forKey: Self.name(of: keyPath))
+        try managedObject.addRelatedObject(member.managedObject, forKey: try Self.name(of: keyPath))
     }
 
     /// Removes `member` from a to-many relationship.
     public func remove<Destination: EntityObject>(_ member: Destination, from keyPath: KeyPath<Self, [Destination]>) throws {
-        try managedObject.removeRelatedObject(member.managedObject, forKey: Self.name(of: keyPath))
+        try managedObject.removeRelatedObject(member.managedObject, forKey: try Self.name(of: keyPath))
     }
 
     /// Inserts `member` at `index` of an ordered to-many relationship.
     public func insert<Destination: EntityObject>(_ member: Destination, at index: Int, into keyPath: KeyPath<Self, [Destination]>) throws {
-        try managedObject.insertRelatedObject(member.managedObject, at: index, forKey: Self.name(of: keyPath))
+        try managedObject.insertRelatedObject(member.managedObject, at: index, forKey: try Self.name(of: keyPath))
     }
 
     /// Moves the member at `from` to position `to` of an ordered to-many relationship.
     public func move<Destination: EntityObject>(from: Int, to: Int, in keyPath: KeyPath<Self, [Destination]>) throws {
-        try managedObject.moveRelatedObject(from: from, to: to, forKey: Self.name(of: keyPath))
+        try managedObject.moveRelatedObject(from: from, to: to, forKey: try Self.name(of: keyPath))
     }
 
     /// The object a to-one value points at (`.some(nil)` for a nil entity optional), or nil when `value` is

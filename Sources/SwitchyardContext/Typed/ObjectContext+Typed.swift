@@ -36,9 +36,17 @@ extension ObjectContext {
         try coordinator.registerType(type)
         let object = try existingObject(with: id)
         guard coordinator.model.entity(object.entity.name, isKindOf: E.entityName) else {
-            throw ContextError.typeMismatch(entity: object.entity.name, key: "SELF", expected: E.entityName, actual: object.entity.name)
+            throw ContextError.wrongEntity(object: id.description, entity: object.entity.name, expected: E.entityName)
         }
         return E(managedObject: object)
+    }
+
+    /// Deletes a typed object, as `delete(_:)` does its `managedObject` (delete rules run at save).
+    /// ```swift
+    /// try context.delete(message)
+    /// ```
+    public func delete<E: EntityObject>(_ object: E) throws {
+        try delete(object.managedObject)
     }
 
     /// Resolves fetched property `name` of many typed objects at once, as `prefetchFetchedProperty(_:for:)`
@@ -57,7 +65,7 @@ extension ObjectContext {
         _ type: E.Type, _ predicate: TypedPredicate<E>?, _ sortKeys: [TypedSortKey<E>], _ limit: Int?, _ offset: Int
     ) throws -> FetchRequest {
         FetchRequest(
-            entityName: E.entityName, predicate: try predicate?.checked(), sortKeys: sortKeys.map(\.sortKey),
+            entityName: E.entityName, predicate: try predicate?.checked(), sortKeys: try TypedSortKey.checked(sortKeys),
             fetchLimit: limit, fetchOffset: offset)
     }
 }

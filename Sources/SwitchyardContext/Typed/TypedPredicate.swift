@@ -56,58 +56,67 @@ public struct TypedPredicate<Root: EntityObject>: Sendable {
             """)
     }
 
-    package static func compare(_ name: String, _ op: ComparisonOperator, _ value: PredicateOperand, options: ComparisonOptions = []) -> Self {
-        Self(.comparison(Comparison(.keyPath([name]), op, value, options: options)))
+    package static func compare(
+        _ keyPath: PartialKeyPath<Root>, _ op: ComparisonOperator, _ value: PredicateOperand, options: ComparisonOptions = []
+    ) -> Self {
+        on(keyPath) { Self(.comparison(Comparison(.keyPath([$0]), op, value, options: options))) }
+    }
+
+    /// `build` given the model name of `keyPath`, or a predicate carrying the problem of a key path the type does
+    /// not list (typed fetches then throw it rather than stop the program).
+    private static func on(_ keyPath: PartialKeyPath<Root>, _ build: (String) -> Self) -> Self {
+        guard let name = Root.keyPathNames[keyPath] else { return Self(.constant(false), problem: Root.unlisted(keyPath)) }
+        return build(name)
     }
 
     /// `key BEGINSWITH value`, with `[c]`/`[d]` as `options` say.
     public static func beginsWith(_ keyPath: KeyPath<Root, String>, _ value: String, options: ComparisonOptions = []) -> Self {
-        compare(Root.name(of: keyPath), .beginsWith, .constant(.string(value)), options: options)
+        compare(keyPath, .beginsWith, .constant(.string(value)), options: options)
     }
 
     /// `key BEGINSWITH value` on an optional attribute (nil never matches).
     public static func beginsWith(_ keyPath: KeyPath<Root, String?>, _ value: String, options: ComparisonOptions = []) -> Self {
-        compare(Root.name(of: keyPath), .beginsWith, .constant(.string(value)), options: options)
+        compare(keyPath, .beginsWith, .constant(.string(value)), options: options)
     }
 
     /// `key ENDSWITH value`.
     public static func endsWith(_ keyPath: KeyPath<Root, String>, _ value: String, options: ComparisonOptions = []) -> Self {
-        compare(Root.name(of: keyPath), .endsWith, .constant(.string(value)), options: options)
+        compare(keyPath, .endsWith, .constant(.string(value)), options: options)
     }
 
     /// `key CONTAINS value`.
     public static func contains(_ keyPath: KeyPath<Root, String>, _ value: String, options: ComparisonOptions = []) -> Self {
-        compare(Root.name(of: keyPath), .contains, .constant(.string(value)), options: options)
+        compare(keyPath, .contains, .constant(.string(value)), options: options)
     }
 
     /// `key CONTAINS value` on an optional attribute.
     public static func contains(_ keyPath: KeyPath<Root, String?>, _ value: String, options: ComparisonOptions = []) -> Self {
-        compare(Root.name(of: keyPath), .contains, .constant(.string(value)), options: options)
+        compare(keyPath, .contains, .constant(.string(value)), options: options)
     }
 
     /// `key ==[options] value` (case- or diacritic-insensitive equality).
     public static func equals(_ keyPath: KeyPath<Root, String>, _ value: String, options: ComparisonOptions) -> Self {
-        compare(Root.name(of: keyPath), .equal, .constant(.string(value)), options: options)
+        compare(keyPath, .equal, .constant(.string(value)), options: options)
     }
 
     /// `key IN {values}`.
     public static func `in`<Value: AttributeConvertible>(_ keyPath: KeyPath<Root, Value>, _ values: [Value]) -> Self {
-        compare(Root.name(of: keyPath), .in, .list(values.map { .constant($0.attributeValue) }))
+        compare(keyPath, .in, .list(values.map { .constant($0.attributeValue) }))
     }
 
     /// `relationship IN %@` with objects.
     public static func `in`<Destination: EntityObject>(_ keyPath: KeyPath<Root, Destination?>, _ objects: [Destination]) -> Self {
-        compare(Root.name(of: keyPath), .in, .list(objects.map { .object($0.objectID) }))
+        compare(keyPath, .in, .list(objects.map { .object($0.objectID) }))
     }
 
     /// `key BETWEEN {low, high}`.
     public static func between<Value: AttributeConvertible>(_ keyPath: KeyPath<Root, Value>, _ low: Value, _ high: Value) -> Self {
-        compare(Root.name(of: keyPath), .between, .list([.constant(low.attributeValue), .constant(high.attributeValue)]))
+        compare(keyPath, .between, .list([.constant(low.attributeValue), .constant(high.attributeValue)]))
     }
 
     /// `toOne.<inner>`: `inner` evaluated on the object at the end of a to-one relationship (nil never matches).
     public static func through<Destination: EntityObject>(_ keyPath: KeyPath<Root, Destination?>, _ inner: TypedPredicate<Destination>) -> Self {
-        Self(inner.stored.prefixing(Root.name(of: keyPath)), problem: inner.problem)
+        on(keyPath) { Self(inner.stored.prefixing($0), problem: inner.problem) }
     }
 
     /// `ANY toMany.<comparison>`: some member matches `comparison`.
@@ -116,24 +125,24 @@ public struct TypedPredicate<Root: EntityObject>: Sendable {
     /// OR of them (`ANY a OR ANY b` is the same test); an AND or NOT inside, which would need all its terms to
     /// hold for one member, cannot be said this way and makes typed fetches throw `QueryError.unsupported`.
     public static func any<Destination: EntityObject>(_ keyPath: KeyPath<Root, [Destination]>, _ comparison: TypedPredicate<Destination>) -> Self {
-        quantified(Root.name(of: keyPath), .any, comparison)
+        on(keyPath) { quantified($0, .any, comparison) }
     }
 
     /// `ALL toMany.<comparison>`: every member matches (true for none). `comparison` is a single comparison or
     /// an AND of them (see `any(_:_:)`).
     public static func all<Destination: EntityObject>(_ keyPath: KeyPath<Root, [Destination]>, _ comparison: TypedPredicate<Destination>) -> Self {
-        quantified(Root.name(of: keyPath), .all, comparison)
+        on(keyPath) { quantified($0, .all, comparison) }
     }
 
     /// `NONE toMany.<comparison>`: no member matches. `comparison` is a single comparison or an OR of them
     /// (`NONE (a OR b)` is written `NONE a AND NONE b`; see `any(_:_:)`).
     public static func none<Destination: EntityObject>(_ keyPath: KeyPath<Root, [Destination]>, _ comparison: TypedPredicate<Destination>) -> Self {
-        quantified(Root.name(of: keyPath), .none, comparison)
+        on(keyPath) { quantified($0, .none, comparison) }
     }
 
     /// `toMany.@count op n`.
     public static func count<Destination: EntityObject>(_ keyPath: KeyPath<Root, [Destination]>, _ op: ComparisonOperator, _ n: Int) -> Self {
-        Self(.comparison(Comparison(.keyPath([Root.name(of: keyPath), "@count"]), op, .constant(.integer(Int64(n))))))
+        on(keyPath) { Self(.comparison(Comparison(.keyPath([$0, "@count"]), op, .constant(.integer(Int64(n)))))) }
     }
 
     /// Both predicates hold (`AND`).
@@ -196,59 +205,59 @@ extension FetchPredicate {
 
 /// `\.key == value`.
 public func == <Root: EntityObject, Value: AttributeConvertible>(lhs: KeyPath<Root, Value>, rhs: Value) -> TypedPredicate<Root> {
-    .compare(Root.name(of: lhs), .equal, .constant(rhs.attributeValue))
+    .compare(lhs, .equal, .constant(rhs.attributeValue))
 }
 /// `\.key == value` on an optional attribute; `== nil` is `IS NULL`.
 public func == <Root: EntityObject, Value: AttributeConvertible>(lhs: KeyPath<Root, Value?>, rhs: Value?) -> TypedPredicate<Root> {
-    .compare(Root.name(of: lhs), .equal, .constant(rhs?.attributeValue ?? .null))
+    .compare(lhs, .equal, .constant(rhs?.attributeValue ?? .null))
 }
 /// `\.key != value`.
 public func != <Root: EntityObject, Value: AttributeConvertible>(lhs: KeyPath<Root, Value>, rhs: Value) -> TypedPredicate<Root> {
-    .compare(Root.name(of: lhs), .notEqual, .constant(rhs.attributeValue))
+    .compare(lhs, .notEqual, .constant(rhs.attributeValue))
 }
 /// `\.key != value` on an optional attribute; `!= nil` is `IS NOT NULL`.
 public func != <Root: EntityObject, Value: AttributeConvertible>(lhs: KeyPath<Root, Value?>, rhs: Value?) -> TypedPredicate<Root> {
-    .compare(Root.name(of: lhs), .notEqual, .constant(rhs?.attributeValue ?? .null))
+    .compare(lhs, .notEqual, .constant(rhs?.attributeValue ?? .null))
 }
 /// `\.toOne == object` (the object's ID: it matches only in the store that holds it); `== nil` for none.
 public func == <Root: EntityObject, Destination: EntityObject>(lhs: KeyPath<Root, Destination?>, rhs: Destination?) -> TypedPredicate<Root> {
-    .compare(Root.name(of: lhs), .equal, rhs.map { .object($0.objectID) } ?? .constant(.null))
+    .compare(lhs, .equal, rhs.map { .object($0.objectID) } ?? .constant(.null))
 }
 /// `\.toOne != object`.
 public func != <Root: EntityObject, Destination: EntityObject>(lhs: KeyPath<Root, Destination?>, rhs: Destination?) -> TypedPredicate<Root> {
-    .compare(Root.name(of: lhs), .notEqual, rhs.map { .object($0.objectID) } ?? .constant(.null))
+    .compare(lhs, .notEqual, rhs.map { .object($0.objectID) } ?? .constant(.null))
 }
 /// `\.key < value`.
 public func < <Root: EntityObject, Value: AttributeConvertible & Comparable>(lhs: KeyPath<Root, Value>, rhs: Value) -> TypedPredicate<Root> {
-    .compare(Root.name(of: lhs), .less, .constant(rhs.attributeValue))
+    .compare(lhs, .less, .constant(rhs.attributeValue))
 }
 /// `\.key <= value`.
 public func <= <Root: EntityObject, Value: AttributeConvertible & Comparable>(lhs: KeyPath<Root, Value>, rhs: Value) -> TypedPredicate<Root> {
-    .compare(Root.name(of: lhs), .lessOrEqual, .constant(rhs.attributeValue))
+    .compare(lhs, .lessOrEqual, .constant(rhs.attributeValue))
 }
 /// `\.key > value`.
 public func > <Root: EntityObject, Value: AttributeConvertible & Comparable>(lhs: KeyPath<Root, Value>, rhs: Value) -> TypedPredicate<Root> {
-    .compare(Root.name(of: lhs), .greater, .constant(rhs.attributeValue))
+    .compare(lhs, .greater, .constant(rhs.attributeValue))
 }
 /// `\.key >= value`.
 public func >= <Root: EntityObject, Value: AttributeConvertible & Comparable>(lhs: KeyPath<Root, Value>, rhs: Value) -> TypedPredicate<Root> {
-    .compare(Root.name(of: lhs), .greaterOrEqual, .constant(rhs.attributeValue))
+    .compare(lhs, .greaterOrEqual, .constant(rhs.attributeValue))
 }
 /// `\.key < value` on an optional attribute (nil never matches).
 public func < <Root: EntityObject, Value: AttributeConvertible & Comparable>(lhs: KeyPath<Root, Value?>, rhs: Value) -> TypedPredicate<Root> {
-    .compare(Root.name(of: lhs), .less, .constant(rhs.attributeValue))
+    .compare(lhs, .less, .constant(rhs.attributeValue))
 }
 /// `\.key > value` on an optional attribute (nil never matches).
 public func > <Root: EntityObject, Value: AttributeConvertible & Comparable>(lhs: KeyPath<Root, Value?>, rhs: Value) -> TypedPredicate<Root> {
-    .compare(Root.name(of: lhs), .greater, .constant(rhs.attributeValue))
+    .compare(lhs, .greater, .constant(rhs.attributeValue))
 }
 /// `\.key <= value` on an optional attribute (nil never matches).
 public func <= <Root: EntityObject, Value: AttributeConvertible & Comparable>(lhs: KeyPath<Root, Value?>, rhs: Value) -> TypedPredicate<Root> {
-    .compare(Root.name(of: lhs), .lessOrEqual, .constant(rhs.attributeValue))
+    .compare(lhs, .lessOrEqual, .constant(rhs.attributeValue))
 }
 /// `\.key >= value` on an optional attribute (nil never matches).
 public func >= <Root: EntityObject, Value: AttributeConvertible & Comparable>(lhs: KeyPath<Root, Value?>, rhs: Value) -> TypedPredicate<Root> {
-    .compare(Root.name(of: lhs), .greaterOrEqual, .constant(rhs.attributeValue))
+    .compare(lhs, .greaterOrEqual, .constant(rhs.attributeValue))
 }
 
 // MARK: - TypedSortKey
@@ -257,20 +266,53 @@ public func >= <Root: EntityObject, Value: AttributeConvertible & Comparable>(lh
 public struct TypedSortKey<Root: EntityObject>: Sendable {
     /// The string-keyed sort key this typed key stands for.
     public let sortKey: SortKey
+    /// Why the key cannot be used (a key path the type does not list): typed fetches throw it.
+    package let problem: String?
+
+    private init(_ path: [SortStep], ascending: Bool) {
+        var names: [String] = []
+        var problem: String?
+        for step in path {
+            guard let name = step.name else {
+                problem = step.problem
+                break
+            }
+            names.append(name)
+        }
+        sortKey = SortKey(problem == nil ? names.joined(separator: ".") : "SELF", ascending: ascending)
+        self.problem = problem
+    }
+
+    /// The string-keyed sort keys, or `QueryError.unsupported` naming a key path its type does not list.
+    package static func checked(_ keys: [Self]) throws -> [SortKey] {
+        if let problem = keys.lazy.compactMap(\.problem).first { throw QueryError.unsupported(problem) }
+        return keys.map(\.sortKey)
+    }
 
     /// Smallest first (nil first, as in Core Data's SQLite store).
-    public static func ascending(_ keyPath: PartialKeyPath<Root>) -> Self { Self(sortKey: SortKey(Root.name(of: keyPath), ascending: true)) }
+    public static func ascending(_ keyPath: PartialKeyPath<Root>) -> Self { Self([.init(keyPath)], ascending: true) }
     /// Largest first.
-    public static func descending(_ keyPath: PartialKeyPath<Root>) -> Self { Self(sortKey: SortKey(Root.name(of: keyPath), ascending: false)) }
+    public static func descending(_ keyPath: PartialKeyPath<Root>) -> Self { Self([.init(keyPath)], ascending: false) }
 
     /// By a property of the object at the end of a to-one, smallest first; objects without one sort as nil
     /// (first). `.ascending(\.customer, \.name)` is `SortKey("customer.name")`.
     public static func ascending<Destination: EntityObject>(_ toOne: KeyPath<Root, Destination?>, _ keyPath: PartialKeyPath<Destination>) -> Self {
-        Self(sortKey: SortKey("\(Root.name(of: toOne)).\(Destination.name(of: keyPath))", ascending: true))
+        Self([.init(toOne), .init(keyPath)], ascending: true)
     }
 
     /// By a property of the object at the end of a to-one, largest first (objects without one last).
     public static func descending<Destination: EntityObject>(_ toOne: KeyPath<Root, Destination?>, _ keyPath: PartialKeyPath<Destination>) -> Self {
-        Self(sortKey: SortKey("\(Root.name(of: toOne)).\(Destination.name(of: keyPath))", ascending: false))
+        Self([.init(toOne), .init(keyPath)], ascending: false)
+    }
+}
+
+/// One step of a typed sort key: the model name of a key path on some entity type, or why there is none.
+private struct SortStep {
+    let name: String?
+    let problem: String?
+
+    init<E: EntityObject>(_ keyPath: PartialKeyPath<E>) {
+        name = E.keyPathNames[keyPath]
+        problem = name == nil ? E.unlisted(keyPath) : nil
     }
 }
