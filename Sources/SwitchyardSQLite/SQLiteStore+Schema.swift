@@ -33,6 +33,10 @@ extension SQLiteStore {
         progress: MigrationProgressHandler? = nil, joinTablesNamedBy: Set<String> = [], tracer: StoreTracer? = nil
     ) throws -> OpenedDatabase {
         let path = url.path
+        // An empty file with no write-ahead log (one an app created with `FileManager.createFile` before adding
+        // the store) holds nothing: it becomes a new store, as SQLite and Core Data treat it. It is removed so the
+        // new store is linked into place whole, as a missing file's is (another process creating it meanwhile wins).
+        if !options.readOnly, isEmptyWithoutLog(path) { removeFiles(path) }
         guard FileManager.default.fileExists(atPath: path) else {
             if options.readOnly {
                 throw StoreError.openFailed(
@@ -291,6 +295,16 @@ extension SQLiteStore {
     }
 
     // MARK: - Files
+
+    /// Whether `path` is a 0-byte file whose `-wal` is absent or empty too: nothing that could hold a row.
+    private static func isEmptyWithoutLog(_ path: String) -> Bool {
+        func size(_ file: String) -> Int? {
+            (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.intValue
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { return false }
+        return size(path) == 0 && (size(path + "-wal") ?? 0) == 0
+    }
 
     /// Checks the 100-byte SQLite header before SQLite sees the file, so an empty or foreign file gets a clear
     /// reason. Returns whether the header says WAL.

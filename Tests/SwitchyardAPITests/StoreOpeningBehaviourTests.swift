@@ -124,6 +124,35 @@ import Testing
         #expect(try saved.map { try $0.get("qty", as: Int64.self) } == [1, 2])
     }
 
+    /// What an app may create at the store's path before adding the store — an empty file for SQLite
+    /// (`FileManager.createFile`, which SQLite and Core Data take as a new database), an empty directory for
+    /// LMDB's store directory — becomes a new store and keeps what is saved; opened read-only it is a clear error
+    /// naming the file, and stays as it is.
+    @Test(arguments: fileBackends)
+    func anEmptyFileBecomesANewStore(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let url = dir.url.appendingPathComponent(backend == .sqlite ? "Main.sqlite" : "Main.lmdb")
+        if backend == .sqlite {
+            #expect(FileManager.default.createFile(atPath: url.path, contents: Data()))
+        } else {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+        }
+        let readOnly = StoreCoordinator(model: try Shop.model())
+        let error = #expect(throws: StoreError.self) {
+            try readOnly.addStore(backend.storeType, configuration: "Main", at: url, options: StoreOptions(readOnly: true))
+        }
+        #expect(error?.localizedDescription.contains(url.lastPathComponent) == true, "\(String(describing: error))")
+        if backend == .sqlite {
+            #expect((try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue == 0)
+        } else {
+            #expect(try FileManager.default.contentsOfDirectory(atPath: url.path).isEmpty)
+        }
+
+        try Self.seed(backend, in: dir)                                    // opens Main.sqlite / Main.lmdb
+        let reopened = try ObjectContext(coordinator: Shop.coordinator(backend, in: dir))
+        #expect(try reopened.count(FetchRequest(entityName: "Order")) == 2)
+    }
+
     /// `disposalHandler` decides about a disposable store that cannot be migrated, with the compatibility
     /// report: `.keep` vetoes (the add fails, the store keeps its data), `.quarantine` moves the old files
     /// aside — still openable with the old model — and creates the store again, empty.
