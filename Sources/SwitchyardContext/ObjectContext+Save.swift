@@ -135,7 +135,10 @@ extension ObjectContext {
                 for (object, pk) in zip(b.inserts, keys) {
                     var row = StoreRow(entityName: object.entity.name, primaryKey: pk, values: object.changedValues.rowValues(object.handle.layout))
                     // Transient attributes stay with the object (finishSave keeps them); no store holds them.
-                    for position in object.handle.transientPositions { row.values[object.handle.layout.names[position]] = nil }
+                    // (Only a set one is cleared: clearing copies the row out of the block it shares with the object.)
+                    for position in object.handle.transientPositions where object.changedValues[position] != nil {
+                        row.values[object.handle.layout.names[position]] = nil
+                    }
                     for (name, target) in object.changedToOne { if let r = reference(target) { row.toOne[name] = r } }
                     changes.inserts.append(row)
                 }
