@@ -55,7 +55,10 @@ public actor BackgroundContext {
     ///
     /// - Throws: `CancellationError` when the calling task is cancelled before the body starts (the body does
     ///   not run) or, on a PostgreSQL store, while it waits for the server; or whatever the body throws.
-    public func perform<T: Sendable>(_ body: (ObjectContext) throws -> T) async throws -> T {
+    ///
+    /// The body is `sending`: it may be written in main-actor code (a view model's method) and capture that
+    /// code's values, which then belong to the context's thread.
+    public func perform<T: Sendable>(_ body: sending (ObjectContext) throws -> T) async throws -> T {
         try Task.checkCancellation()
         let interruption = StoreInterruption()
         return try await withTaskCancellationHandler {

@@ -39,6 +39,35 @@ import Testing
         #expect(saved.allSatisfy { !$0[0].contains("/t") })
     }
 
+    /// Where apps call it from: a main-actor view model that owns a background context performs inserts, fetches
+    /// with values it captures, and merges another context's saves from `saveNotifications()`, as the README's
+    /// merge loop does. (This compiles only because `perform` takes its body as `sending`; Swift 6 refused the
+    /// call from the main actor before.)
+    @Test(arguments: Backend.everyStore)
+    @MainActor
+    func mainActorCodeCallsPerform(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        let model = OrdersViewModel(coordinator: coordinator)
+        try await model.add("A1", qty: 3)
+        try await model.add("A2", qty: 9)
+        try await model.refresh(above: 5)
+        #expect(model.codes == ["A2"])
+
+        // Another context saves; the view model merges the notification (the README's merge loop, on the main actor).
+        let stream = coordinator.saveNotifications()
+        try await coordinator.performBackgroundTask { context in
+            let a1 = try #require(try context.fetch(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "code == 'A1'"))).first)
+            try a1.set("qty", Int64(7))
+            try context.save()
+        }
+        var notifications = stream.makeAsyncIterator()
+        let saved = try #require(await notifications.next())
+        try await model.merge(saved)
+        try await model.refresh(above: 5)
+        #expect(model.codes == ["A1", "A2"])
+    }
+
     /// The point of the API: bodies that block (as file I/O does) do not hold the cooperative pool's threads.
     /// Eight bodies wait on a semaphore that only a task on the pool signals, once it sees all eight waiting.
     /// Were the bodies on the pool (as many threads as cores), the signalling task could never run and every
@@ -169,4 +198,33 @@ private final class Counter: Sendable {
     private let count = Mutex(0)
     var value: Int { count.withLock { $0 } }
     func increment() { count.withLock { $0 += 1 } }
+}
+
+/// A view model as a SwiftUI app writes one: main-actor state, its store work in a background context.
+@MainActor private final class OrdersViewModel {
+    let background: BackgroundContext
+    private(set) var codes: [String] = []
+
+    init(coordinator: StoreCoordinator) {
+        background = BackgroundContext(coordinator: coordinator)
+    }
+
+    func add(_ code: String, qty: Int64) async throws {
+        try await background.perform { context in
+            try Shop.order(context, code, qty: qty)
+            try context.save()
+        }
+    }
+
+    func refresh(above qty: Int64) async throws {
+        let predicate = try FetchPredicate(format: "qty > %@", qty)
+        codes = try await background.perform { context in
+            try context.fetch(FetchRequest(entityName: "Order", predicate: predicate, sortKeys: [SortKey("code")]))
+                .map { try $0.get("code", as: String.self) ?? "" }
+        }
+    }
+
+    func merge(_ notification: SaveNotification) async throws {
+        try await background.perform { context in try context.mergeChanges(from: notification) }
+    }
 }
