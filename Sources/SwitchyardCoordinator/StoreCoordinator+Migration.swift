@@ -52,9 +52,11 @@ extension StoreCoordinator {
         }
         do {
             traceCompatibility(d)
+            // A migration chain's steps (when one is set) run first; what they changed is reported as a migration.
+            var chainReport: CompatibilityReport?
             if let prepare = storePreparation.withLock({ $0 }) {
                 let logger = self.logger
-                try prepare(d, migrationProgress) { event in
+                chainReport = try prepare(d, migrationProgress) { event in
                     if case let .migrationStep(path, configuration, from, to, custom) = event {
                         logger.info("migration step", metadata: [
                             "path": "\(path)", "configuration": "\(configuration)", "from": "\(from)", "to": "\(to)",
@@ -68,8 +70,9 @@ extension StoreCoordinator {
             if let report = (store as? any MigratingStore)?.migrationReport {
                 logger.info("migrated store", metadata: ["path": "\(path)", "configuration": "\(d.configuration)", "changes": "\(report.summary)"])
             }
-            let report = (store as? any MigratingStore)?.migrationReport
-            return (store, report.map { .migrated($0) } ?? .loaded)
+            let reports = [chainReport, (store as? any MigratingStore)?.migrationReport].compactMap { $0 }
+            guard let first = reports.first else { return (store, .loaded) }
+            return (store, .migrated(CompatibilityReport(configuration: first.configuration, entities: reports.flatMap(\.entities))))
         } catch let error as StoreError where d.options.disposable && !d.options.readOnly {
             let storePath: String, configuration: String, report: CompatibilityReport
             switch error {

@@ -340,10 +340,11 @@ public final class StoreCoordinator: Sendable {
         }
     }
 
-    /// What `storePreparation` runs: the description, the migration progress handler, the load events.
+    /// What `storePreparation` runs: the description, the migration progress handler, the load events. It
+    /// returns what its migration steps changed, or nil when it migrated nothing.
     package typealias StorePreparation = @Sendable (
         StoreDescription, MigrationProgressHandler?, (@Sendable (StoreLoadEvent) -> Void)?
-    ) throws -> Void
+    ) throws -> CompatibilityReport?
 
     /// What makes two store locations the same store: the resolved file path, or for a server store its URL
     /// without the password (host, port, database and schema).

@@ -28,11 +28,11 @@ package struct MigrationChainRunner {
     package func run(
         _ description: StoreDescription, migrationProgress: MigrationProgressHandler?,
         events: (@Sendable (StoreLoadEvent) -> Void)?
-    ) throws {
-        guard description.type != .memory, !description.options.readOnly, let url = description.url else { return }
+    ) throws -> CompatibilityReport? {
+        guard description.type != .memory, !description.options.readOnly, let url = description.url else { return nil }
         let temporary = Self.temporaryURL(for: url, type: description.type)
         Self.remove(temporary, type: description.type, options: description.options)
-        guard try StoreFileSet.storeExists(at: url, type: description.type, options: description.options) else { return }
+        guard try StoreFileSet.storeExists(at: url, type: description.type, options: description.options) else { return nil }
         let configuration = description.configuration
         let path = StoreDescription.displayLocation(type: description.type, url: url, configuration: configuration)
         let state: (metadata: StoreMetadata, model: ObjectModel?)
@@ -47,11 +47,14 @@ package struct MigrationChainRunner {
             let store = try ServerStoreOpeners.opener(for: .postgreSQL, url: url, configuration: configuration)(
                 url, try ObjectModel(entities: []), ConfigurationDescription.defaultName, probe, nil)
             state = (try store.metadata(), try store.storedModel())
-        case .memory: return
+        case .memory: return nil
         }
         guard let start = chain.versionIndex(hashes: state.metadata.versionHashes, storedModel: state.model, configuration: configuration),
             start < chain.versions.count - 1
-        else { return }
+        else { return nil }
+        // What every step changed, in order (an inferred step's store reports its own; a custom step's is the
+        // difference between its two versions).
+        var changes: [EntityChange] = []
         for index in start..<(chain.versions.count - 1) {
             let (from, to) = (chain.versions[index], chain.versions[index + 1])
             guard from.model.configurationNames.contains(configuration), to.model.configurationNames.contains(configuration) else {
@@ -64,9 +67,11 @@ package struct MigrationChainRunner {
             do {
                 if let custom {
                     try runCustom(custom, description, from: from, to: to, temporary: temporary, progress: migrationProgress)
+                    changes += ModelDiff.compare(from: from.model, to: to.model, configuration: configuration).entities
                 } else {
                     // The store's own in-place migration, to this version instead of the last.
-                    _ = try Self.open(description, model: to.model, at: url, progress: migrationProgress)
+                    let store = try Self.open(description, model: to.model, at: url, progress: migrationProgress)
+                    changes += ((store as? any MigratingStore)?.migrationReport?.entities ?? [])
                 }
             } catch let error as StoreError {
                 throw error
@@ -81,6 +86,7 @@ package struct MigrationChainRunner {
                     path: path, configuration: configuration, from: from.name, to: to.name, reason: "\(error)")
             }
         }
+        return CompatibilityReport(configuration: configuration, entities: changes)
     }
 
     // MARK: - Custom steps

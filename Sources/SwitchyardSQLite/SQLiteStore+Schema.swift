@@ -47,24 +47,24 @@ extension SQLiteStore {
                 busyTimeout: options.writeTimeout, tracer: tracer)
         }
         let isWAL = try checkHeader(path: path, configuration: configuration)
-        let readOnlyPath = readOnlyURI(path: path, isWAL: isWAL)
         do {
             var migrator: SQLiteMigrator?
             if !options.readOnly {
                 // Look before opening for writing: a writable open switches the file to WAL, which must never
                 // happen to a file that turns out not to be a store — nor to one whose model is incompatible.
-                let probe = try DatabaseQueue(
-                    path: readOnlyURI(path: path, isWAL: isWAL, sharingMemoryWithWriters: true),
-                    configuration: databaseConfiguration(readOnly: true))
+                let probe = try openingReadOnly(path: path, isWAL: isWAL, sharingMemoryWithWriters: true) {
+                    try DatabaseQueue(path: $0, configuration: databaseConfiguration(readOnly: true))
+                }
                 defer { try? probe.close() }
                 migrator = try probe.read { db in
                     _ = try inspect(db, path: path)
                     return try plannedMigration(db, path: path, model: model, configuration: configuration, progress: progress)
                 }
             }
-            let pool = try DatabasePool(
-                path: options.readOnly ? readOnlyPath : path,
-                configuration: databaseConfiguration(readOnly: options.readOnly, busyTimeout: options.writeTimeout, tracer: tracer))
+            let poolConfiguration = databaseConfiguration(readOnly: options.readOnly, busyTimeout: options.writeTimeout, tracer: tracer)
+            let pool = options.readOnly
+                ? try openingReadOnly(path: path, isWAL: isWAL) { try DatabasePool(path: $0, configuration: poolConfiguration) }
+                : try DatabasePool(path: path, configuration: poolConfiguration)
             if let migrator {
                 do {
                     try migrator.run(in: pool)
@@ -124,6 +124,7 @@ extension SQLiteStore {
         let schema = try SQLiteSchema.build(
             model: model, storeEntities: entities, numbers: numbers, actualColumns: inspection.columns, path: path,
             configuration: configuration, externalReferences: externalReferences, hiddenKeysMayBeMissing: readOnly)
+        if !readOnly { try reconcileUniqueIndexes(pool, schema: schema, path: path, configuration: configuration) }
         return OpenedDatabase(pool: pool, schema: schema, identifier: inspection.metadata.uuid)
     }
 
@@ -337,6 +338,25 @@ extension SQLiteStore {
         }
         let bytes = [UInt8](header)
         return bytes[18] == 2 && bytes[19] == 2
+    }
+
+    /// Opens the file read-only through `open(uri)` with `readOnlyURI`, looking at its sidecars again when SQLite
+    /// cannot open it: the URI follows the `-wal` and `-shm` seen a moment before, and a writer that closes in
+    /// between (the last connection removes both, as the store a finished `loadStores` releases does) leaves a
+    /// URI that no longer fits — SQLITE_CANTOPEN. A few fresh looks settle it; a file that truly cannot be
+    /// opened fails with the same error after them.
+    package static func openingReadOnly<T>(
+        path: String, isWAL: Bool, sharingMemoryWithWriters: Bool = false, _ open: (String) throws -> T
+    ) throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try open(readOnlyURI(path: path, isWAL: isWAL, sharingMemoryWithWriters: sharingMemoryWithWriters))
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CANTOPEN && attempt < 4 {
+                attempt += 1
+                usleep(UInt32(2_000 * attempt))
+            }
+        }
     }
 
     /// A URI that opens the file without ever writing to it or its sidecars: `readonly_shm` when both sidecars

@@ -16,7 +16,9 @@ extension SQLiteStore {
         }
         let isWAL = try checkHeader(path: path, configuration: configuration)
         do {
-            let queue = try DatabaseQueue(path: readOnlyURI(path: path, isWAL: isWAL), configuration: databaseConfiguration(readOnly: true))
+            let queue = try openingReadOnly(path: path, isWAL: isWAL) {
+                try DatabaseQueue(path: $0, configuration: databaseConfiguration(readOnly: true))
+            }
             defer { try? queue.close() }
             return try queue.read { db in
                 guard try db.tableExists("Z_METADATA") else {

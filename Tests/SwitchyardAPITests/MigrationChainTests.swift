@@ -150,6 +150,14 @@ import Testing
             [StoreDescription(backend.storeType, configuration: "Main", url: try Self.url(backend, in: dir))]) { events.append($0) }
         let store = try #require(try results.get().first)
         #expect(events.steps == ["V1->V2 inferred", "V2->V3 custom"])
+        // Reported as a migration, with what each step changed: V1 -> V2's nickname, V2 -> V3's Audit and name split.
+        guard case .migrated(let report) = try #require(results.first).outcome else {
+            Issue.record("a chain that ran two steps is a migration, not \(String(describing: results.first?.outcome))")
+            return
+        }
+        let changed = report.entities.filter { $0.name == "Person" }.flatMap(\.properties).map(\.name)
+        #expect(changed.contains("nickname") && changed.contains("firstName"), "\(report.summary)")
+        #expect(report.entities.contains { $0.name == "Audit" && $0.kind == .added }, "\(report.summary)")
         #expect(store.identifier == identifier, "a migration keeps the store's UUID")
         #expect(try store.metadata().additional["AppKey"] == .string("kept"))
 
@@ -197,6 +205,7 @@ import Testing
             [StoreDescription(backend.storeType, configuration: "Main", url: try Self.url(backend, in: dir))]) { events.append($0) }
         _ = try results.get()
         #expect(events.steps == ["V2->V3 custom"])
+        #expect(results.first?.outcome.kind == .migrated)
         #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Person")) == 24)
 
         // Opening it again runs nothing.
@@ -206,6 +215,40 @@ import Testing
         _ = try await again.loadStores(
             [StoreDescription(backend.storeType, configuration: "Main", url: try Self.url(backend, in: dir))]) { none.append($0) }.get()
         #expect(none.steps.isEmpty)
+        try again.removeStore(again.stores[0])
+        let third = StoreCoordinator(model: try Self.v3())
+        try third.setMigrationChain(try Self.chain())
+        let fresh = await third.loadStores([StoreDescription(backend.storeType, configuration: "Main", url: try Self.url(backend, in: dir))])
+        #expect(fresh.first?.outcome.kind == .loaded, "nothing left to migrate")
+    }
+
+    /// A store that `loadStores` created and the app let go of a moment ago migrates through the chain every time.
+    /// The store `loadStores` opened on a thread of its own can close there just after the app's scope ends,
+    /// removing its `-wal` and `-shm` while the chain looks at the file: SQLite then refused the look with
+    /// SQLITE_CANTOPEN in about one run in five.
+    @Test(arguments: persistent.filter { $0 != .postgresql })
+    func aStoreJustReleasedByLoadStoresMigratesEveryTime(_ backend: Backend) async throws {
+        for round in 0..<25 {
+            let dir = try TempDir()
+            let url = try Self.url(backend, in: dir)
+            do {
+                let coordinator = StoreCoordinator(model: try Self.v1())
+                _ = try await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Main", url: url)]).get()
+                let context = ObjectContext(coordinator: coordinator)
+                let person = try context.insert("Person")
+                try person.set("name", "Ann Lee")
+                try context.save()
+            }
+            let coordinator = StoreCoordinator(model: try Self.v3())
+            try coordinator.setMigrationChain(try Self.chain())
+            let results = await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Main", url: url)])
+            guard case .migrated = try #require(results.first).outcome else {
+                Issue.record("round \(round): \(String(describing: results.first?.outcome))")
+                return
+            }
+            let people = try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "Person"))
+            #expect(try people.map { try $0.get("lastName", as: String.self) } == ["Lee"], "round \(round)")
+        }
     }
 
     /// A step that fails leaves the store at the last version it finished: here V2, readable with V2's model.
