@@ -177,6 +177,28 @@ package struct LMDBBootstrap {
         while let current = entry, LMDBRowKey.root(of: current.key) == rootNumber {
             let key = LMDBRowKey.primaryKey(of: current.key)
             let image = try LMDBIndexing.decodeImage(current.value, primaryKey: key, schema: schema, path: path)
+            // A uniqueness constraint new to the store (a model version added it): rows that already break it make
+            // the open fail, and the transaction aborts (nothing written), as on SQLite.
+            for constraint in image.layout.constraints where positions.contains(constraint.index) {
+                let values = constraint.slots.map(image.value)
+                guard !values.contains(where: \.isNull), let database = databases[constraint.index] else { continue }
+                for other in try LMDBIndexing.primaryKeys(withPrefix: LMDBIndexKey.prefix(values), in: database, txn: txn) where other != key {
+                    guard let bytes = try txn.get(rows, LMDBRowKey.make(root: rootNumber, primaryKey: other)) else { continue }
+                    let earlier = try bytes.withUnsafeBytes {
+                        try LMDBIndexing.decodeImage($0, primaryKey: other, schema: schema, path: path)
+                    }
+                    let clash = constraint.properties.indices.allSatisfy {
+                        AttributeValue.storeEqual(earlier.value(earlier.layout.slot(named: constraint.properties[$0])), values[$0])
+                    }
+                    if clash {
+                        throw StoreError.openFailed(
+                            path: path, configuration: configuration,
+                            reason: StoreMigration.duplicatesReason(
+                                entity: image.layout.name, properties: constraint.properties,
+                                values: values.map { if case .string(let text) = $0 { "'\(text)'" } else { $0.description } }))
+                    }
+                }
+            }
             for position in positions {
                 guard let database = databases[position], let indexKey = LMDBIndexing.entry(of: image, index: position) else { continue }
                 try txn.put(database, indexKey, [])

@@ -118,6 +118,7 @@ extension PostgreSQLStore {
                 model: model, storeEntities: entities, numbers: numbers, actualColumns: columns, path: location.display,
                 configuration: configuration, externalReferences: false
             ).renamingIdentifiers(indexName)
+            if !readOnly { try reconcileUniqueIndexes(connection, schema: schema, location: location, configuration: configuration) }
             var created: String?
             if case .string(let name)? = metadata.additional[configurationKey] { created = name }
             return Opened(schema: schema, identifier: metadata.uuid, createdConfiguration: created, migrationReport: migrationReport)

@@ -71,6 +71,14 @@ package enum StoreMigration {
     }
 
     /// The metadata after a migration: the new model's hashes and identifiers, the UUID and app keys kept.
+    /// Why a store cannot be opened with a model whose uniqueness constraint its rows break (a constraint a new
+    /// model version added): every backend says it the same way.
+    package static func duplicatesReason(entity: String, properties: [String], values: [String]) -> String {
+        "the model's uniqueness constraint on \(entity)(\(properties.joined(separator: ", "))) does not hold for the stored rows: "
+            + "(\(values.joined(separator: ", "))) is in more than one row; remove the duplicates (opening the store with its "
+            + "previous model), then open it again. The store was not changed"
+    }
+
     package static func migratedMetadata(_ old: StoreMetadata, model: ObjectModel) -> StoreMetadata {
         var metadata = old
         metadata.versionHashes = model.versionHashes

@@ -1,0 +1,82 @@
+import Foundation
+internal import GRDB
+import SwitchyardStores
+
+// MARK: - Unique indexes of an existing store
+
+extension SQLiteStore {
+    /// Brings an existing store's unique indexes in line with the model's uniqueness constraints, as Core Data's
+    /// lightweight migration does when a model version adds or removes one. A constraint is not part of an
+    /// entity's version hash, so the store opens without a migration; without this, SQLite went on refusing
+    /// duplicates of a removed constraint and accepting duplicates of an added one (which LMDB and memory, which
+    /// read the constraints from the model, refuse).
+    ///
+    /// An index is matched by its columns, not its name, so a store another tool wrote keeps its own indexes.
+    /// Rows that already break an added constraint make the open fail, naming a duplicated value, with the store
+    /// unchanged (one transaction).
+    static func reconcileUniqueIndexes(_ pool: DatabasePool, schema: SQLiteSchema, path: String, configuration: String) throws {
+        struct Plan {
+            var drop: [String] = []
+            var create: [(spec: SQLiteIndexSpec, table: SQLiteTableLayout)] = []
+        }
+        let plan = try pool.read { db -> Plan in
+            var plan = Plan()
+            for table in schema.tables {
+                let wanted = table.indexes.filter(\.isUnique)
+                var existing: [(name: String, columns: Set<String>)] = []
+                for row in try Row.fetchAll(db, sql: "PRAGMA index_list(\(SQLiteNames.quote(table.name)))") {
+                    // Only indexes made by CREATE INDEX ("c"), not a table's own UNIQUE or PRIMARY KEY.
+                    guard (row["unique"] as Int?) == 1, (row["origin"] as String?) == "c", let name = row["name"] as String? else { continue }
+                    let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info(?)", arguments: [name])
+                    existing.append((name, Set(columns.map { $0.uppercased() })))
+                }
+                let wantedColumns = wanted.map { Set($0.terms.map { $0.column.uppercased() }) }
+                plan.drop += existing.filter { !wantedColumns.contains($0.columns) }.map(\.name)
+                for (spec, columns) in zip(wanted, wantedColumns) where !existing.contains(where: { $0.columns == columns }) {
+                    plan.create.append((spec, table))
+                }
+            }
+            return plan
+        }
+        guard !plan.drop.isEmpty || !plan.create.isEmpty else { return }
+        do {
+            try pool.write { db in
+                for name in plan.drop { try db.execute(sql: "DROP INDEX \(SQLiteNames.quote(name))") }
+                for (spec, table) in plan.create {
+                    do {
+                        try db.execute(sql: spec.createSQL)
+                    } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                        throw try duplicates(db, spec: spec, table: table, path: path, configuration: configuration)
+                    }
+                }
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw mapError(error, path: path, configuration: configuration)
+        }
+    }
+
+    /// The error for rows that break the uniqueness constraint `spec` enforces: the constraint and one value
+    /// found in more than one row.
+    private static func duplicates(
+        _ db: Database, spec: SQLiteIndexSpec, table: SQLiteTableLayout, path: String, configuration: String
+    ) throws -> StoreError {
+        let columns = spec.terms.map(\.column)
+        let constraint = table.uniqueConstraints.first { Set($0.columns.map { $0.uppercased() }) == Set(columns.map { $0.uppercased() }) }
+        let list = columns.map(SQLiteNames.quote).joined(separator: ", ")
+        let sql = "SELECT \(list) FROM \(SQLiteNames.quote(table.name)) WHERE "
+            + columns.map { "\(SQLiteNames.quote($0)) IS NOT NULL" }.joined(separator: " AND ")
+            + " GROUP BY \(list) HAVING COUNT(*) > 1 LIMIT 1"
+        let row = try Row.fetchOne(db, sql: sql)
+        let values = columns.indices.map { i -> String in
+            let value: DatabaseValue = row?[i] ?? .null
+            if case .string(let text) = value.storage { return "'\(text)'" }
+            return value.description
+        }
+        return StoreError.openFailed(
+            path: path, configuration: configuration,
+            reason: StoreMigration.duplicatesReason(
+                entity: constraint?.entity ?? table.name, properties: constraint?.properties ?? columns, values: values))
+    }
+}

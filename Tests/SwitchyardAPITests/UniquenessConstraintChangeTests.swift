@@ -1,0 +1,90 @@
+import Foundation
+import Switchyard
+import Testing
+
+/// A model version that adds or removes a uniqueness constraint, as Core Data's lightweight migration handles
+/// it: an added constraint holds for every later save on every backend, and an existing store whose rows already
+/// break it refuses to open with the new model (naming the constraint and a duplicated value) and stays as it
+/// was; a removed constraint stops refusing duplicates. A constraint is not part of an entity's version hash, so
+/// no migration runs: before this, an existing SQLite store kept the unique indexes it was created with.
+@Suite struct UniquenessConstraintChangeTests {
+    static func model(unique: Bool) throws -> ObjectModel {
+        try ObjectModel(
+            entities: [EntityDescription(
+                name: "Item", attributes: [AttributeDescription(name: "name", type: .string), AttributeDescription(name: "size", type: .integer64)],
+                uniquenessConstraints: unique ? [["name", "size"]] : [])],
+            configurations: [ConfigurationDescription(name: "Main", entityNames: ["Item"])])
+    }
+
+    static func insert(_ context: ObjectContext, _ name: String, size: Int64 = 1) throws {
+        let item = try context.insert("Item")
+        try item.set("name", name)
+        try item.set("size", size)
+    }
+
+    static func names(_ backend: Backend, unique: Bool, in dir: TempDir) throws -> [String] {
+        let context = ObjectContext(coordinator: try backend.coordinator(model(unique: unique), in: dir))
+        return try context.fetch(FetchRequest(entityName: "Item", sortKeys: [SortKey("name")])).map { try $0.get("name", as: String.self) ?? "nil" }
+    }
+
+    @Test(arguments: Backend.persistent)
+    func anAddedConstraintHoldsForLaterSaves(_ backend: Backend) throws {
+        let dir = try TempDir()
+        do {
+            let context = ObjectContext(coordinator: try backend.coordinator(Self.model(unique: false), in: dir))
+            try Self.insert(context, "a")
+            try Self.insert(context, "b")
+            try context.save()
+        }
+        let context = ObjectContext(coordinator: try backend.coordinator(Self.model(unique: true), in: dir))
+        try Self.insert(context, "a")
+        #expect {
+            try context.save()
+        } throws: { error in
+            guard case .uniquenessViolation(_, _, "Item", ["name", "size"], _)? = error as? StoreError else { return false }
+            return true
+        }
+        context.rollback()
+        try Self.insert(context, "a", size: 2)   // another size: the pair is new
+        try context.save()
+        #expect(try Self.names(backend, unique: true, in: dir) == ["a", "a", "b"])
+    }
+
+    @Test(arguments: Backend.persistent)
+    func storedDuplicatesKeepTheNewModelOutAndTheStoreAsItWas(_ backend: Backend) throws {
+        let dir = try TempDir()
+        do {
+            let context = ObjectContext(coordinator: try backend.coordinator(Self.model(unique: false), in: dir))
+            try Self.insert(context, "dup")
+            try Self.insert(context, "dup")
+            try Self.insert(context, "solo")
+            try context.save()
+        }
+        #expect {
+            _ = try backend.coordinator(Self.model(unique: true), in: dir)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("uniqueness constraint on Item(name, size) does not hold for the stored rows: ('dup', 1)")
+                && text.contains("The store was not changed")
+        }
+        // Nothing changed: the old model opens it and still takes duplicates.
+        let context = ObjectContext(coordinator: try backend.coordinator(Self.model(unique: false), in: dir))
+        try Self.insert(context, "dup")
+        try context.save()
+        #expect(try Self.names(backend, unique: false, in: dir) == ["dup", "dup", "dup", "solo"])
+    }
+
+    @Test(arguments: Backend.persistent)
+    func aRemovedConstraintNoLongerRefusesDuplicates(_ backend: Backend) throws {
+        let dir = try TempDir()
+        do {
+            let context = ObjectContext(coordinator: try backend.coordinator(Self.model(unique: true), in: dir))
+            try Self.insert(context, "a")
+            try context.save()
+        }
+        let context = ObjectContext(coordinator: try backend.coordinator(Self.model(unique: false), in: dir))
+        try Self.insert(context, "a")
+        try context.save()
+        #expect(try Self.names(backend, unique: false, in: dir) == ["a", "a"])
+    }
+}
