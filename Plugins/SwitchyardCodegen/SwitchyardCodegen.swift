@@ -6,6 +6,10 @@ import PackagePlugin
 /// platform (public, so a models library can export them). As in Xcode, each entity's Codegen setting decides
 /// what is generated (Manual/None entities are left for you to declare).
 /// Declare the model as a resource (`resources: [.copy("Model.xcdatamodeld")]`) so the target sees it.
+///
+/// A build plugin takes no arguments, so a target that wants other settings keeps them in
+/// `switchyard-codegen.json` beside its sources (`{"access": "internal", "everyEntity": true, "prefix": "SY"}`,
+/// every key optional), passed to `storeinspect codegen --config`, which checks it and says what is wrong.
 @main
 struct SwitchyardCodegen: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
@@ -31,13 +35,15 @@ struct SwitchyardCodegen: BuildToolPlugin {
                 if (try? file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true { models[model]!.append(file) }
             }
         }
+        let config = target.directoryURL.appendingPathComponent("switchyard-codegen.json")
+        let hasConfig = FileManager.default.fileExists(atPath: config.path)
         return models.keys.sorted { $0.path < $1.path }.map { model in
             let output = context.pluginWorkDirectoryURL.appendingPathComponent(model.deletingPathExtension().lastPathComponent + "+Entities.swift")
             return .buildCommand(
                 displayName: "Switchyard codegen \(model.lastPathComponent)",
                 executable: tool.url,
-                arguments: ["codegen", model.path, "--output", output.path, "--public"],
-                inputFiles: models[model]!,
+                arguments: ["codegen", model.path, "--output", output.path, "--public"] + (hasConfig ? ["--config", config.path] : []),
+                inputFiles: models[model]! + (hasConfig ? [config] : []),
                 outputFiles: [output])
         }
     }

@@ -413,10 +413,11 @@ struct LoosePurchase: EntityObject {
 
 /// `Label` is Category/Extension in `Shop.xcdatamodeld`: the plugin generates its properties in an extension
 /// that makes it an `EntityObject`, and the type itself is declared here with a member of its own, as an Xcode
-/// user writes the class of such an entity. Public, as the plugin's types are (`Purchase.labels` hands it out).
-public struct Label {
-    public let managedObject: ManagedObject
-    public init(managedObject: ManagedObject) { self.managedObject = managedObject }
+/// user writes the class of such an entity. Internal, as this target's `switchyard-codegen.json` makes the plugin's
+/// types (a public `Label` would need public members, which the generated extension would not give it).
+struct Label {
+    let managedObject: ManagedObject
+    init(managedObject: ManagedObject) { self.managedObject = managedObject }
 
     /// Not in the model: the app's own addition beside the generated properties.
     var shouted: String { title.uppercased() }

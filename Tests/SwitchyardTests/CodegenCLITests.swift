@@ -134,7 +134,7 @@ import Testing
         // The extension has no stored property or initializer: those are the user's.
         let shelf = try #require(source.range(of: "extension ShelfMO: EntityObject {"))
         #expect(!source[shelf.upperBound...].contains("let managedObject"))
-        #expect(run.stderr.contains("not generating Note (Codegen Manual/None in the model; declare it yourself, or pass --every-entity)"))
+        #expect(run.stderr.contains("not generating Note (Codegen Manual/None in the model; declare it yourself, or pass --every-entity; under the build plugin, put {\"everyEntity\": true} in the target's switchyard-codegen.json)"))
         // --every-entity: every whole type, no extension.
         let every = try CLITests.run("storeinspect", ["codegen", bundle.path, "--every-entity"])
         #expect(every.status == 0 && every.stderr.isEmpty, "\(every.stderr)")
@@ -146,6 +146,58 @@ import Testing
         manual.codeGeneration = .manual
         #expect(manual == model.entities[0] && manual.codeGeneration == .manual)
         #expect(try ModelLoader.load(contentsXML: Data(ModelWriter.xml(for: model).utf8), source: "written").entities.map(\.codeGeneration) == [.classDefinition, .manual, .category])
+    }
+
+    /// `--config` reads the settings a target keeps in `switchyard-codegen.json` (how the build plugin, which takes
+    /// no arguments, is told them): each key present wins over its flag, an absent key leaves the flag's value.
+    @Test(.enabled(if: CLITests.built, "storeinspect not built in .build/debug"))
+    func aConfigurationFileSetsWhatTheFlagsSet() throws {
+        let dir = TemporaryDirectory()
+        let config = dir.file("switchyard-codegen.json")
+        func codegen(_ json: String, _ flags: [String] = []) throws -> CLITests.Run {
+            try Data(json.utf8).write(to: config)
+            return try CLITests.run("storeinspect", ["codegen", Self.shop, "--config", config.path] + flags)
+        }
+        // The build plugin always passes --public; the target's file says internal.
+        let hidden = try codegen(#"{"access": "internal"}"#, ["--public"])
+        #expect(hidden.status == 0, "\(hidden.stderr)")
+        #expect(hidden.stdout.contains("\nstruct Customer: EntityObject {") && !hidden.stdout.contains("public "))
+        // Absent keys keep the flags: --public stays, and Label (Category/Extension) stays an extension.
+        let empty = try codegen("{}", ["--public", "--prefix", "SY"])
+        #expect(empty.status == 0, "\(empty.stderr)")
+        #expect(empty.stdout.contains("public struct SYCustomer: EntityObject {"))
+        #expect(empty.stdout.contains("extension SYLabel: EntityObject {"))
+        // Every key at once, over flags that say otherwise.
+        let all = try codegen(#"{"access": "public", "everyEntity": true, "prefix": "Shop"}"#, ["--prefix", "SY"])
+        #expect(all.status == 0, "\(all.stderr)")
+        #expect(all.stdout.contains("public struct ShopLabel: EntityObject {"))        // every entity: a whole type
+        #expect(all.stdout.contains("public var purchases: [ShopPurchase] {") && !all.stdout.contains("SYCustomer"))
+
+        // Each mistake names the file and what is wrong, exits 2 and writes nothing.
+        let output = dir.file("Out.swift")
+        let mistakes: [(json: String, reason: String)] = [
+            (#"{"acess": "internal"}"#, "unknown key 'acess' (the keys are access, everyEntity, prefix)"),
+            (#"{"access": "private"}"#, #"access must be "public" or "internal", not "private""#),
+            (#"{"everyEntity": "yes"}"#, "everyEntity must be true or false"),
+            (#"{"prefix": 3}"#, "prefix must be a string"),
+            (#"{"prefix": "9a"}"#, "prefix must not start with a digit"),
+            (#"{"prefix": "a-b"}"#, "prefix must be letters, digits or '_'"),
+            (#"["internal"]"#, #"expected a JSON object such as {"access": "internal"}"#),
+            (#"{"access": "internal""#, "not valid JSON"),
+            ("", "not valid JSON"),
+        ]
+        for mistake in mistakes {
+            let run = try codegen(mistake.json, ["-o", output.path])
+            #expect(run.status == 2, "\(mistake.json)")
+            #expect(run.stderr.hasPrefix("storeinspect: codegen failed: \(config.path): \(mistake.reason)"), "\(mistake.json): \(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: output.path))
+        }
+        let missing = try CLITests.run("storeinspect", ["codegen", Self.shop, "--config", dir.file("none.json").path])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.hasPrefix("storeinspect: codegen failed: \(dir.file("none.json").path): cannot read the file"), "\(missing.stderr)")
+        let digit = try CLITests.run("storeinspect", ["codegen", Self.shop, "--prefix", "1X"])
+        #expect(digit.status == 64)
+        #expect(digit.stderr.contains("--prefix must not start with a digit"))
     }
 
     /// Where the class name cannot name a Swift type, the entity's name does: no class, `NSManagedObject`, a

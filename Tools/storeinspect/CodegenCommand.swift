@@ -4,9 +4,9 @@ import Switchyard
 
 // MARK: - codegen
 
-/// `storeinspect codegen MODEL [--output FILE] [--public] [--prefix P] [--every-entity]`: Swift `EntityObject`
-/// types for the entities of a model as their Codegen setting asks (what the `SwitchyardCodegen` build plugin
-/// runs).
+/// `storeinspect codegen MODEL [--output FILE] [--public] [--prefix P] [--every-entity] [--config FILE]`: Swift
+/// `EntityObject` types for the entities of a model as their Codegen setting asks (what the `SwitchyardCodegen`
+/// build plugin runs, with the target's `switchyard-codegen.json` as `--config` when it has one).
 struct CodegenCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "codegen",
@@ -27,23 +27,40 @@ struct CodegenCommand: ParsableCommand {
     @Flag(help: "Generate every entity's whole type, whatever its Codegen setting (Manual/None entities are skipped otherwise, as Xcode skips them).")
     var everyEntity = false
 
+    @Option(help: ArgumentHelp(
+        "Read settings from a JSON file with any of the keys access (\"public\" or \"internal\"), everyEntity (true or false) and prefix; a key present there wins over the flag.",
+        valueName: "file"))
+    var config: String?
+
     func validate() throws {
-        if !prefix.isEmpty, prefix.unicodeScalars.contains(where: { !CharacterSet.alphanumerics.contains($0) && $0 != "_" }) {
-            throw ValidationError("--prefix must be letters, digits or '_'")
+        if let problem = CodegenConfiguration.prefixProblem(prefix) {
+            throw ValidationError("--prefix \(problem)")
         }
     }
 
     func run() throws {
+        var settings = CodegenConfiguration(access: isPublic ? "public" : "internal", everyEntity: everyEntity, prefix: prefix)
+        if let config {
+            do {
+                let file = try CodegenConfiguration.load(from: URL(fileURLWithPath: config))
+                settings.access = file.access ?? settings.access
+                settings.everyEntity = file.everyEntity ?? settings.everyEntity
+                settings.prefix = file.prefix ?? settings.prefix
+            } catch {
+                throw StoreInspectCommand.fail("codegen", "\(config): \(error)")
+            }
+        }
         let loaded = try StoreInspectCommand.loadModel(model, step: "codegen")
         let options = EntityCodeGenerator.Options(
-            accessLevel: isPublic ? "public" : "internal", typePrefix: prefix, source: URL(fileURLWithPath: model).lastPathComponent,
-            everyEntity: everyEntity)
+            accessLevel: settings.access ?? "internal", typePrefix: settings.prefix ?? "",
+            source: URL(fileURLWithPath: model).lastPathComponent, everyEntity: settings.everyEntity ?? false)
         let source = EntityCodeGenerator.swiftSource(for: loaded, options: options)
         let skipped = EntityCodeGenerator.skippedEntities(of: loaded, options: options)
         if !skipped.isEmpty {
             FileHandle.standardError.write(Data((
                 "storeinspect: codegen: \(model): not generating \(skipped.joined(separator: ", ")) (Codegen Manual/None in the model; "
-                    + "declare \(skipped.count == 1 ? "it" : "them") yourself, or pass --every-entity)\n").utf8))
+                    + "declare \(skipped.count == 1 ? "it" : "them") yourself, or pass --every-entity; "
+                    + "under the build plugin, put {\"everyEntity\": true} in the target's \(CodegenConfiguration.fileName))\n").utf8))
         }
         guard let output else {
             StoreInspectCommand.write(source)
