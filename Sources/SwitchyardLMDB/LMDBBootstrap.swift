@@ -79,6 +79,14 @@ package struct LMDBBootstrap {
             throw notAStore("meta has no metadata entry")
         }
         let migration = writable && !isNew ? try migration(metadata: metadata, modelCache: modelCache, txn: txn) : nil
+        // Read-only, the rows cannot be migrated, and reading them through the new layout would give wrong values
+        // (an added attribute's default missing, a renamed one empty): refused, as SQLite refuses it.
+        if !writable, !isNew, let reason = StoreMigration.readOnlyMigrationReason(
+            storedHashes: metadata.versionHashes, storedModel: { try storedModel(modelCache, txn) }, model: model,
+            configuration: configuration, path: path)
+        {
+            throw StoreError.schemaMismatch(path: path, configuration: configuration, reason: reason)
+        }
 
         var stored: [String: Int] = [:]
         if let bytes = try txn.get(meta, Array(LMDBStoreDatabases.entityNumbersKey.utf8)) {
@@ -154,14 +162,17 @@ package struct LMDBBootstrap {
     /// when a change cannot be inferred.
     private func migration(metadata: StoreMetadata, modelCache: LMDBDatabase, txn: LMDBTransaction) throws -> LMDBMigration? {
         let pending = try StoreMigration.pendingMigration(
-            storedHashes: metadata.versionHashes,
-            storedModel: {
-                guard let blob = try txn.get(modelCache, Array(LMDBStoreDatabases.modelCacheKey.utf8)), !blob.isEmpty else { return nil }
-                return try? ModelCache.decode(Data(blob), source: "\(path) model cache")
-            }, model: model, configuration: configuration, path: path)
+            storedHashes: metadata.versionHashes, storedModel: { try storedModel(modelCache, txn) }, model: model,
+            configuration: configuration, path: path)
         guard let (old, report) = pending else { return nil }
         return LMDBMigration(
             old: old, new: model, report: report, path: path, configurationName: configuration, progress: progress)
+    }
+
+    /// The model the store was last written with (its model cache), nil when it has none this library can read.
+    private func storedModel(_ modelCache: LMDBDatabase, _ txn: LMDBTransaction) throws -> ObjectModel? {
+        guard let blob = try txn.get(modelCache, Array(LMDBStoreDatabases.modelCacheKey.utf8)), !blob.isEmpty else { return nil }
+        return try? ModelCache.decode(Data(blob), source: "\(path) model cache")
     }
 
     /// Builds new indexes from the table's existing rows (a model that gained an index, or a store written

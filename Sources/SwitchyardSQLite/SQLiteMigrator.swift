@@ -17,17 +17,28 @@ extension SQLiteStore {
     ) throws -> SQLiteMigrator? {
         let metadata = try readMetadata(db, path: path)
         let pending = try StoreMigration.pendingMigration(
-            storedHashes: metadata.versionHashes,
-            storedModel: {
-                guard try db.tableExists("Z_MODELCACHE"),
-                    let blob = try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE WHERE Z_CONTENT IS NOT NULL LIMIT 1"),
-                    !blob.isEmpty
-                else { return nil }
-                // A cache this library cannot read leaves the decision to the table layout, as with no cache.
-                return try? ModelCache.decode(blob, source: "\(path) model cache")
-            }, model: model, configuration: configuration, path: path)
+            storedHashes: metadata.versionHashes, storedModel: { try storedModel(db, path: path) }, model: model,
+            configuration: configuration, path: path)
         guard let (old, report) = pending else { return nil }
         return SQLiteMigrator(old: old, new: model, configuration: configuration, report: report, path: path, progress: progress)
+    }
+
+    /// Why a read-only store does not fit `model`, when `model` would migrate it (see
+    /// `StoreMigration.readOnlyMigrationReason`).
+    static func readOnlyMigrationReason(_ db: Database, path: String, model: ObjectModel, configuration: String) throws -> String? {
+        StoreMigration.readOnlyMigrationReason(
+            storedHashes: try readMetadata(db, path: path).versionHashes, storedModel: { try storedModel(db, path: path) },
+            model: model, configuration: configuration, path: path)
+    }
+
+    /// The model the store was last written with (`Z_MODELCACHE`); nil without one, or with a cache this
+    /// library cannot read, which leaves the decision to the table layout.
+    private static func storedModel(_ db: Database, path: String) throws -> ObjectModel? {
+        guard try db.tableExists("Z_MODELCACHE"),
+            let blob = try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE WHERE Z_CONTENT IS NOT NULL LIMIT 1"),
+            !blob.isEmpty
+        else { return nil }
+        return try? ModelCache.decode(blob, source: "\(path) model cache")
     }
 }
 

@@ -73,8 +73,16 @@ extension SQLiteStore {
                     throw error
                 }
             }
-            var opened = try openExisting(
-                pool: pool, path: path, model: model, configuration: configuration, entities: entities, readOnly: options.readOnly)
+            var opened: OpenedDatabase
+            do {
+                opened = try openExisting(
+                    pool: pool, path: path, model: model, configuration: configuration, entities: entities, readOnly: options.readOnly)
+            } catch StoreError.schemaMismatch(let p, let c, let layout) where options.readOnly {
+                // A layout the model's migration would make: say so rather than only what is missing.
+                let why = try? pool.read { db in try readOnlyMigrationReason(db, path: path, model: model, configuration: configuration) }
+                try? pool.close()
+                throw StoreError.schemaMismatch(path: p, configuration: c, reason: (why ?? nil).map { "\($0) (\(layout))" } ?? layout)
+            }
             opened.migrationReport = migrator?.report
             return opened
         } catch {

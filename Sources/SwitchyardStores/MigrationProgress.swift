@@ -71,6 +71,24 @@ package enum StoreMigration {
     }
 
     /// The metadata after a migration: the new model's hashes and identifiers, the UUID and app keys kept.
+    /// Why a read-only store cannot be read through `model`: `model` would migrate how an entity's rows are
+    /// stored (an added, renamed, retyped or removed property), which a store that may not be written cannot
+    /// have done, as in Core Data. Nil otherwise: a read-only open with another model is allowed where it reads
+    /// the rows as they are (tools read a store through whatever model they have, or some of its entities).
+    package static func readOnlyMigrationReason(
+        storedHashes: [String: Data], storedModel: () throws -> ObjectModel?, model: ObjectModel, configuration: String, path: String
+    ) -> String? {
+        guard storedHashes != model.versionHashes, let old = try? storedModel() else { return nil }
+        // Entities the model reads differently from how they are stored; an entity only the store has (a tool
+        // reading some entities through a smaller model) changes nothing for what is read.
+        let changed = ModelDiff.compare(from: old, to: model, configuration: configuration).entities.filter { entity in
+            (entity.kind == .changed || entity.kind == .renamed) && entity.properties.contains(where: \.changesStoredData)
+        }.map(\.name)
+        guard !changed.isEmpty else { return nil }
+        return "the store was written with another model (entities changed: \(changed.joined(separator: ", "))) "
+            + "and is opened read-only: open it writable once to migrate it"
+    }
+
     /// Why a store cannot be opened with a model whose uniqueness constraint its rows break (a constraint a new
     /// model version added): every backend says it the same way.
     package static func duplicatesReason(entity: String, properties: [String], values: [String]) -> String {

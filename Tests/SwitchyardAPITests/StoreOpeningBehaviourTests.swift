@@ -49,6 +49,34 @@ import Testing
         #expect(try check.get("note", as: String.self) == "migrated")
     }
 
+    /// Core Data cannot migrate a store it may not write: a read-only open with a model that would change how
+    /// rows are stored fails on every backend with the same reason, and the store is left as it was. (SQLite
+    /// said only that a column was missing, as if the store were damaged; LMDB opened it and read the added
+    /// attribute as nil, not its default.) Reading through another model that stores rows the same way (a
+    /// tool's, or one with fewer entities) stays allowed.
+    @Test(arguments: Backend.persistent)
+    func aReadOnlyStoreThatNeedsMigrationSaysSo(_ backend: Backend) throws {
+        let dir = try TempDir()
+        try Self.seed(backend, in: dir)
+        let model = try Self.shop { $0.attributes += [AttributeDescription(name: "note", type: .string, defaultValue: .string("n"))] }
+        let reason = "the store was written with another model (entities changed: Order) and is opened read-only: open it writable once to migrate it"
+        #expect {
+            try backend.add(to: StoreCoordinator(model: model), configuration: "Main", in: dir.url, options: .readOnly)
+        } throws: { error in
+            guard case .schemaMismatch(_, "Main", let text)? = error as? StoreError else { return false }
+            return text.hasPrefix(reason)
+        }
+        // Untouched: its own model opens it read-only, and the new one migrates it when it may write.
+        let own = StoreCoordinator(model: try Shop.model())
+        try backend.add(to: own, configuration: "Main", in: dir.url, options: .readOnly)
+        #expect(try Shop.codes(ObjectContext(coordinator: own).fetch(FetchRequest(entityName: "Order", sortKeys: [SortKey("code")]))) == ["a", "b"])
+        try own.removeStore(own.stores[0])
+        let writable = StoreCoordinator(model: model)
+        try backend.add(to: writable, configuration: "Main", in: dir.url)
+        let orders = try ObjectContext(coordinator: writable).fetch(FetchRequest(entityName: "Order"))
+        #expect(try orders.map { try $0.get("note", as: String.self) } == ["n", "n"])
+    }
+
     /// Core Data refuses a store whose model cannot be mapped automatically
     /// (`NSPersistentStoreIncompatibleVersionHashError`) and leaves it as it was: opened again with its own
     /// model, everything is there.
