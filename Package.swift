@@ -93,7 +93,10 @@ let package = Package(
         // What the command-line tools share (the terminal progress bar).
         .target(
             name: "ToolSupport",
-            dependencies: ["Switchyard", .target(name: "SwitchyardPostgreSQL", condition: .when(traits: ["PostgreSQL"]))],
+            dependencies: [
+                "Switchyard", .target(name: "SwitchyardPostgreSQL", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Tools/ToolSupport"
         ),
         .executableTarget(

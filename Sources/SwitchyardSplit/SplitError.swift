@@ -40,8 +40,8 @@ public enum SplitError: Error, Sendable, Equatable, CustomStringConvertible, Loc
     public var reason: String {
         switch self {
         case .usage(let message): return message
-        case let .source(path, reason): return "\(path): \(reason)"
-        case let .model(path, reason): return "\(path): \(reason)"
+        case let .source(path, reason): return reason.contains(path) ? reason : "\(path): \(reason)"
+        case let .model(path, reason): return reason.contains(path) ? reason : "\(path): \(reason)"
         case .planning(let problems): return problems.joined(separator: "; ")
         case .outputExists(let path): return "\(path) already exists (pass --force to replace it)"
         case .copy(let reason), .outputUnavailable(let reason): return reason

@@ -91,7 +91,13 @@ package enum StoreProbe {
                 reason: "the store is damaged: reading it killed the probe process with signal \(signal) (\(name)); "
                     + "the store was not read in this process")
         case .exit where child.terminationStatus != 0:
-            let message = String(decoding: output, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? "no message"
+            var message = String(decoding: output, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? "no message"
+            // The child says `tool: <step> failed: <path>: <reason>`: only the reason is new here.
+            if let failed = message.range(of: " failed: ") { message = String(message[failed.upperBound...]) }
+            while message.hasPrefix(url.path + ": ") { message.removeFirst(url.path.count + 2) }
+            if message.hasPrefix(url.path + " (configuration "), let close = message.range(of: "): ") {
+                message = String(message[close.upperBound...])
+            }
             throw SplitError.source(path: url.path, reason: "reading every row failed: \(message)")
         default:
             return

@@ -60,12 +60,28 @@ import Switchyard
         let help = try Self.run(tool, ["--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("USAGE: \(tool)"))
+        // What argument-parser finds wrong reads as every other failure does: `tool: arguments failed: <reason>`.
         let bad = try Self.run(tool, ["--no-such-option"])
-        #expect(bad.status != 0)
+        #expect(bad.status == 64)
+        #expect(bad.stderr.hasPrefix("\(tool): arguments failed: "), "\(bad.stderr)")
         #expect(bad.stderr.contains("--no-such-option"))
         let plain = try Self.run(tool, [])
         #expect(plain.status == 64, "no arguments is a usage error")
-        #expect(plain.stderr.hasPrefix("\(tool): "))
-        #expect(plain.stderr.contains(" failed: "))
+        #expect(plain.stderr.hasPrefix("\(tool): arguments failed: "), "\(plain.stderr)")
+    }
+
+    /// Argument-parser's own findings (a value that looks like an option, an extra argument) in the tools' format.
+    @Test(.enabled(if: built, "storesplit/storeinspect not built in .build/debug (run swift build first)"))
+    func argumentParserErrorsUseTheToolsFormat() throws {
+        let negative = try Self.run("storesplit", ["x.sqlite", "--model", "m", "--store", "A=b.sqlite", "--batch-size", "-5"])
+        #expect(negative.status == 64)
+        #expect(negative.stderr.hasPrefix("storesplit: arguments failed: Missing value for '--batch-size <batch-size>'"), "\(negative.stderr)")
+        #expect(!negative.stderr.contains("Error: "))
+        let extra = try Self.run("storeinspect", ["frobnicate", "x.sqlite"])
+        #expect(extra.status == 64)
+        #expect(extra.stderr.hasPrefix("storeinspect: arguments failed: Unexpected argument 'x.sqlite'"), "\(extra.stderr)")
+        let model = try Self.run("storesplit", ["x.sqlite", "--model", "/nope.xcdatamodeld", "--store", "A=b.sqlite"])
+        #expect(model.status == 2)
+        #expect(model.stderr.components(separatedBy: "/nope.xcdatamodeld").count == 2, "the path once: \(model.stderr)")
     }
 }

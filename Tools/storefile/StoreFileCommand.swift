@@ -7,6 +7,9 @@ import ToolSupport
 /// coordinator's `moveStore`, `copyStore`, `convertStore`, `replaceStore` and `destroyStore` do.
 @main
 struct StoreFileCommand: ParsableCommand {
+    /// Argument errors read `storefile: arguments failed: <reason>` (exit 64), as every other failure does.
+    static func main() { mainReportingArgumentErrors(tool: "storefile") }
+
     static let configuration = CommandConfiguration(
         commandName: "storefile",
         abstract: "Move, copy, convert, replace or destroy a Switchyard or Core Data store with all its files.",
@@ -19,7 +22,7 @@ struct StoreFileCommand: ParsableCommand {
         subcommands: [MoveCommand.self, CopyCommand.self, ConvertCommand.self, ReplaceCommand.self, DestroyCommand.self])
 
     func run() throws {
-        FileHandle.standardError.write(Data("storefile: command failed: no subcommand given (move, copy, convert, replace or destroy; see --help)\n".utf8))
+        FileHandle.standardError.write(Data("storefile: arguments failed: no subcommand given (move, copy, convert, replace or destroy; see --help)\n".utf8))
         throw ExitCode(64)
     }
 

@@ -8,6 +8,9 @@ import ToolSupport
 /// Subcommands register here; `inspect` is the default, so `storeinspect STORE` works as before.
 @main
 struct StoreInspectCommand: ParsableCommand {
+    /// Argument errors read `storeinspect: arguments failed: <reason>` (exit 64), as every other failure does.
+    static func main() { mainReportingArgumentErrors(tool: "storeinspect") }
+
     static let configuration = CommandConfiguration(
         commandName: "storeinspect",
         abstract: "Inspect a Core Data or Switchyard store: type, metadata, row counts, model.",
@@ -99,7 +102,7 @@ struct InspectCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        guard let store else { throw StoreInspectCommand.fail("inspect", "no STORE given", code: 64) }
+        guard let store else { throw StoreInspectCommand.fail("arguments", "no STORE given (storeinspect STORE, or storeinspect --help)", code: 64) }
         let model = try self.model.map { try StoreInspectCommand.loadModel($0, step: "inspect") }
         try StoreInspectCommand.probe(store, step: "inspect")
         let url = try StoreInspectCommand.storeURL(store, step: "inspect")

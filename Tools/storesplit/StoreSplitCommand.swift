@@ -6,6 +6,9 @@ import ToolSupport
 /// `storesplit`: breaks a monolithic store into one store per configuration.
 @main
 struct StoreSplitCommand: ParsableCommand {
+    /// Argument errors read `storesplit: arguments failed: <reason>` (exit 64), as every other failure does.
+    static func main() { mainReportingArgumentErrors(tool: "storesplit") }
+
     static let configuration = CommandConfiguration(
         commandName: "storesplit",
         abstract: "Split a monolithic Core Data or Switchyard store into one store per configuration.",
@@ -109,7 +112,9 @@ struct StoreSplitCommand: ParsableCommand {
         do {
             return try ModelLoader.load(at: URL(fileURLWithPath: path))
         } catch {
-            throw SplitError.model(path: path, reason: "\(option): \(error)")
+            // The loader's errors name the file already: "--model /x: no such model file", the path said once.
+            let reason = "\(error)"
+            throw SplitError.model(path: path, reason: reason.hasPrefix(path + ": ") ? "\(option) " + reason : "\(option): \(reason)")
         }
     }
 }

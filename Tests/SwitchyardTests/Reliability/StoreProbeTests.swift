@@ -31,7 +31,13 @@ import Testing
             try probe("echo 'first line' >&2; echo 'storeinspect: probe failed: not a LMDB store' >&2; exit 2")
         } throws: { error in
             guard case SplitError.source(_, let reason) = error else { return false }
-            return reason.contains("storeinspect: probe failed: not a LMDB store")
+            return reason == "reading every row failed: not a LMDB store"
+        }
+        // The child's own prefix and the path it repeats are said once, by storesplit.
+        #expect {
+            try probe("echo 'storeinspect: probe failed: /stores/Cloud.lmdb: /stores/Cloud.lmdb (configuration Default): not a LMDB store: bad page' >&2; exit 2")
+        } throws: { error in
+            "\(error)" == "open source failed: /stores/Cloud.lmdb: reading every row failed: not a LMDB store: bad page"
         }
         try probe("exit 0")
     }
