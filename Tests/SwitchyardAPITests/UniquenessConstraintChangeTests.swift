@@ -22,6 +22,13 @@ import Testing
         try item.set("size", size)
     }
 
+    /// A store of `backend` in `dir`, written with or without the constraint, holding items named `names` (size 1).
+    static func seed(_ backend: Backend, unique: Bool, _ names: [String], in dir: TempDir) throws {
+        let context = ObjectContext(coordinator: try backend.coordinator(model(unique: unique), in: dir))
+        for name in names { try insert(context, name) }
+        try context.save()
+    }
+
     static func names(_ backend: Backend, unique: Bool, in dir: TempDir) throws -> [String] {
         let context = ObjectContext(coordinator: try backend.coordinator(model(unique: unique), in: dir))
         return try context.fetch(FetchRequest(entityName: "Item", sortKeys: [SortKey("name")])).map { try $0.get("name", as: String.self) ?? "nil" }
@@ -30,12 +37,7 @@ import Testing
     @Test(arguments: Backend.persistent)
     func anAddedConstraintHoldsForLaterSaves(_ backend: Backend) throws {
         let dir = try TempDir()
-        do {
-            let context = ObjectContext(coordinator: try backend.coordinator(Self.model(unique: false), in: dir))
-            try Self.insert(context, "a")
-            try Self.insert(context, "b")
-            try context.save()
-        }
+        try Self.seed(backend, unique: false, ["a", "b"], in: dir)
         let context = ObjectContext(coordinator: try backend.coordinator(Self.model(unique: true), in: dir))
         try Self.insert(context, "a")
         #expect {
@@ -53,13 +55,7 @@ import Testing
     @Test(arguments: Backend.persistent)
     func storedDuplicatesKeepTheNewModelOutAndTheStoreAsItWas(_ backend: Backend) throws {
         let dir = try TempDir()
-        do {
-            let context = ObjectContext(coordinator: try backend.coordinator(Self.model(unique: false), in: dir))
-            try Self.insert(context, "dup")
-            try Self.insert(context, "dup")
-            try Self.insert(context, "solo")
-            try context.save()
-        }
+        try Self.seed(backend, unique: false, ["dup", "dup", "solo"], in: dir)
         #expect {
             _ = try backend.coordinator(Self.model(unique: true), in: dir)
         } throws: { error in
@@ -77,11 +73,7 @@ import Testing
     @Test(arguments: Backend.persistent)
     func aRemovedConstraintNoLongerRefusesDuplicates(_ backend: Backend) throws {
         let dir = try TempDir()
-        do {
-            let context = ObjectContext(coordinator: try backend.coordinator(Self.model(unique: true), in: dir))
-            try Self.insert(context, "a")
-            try context.save()
-        }
+        try Self.seed(backend, unique: true, ["a"], in: dir)
         let context = ObjectContext(coordinator: try backend.coordinator(Self.model(unique: false), in: dir))
         try Self.insert(context, "a")
         try context.save()
