@@ -120,12 +120,26 @@ package struct LMDBBootstrap {
         }
 
         var indexes: [Int: [LMDBDatabase?]] = [:]
+        // The index databases kept up to date until now (nil: a store written before they were recorded, whose
+        // existing index databases are taken as up to date, as they were).
+        let maintainedKey = Array(LMDBStoreDatabases.maintainedIndexesKey.utf8)
+        let maintainedList = try txn.get(meta, maintainedKey).map { String(decoding: $0, as: UTF8.self) }
+        let maintained = maintainedList.map { Set($0.split(separator: "\n").map(String.init)) }
+        var wanted: [String] = []
         for root in schema.servedRoots {
             var databases: [LMDBDatabase?] = []
             var missing: [Int] = []
             for (position, definition) in (schema.indexes[root] ?? []).enumerated() {
+                wanted.append(definition.databaseName)
                 if let database = try LMDBDatabase.open(definition.databaseName, in: txn) {
                     databases.append(database)
+                    // Left behind by a model version that stopped listing it, and listed again: its entries miss
+                    // the rows written since (fetches through it would skip them), so it is rebuilt, and a
+                    // uniqueness constraint it enforces is checked against the rows.
+                    if writable, !isNew, let maintained, !maintained.contains(definition.databaseName) {
+                        try txn.empty(database)
+                        missing.append(position)
+                    }
                 } else if writable {
                     databases.append(try required(definition.databaseName, txn, create: true))
                     missing.append(position)
@@ -138,6 +152,8 @@ package struct LMDBBootstrap {
                 try backfill(missing, root: root, schema: schema, rows: rows, databases: databases, txn: txn)
             }
         }
+        let list = wanted.sorted().joined(separator: "\n")
+        if writable, list != maintainedList { _ = try txn.put(meta, maintainedKey, Array(list.utf8)) }
         var history = try LMDBDatabase.open(LMDBStoreDatabases.historyName, in: txn)
         if history == nil, writable, persistentHistory { history = try required(LMDBStoreDatabases.historyName, txn, create: true) }
         let databases = LMDBStoreDatabases(

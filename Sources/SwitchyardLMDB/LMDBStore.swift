@@ -231,6 +231,10 @@ package struct LMDBStoreDatabases: Sendable {
     package static let modelCacheKey = "model"
     package static let entityNumbersKey = "entities"
     package static let configurationKey = "configuration"
+    /// The index databases the last writable open kept up to date, one name per line: an index database that
+    /// exists but is not listed was left behind by a model version that stopped listing it, so its entries miss
+    /// the rows written since, and it is rebuilt.
+    package static let maintainedIndexesKey = "maintainedIndexes"
     /// The persistent-history database (see `LMDBStore+History`).
     package static let historyName = "history"
 

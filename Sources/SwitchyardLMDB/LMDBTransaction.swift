@@ -174,6 +174,12 @@ package final class LMDBTransaction {
         try key.withUnsafeBytes { try delete(database, $0) }
     }
 
+    /// Removes every entry of `database`, keeping the database and its handle (`mdb_drop` with `del` 0).
+    package func empty(_ database: LMDBDatabase) throws {
+        try requireActive("mdb_drop")
+        try LMDB.check(mdb_drop(handle, database.handle, 0), operation: "mdb_drop(\(database.name ?? "main"))", path: path, configuration: configuration)
+    }
+
     /// The number of entries in `database` (from its B-tree header, without walking it), at most what the
     /// file's pages could hold: a damaged header can claim any number (fuzzing found one that made a fetch
     /// reserve exabytes).

@@ -79,4 +79,28 @@ import Testing
         try context.save()
         #expect(try Self.names(backend, unique: false, in: dir) == ["a", "a"])
     }
+
+    /// A constraint a version removed and a later version adds back: the rows written in between count. Fetches
+    /// by the constrained properties find them (LMDB rebuilds the index it had stopped keeping up to date), and a
+    /// duplicate written in between keeps the later version out.
+    @Test(arguments: Backend.persistent)
+    func aConstraintRemovedThenAddedAgainCountsTheRowsWrittenMeanwhile(_ backend: Backend) throws {
+        let clean = try TempDir()
+        try Self.seed(backend, unique: true, ["a"], in: clean)
+        try Self.seed(backend, unique: false, ["b", "c"], in: clean)
+        let context = ObjectContext(coordinator: try backend.coordinator(Self.model(unique: true), in: clean))
+        let found = try context.fetch(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "name == 'b' AND size == 1")))
+        #expect(found.count == 1, "a row written while the constraint was gone")
+        try Self.insert(context, "c")
+        #expect(throws: StoreError.self) { try context.save() }
+
+        let dirty = try TempDir()
+        try Self.seed(backend, unique: true, ["a"], in: dirty)
+        try Self.seed(backend, unique: false, ["a"], in: dirty)
+        #expect {
+            _ = try backend.coordinator(Self.model(unique: true), in: dirty)
+        } throws: { error in
+            "\(error)".contains("uniqueness constraint on Item(name, size) does not hold for the stored rows: ('a', 1)")
+        }
+    }
 }
