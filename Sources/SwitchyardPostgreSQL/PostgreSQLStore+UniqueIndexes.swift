@@ -8,7 +8,7 @@ extension PostgreSQLStore {
     /// Brings an existing store's unique indexes in line with the model's uniqueness constraints, inside the
     /// opening transaction, as `SQLiteStore` does: a constraint is not part of an entity's version hash, so a
     /// model version that adds or removes one opens the store without a migration. Indexes are matched by their
-    /// columns; rows that already break an added constraint fail the open (checked before the index is made, so
+    /// columns, and only Core Data's constraint indexes are dropped; rows that already break an added constraint fail the open (checked before the index is made, so
     /// the error names a duplicated value) and the transaction leaves the store as it was.
     static func reconcileUniqueIndexes(
         _ connection: PostgreSQLConnection, schema: SQLiteSchema, location: PostgreSQLLocation, configuration: String
@@ -33,7 +33,11 @@ extension PostgreSQLStore {
             let mine = existing.filter { $0.value.table == table.name.uppercased() }
             let wanted = table.indexes.filter(\.isUnique)
             let wantedColumns = wanted.map { Set($0.terms.map { $0.column.uppercased() }) }
-            for (name, index) in mine.sorted(by: { $0.key < $1.key }) where !wantedColumns.contains(index.columns) {
+            // Only Core Data's constraint indexes (`Z_<Entity>_UNIQUE_…`, or the shortened form of a long one) go;
+            // a unique index an administrator added stays.
+            let ours = Set(table.indexes.map { indexName($0.name).uppercased() })
+            for (name, index) in mine.sorted(by: { $0.key < $1.key })
+            where !wantedColumns.contains(index.columns) && (name.uppercased().contains("_UNIQUE_") || ours.contains(name.uppercased())) {
                 try connection.execute("DROP INDEX \(PostgreSQLConnection.quote(location.schema)).\(PostgreSQLConnection.quote(name))")
             }
             for (spec, columns) in zip(wanted, wantedColumns) where !mine.values.contains(where: { $0.columns == columns }) {

@@ -40,8 +40,9 @@ public enum SplitError: Error, Sendable, Equatable, CustomStringConvertible, Loc
     public var reason: String {
         switch self {
         case .usage(let message): return message
-        case let .source(path, reason): return reason.contains(path) ? reason : "\(path): \(reason)"
-        case let .model(path, reason): return reason.contains(path) ? reason : "\(path): \(reason)"
+        case let .source(path, reason), let .model(path, reason):
+            // A reason that already starts with the path ("--model /x: no such model file" does not) says it once.
+            return reason.hasPrefix(path + ": ") || reason.hasPrefix(path + " (") ? reason : "\(path): \(reason)"
         case .planning(let problems): return problems.joined(separator: "; ")
         case .outputExists(let path): return "\(path) already exists (pass --force to replace it)"
         case .copy(let reason), .outputUnavailable(let reason): return reason

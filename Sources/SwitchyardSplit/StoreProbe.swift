@@ -93,7 +93,9 @@ package enum StoreProbe {
         case .exit where child.terminationStatus != 0:
             var message = String(decoding: output, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? "no message"
             // The child says `tool: <step> failed: <path>: <reason>`: only the reason is new here.
-            if let failed = message.range(of: " failed: ") { message = String(message[failed.upperBound...]) }
+            if message.hasPrefix("storeinspect: ") || message.hasPrefix("storesplit: "), let failed = message.range(of: " failed: ") {
+                message = String(message[failed.upperBound...])
+            }
             while message.hasPrefix(url.path + ": ") { message.removeFirst(url.path.count + 2) }
             if message.hasPrefix(url.path + " (configuration "), let close = message.range(of: "): ") {
                 message = String(message[close.upperBound...])

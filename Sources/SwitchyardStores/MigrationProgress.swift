@@ -70,23 +70,27 @@ package enum StoreMigration {
         }
     }
 
-    /// The metadata after a migration: the new model's hashes and identifiers, the UUID and app keys kept.
     /// Why a read-only store cannot be read through `model`: `model` would migrate how an entity's rows are
-    /// stored (an added, renamed, retyped or removed property), which a store that may not be written cannot
-    /// have done, as in Core Data. Nil otherwise: a read-only open with another model is allowed where it reads
-    /// the rows as they are (tools read a store through whatever model they have, or some of its entities).
+    /// stored in a way that reading the old rows through it gets wrong (an entity or property renamed, a
+    /// property added — its default is written by the migration —, retyped, made required or pointed elsewhere),
+    /// which a store that may not be written cannot have had done, as in Core Data. Nil otherwise: a read-only
+    /// open with another model is allowed where it reads the rows as they are (a tool's model, an older app
+    /// version's, one with fewer entities or properties).
     package static func readOnlyMigrationReason(
         storedHashes: [String: Data], storedModel: () throws -> ObjectModel?, model: ObjectModel, configuration: String, path: String
     ) -> String? {
         guard storedHashes != model.versionHashes, let old = try? storedModel() else { return nil }
-        // Entities the model reads differently from how they are stored; an entity only the store has (a tool
-        // reading some entities through a smaller model) changes nothing for what is read.
-        let changed = ModelDiff.compare(from: old, to: model, configuration: configuration).entities.filter { entity in
-            (entity.kind == .changed || entity.kind == .renamed) && entity.properties.contains(where: \.changesStoredData)
+        let misread: Set<PropertyChange.Kind> = [.added, .renamed, .typeChanged, .becameRequired, .toManyBecameToOne, .destinationChanged]
+        let report = ModelDiff.compare(from: old, to: model, configuration: configuration)
+        let changed = report.entities.filter { entity in
+            entity.kind == .renamed || (entity.kind == .changed && entity.properties.contains { misread.contains($0.kind) })
         }.map(\.name)
         guard !changed.isEmpty else { return nil }
-        return "the store was written with another model (entities changed: \(changed.joined(separator: ", "))) "
-            + "and is opened read-only: open it writable once to migrate it"
+        let entities = "(entities changed: \(changed.joined(separator: ", ")))"
+        if report.verdict == .incompatible {
+            return "the store was written with another model \(entities) that this one cannot migrate, and is opened read-only"
+        }
+        return "the store was written with another model \(entities) and is opened read-only: open it writable once to migrate it"
     }
 
     /// Why a store cannot be opened with a model whose uniqueness constraint its rows break (a constraint a new
@@ -97,6 +101,7 @@ package enum StoreMigration {
             + "previous model), then open it again. The store was not changed"
     }
 
+    /// The metadata after a migration: the new model's hashes and identifiers, the UUID and app keys kept.
     package static func migratedMetadata(_ old: StoreMetadata, model: ObjectModel) -> StoreMetadata {
         var metadata = old
         metadata.versionHashes = model.versionHashes

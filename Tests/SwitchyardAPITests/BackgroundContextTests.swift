@@ -49,7 +49,7 @@ import Testing
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(backend, in: dir)
         let model = OrdersViewModel(coordinator: coordinator)
-        try await model.add("A1", qty: 3)
+        let a1 = try await model.add("A1", qty: 3)
         try await model.add("A2", qty: 9)
         try await model.refresh(above: 5)
         #expect(model.codes == ["A2"])
@@ -64,6 +64,7 @@ import Testing
         var notifications = stream.makeAsyncIterator()
         let saved = try #require(await notifications.next())
         try await model.merge(saved)
+        #expect(try await model.quantity(of: a1) == 7, "the object the context holds took the saved value")
         try await model.refresh(above: 5)
         #expect(model.codes == ["A1", "A2"])
     }
@@ -209,11 +210,17 @@ private final class Counter: Sendable {
         background = BackgroundContext(coordinator: coordinator)
     }
 
-    func add(_ code: String, qty: Int64) async throws {
+    @discardableResult
+    func add(_ code: String, qty: Int64) async throws -> ObjectID {
         try await background.perform { context in
-            try Shop.order(context, code, qty: qty)
+            let order = try Shop.order(context, code, qty: qty)
             try context.save()
+            return order.objectID
         }
+    }
+
+    func quantity(of id: ObjectID) async throws -> Int64? {
+        try await background.perform { context in try context.existingObject(with: id).get("qty", as: Int64.self) }
     }
 
     func refresh(above qty: Int64) async throws {

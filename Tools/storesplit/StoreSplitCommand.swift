@@ -112,9 +112,11 @@ struct StoreSplitCommand: ParsableCommand {
         do {
             return try ModelLoader.load(at: URL(fileURLWithPath: path))
         } catch {
-            // The loader's errors name the file already: "--model /x: no such model file", the path said once.
+            // The loader's errors name the file already: "/x (--model): no such model file", the path said once.
             let reason = "\(error)"
-            throw SplitError.model(path: path, reason: reason.hasPrefix(path + ": ") ? "\(option) " + reason : "\(option): \(reason)")
+            throw SplitError.model(
+                path: path,
+                reason: reason.hasPrefix(path + ": ") ? "\(path) (\(option)): " + reason.dropFirst(path.count + 2) : "\(option): \(reason)")
         }
     }
 }
