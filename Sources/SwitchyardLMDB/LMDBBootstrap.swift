@@ -209,21 +209,17 @@ package struct LMDBBootstrap {
             for constraint in image.layout.constraints where positions.contains(constraint.index) {
                 let values = constraint.slots.map(image.value)
                 guard !values.contains(where: \.isNull), let database = databases[constraint.index] else { continue }
-                for other in try LMDBIndexing.primaryKeys(withPrefix: LMDBIndexKey.prefix(values), in: database, txn: txn) where other != key {
-                    guard let bytes = try txn.get(rows, LMDBRowKey.make(root: rootNumber, primaryKey: other)) else { continue }
-                    let earlier = try bytes.withUnsafeBytes {
-                        try LMDBIndexing.decodeImage($0, primaryKey: other, schema: schema, path: path)
+                let clash = try LMDBIndexing.clashes(values, constraint: constraint, primaryKey: key, index: database, txn: txn) { other in
+                    try txn.get(rows, LMDBRowKey.make(root: rootNumber, primaryKey: other)).map { bytes in
+                        try bytes.withUnsafeBytes { try LMDBIndexing.decodeImage($0, primaryKey: other, schema: schema, path: path) }
                     }
-                    let clash = constraint.properties.indices.allSatisfy {
-                        AttributeValue.storeEqual(earlier.value(earlier.layout.slot(named: constraint.properties[$0])), values[$0])
-                    }
-                    if clash {
-                        throw StoreError.openFailed(
-                            path: path, configuration: configuration,
-                            reason: StoreMigration.duplicatesReason(
-                                entity: image.layout.name, properties: constraint.properties,
-                                values: values.map { if case .string(let text) = $0 { "'\(text)'" } else { $0.description } }))
-                    }
+                }
+                if clash {
+                    throw StoreError.openFailed(
+                        path: path, configuration: configuration,
+                        reason: StoreMigration.duplicatesReason(
+                            entity: image.layout.name, properties: constraint.properties,
+                            values: values.map { if case .string(let text) = $0 { "'\(text)'" } else { $0.description } }))
                 }
             }
             for position in positions {

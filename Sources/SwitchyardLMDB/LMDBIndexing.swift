@@ -62,6 +62,23 @@ package enum LMDBIndexing {
 
     /// The primary keys of the entries whose leading values encode as `prefix`, in index order (for one
     /// value, ascending primary key).
+    /// Whether a row other than `primaryKey` holds `values` for `constraint`: the constraint's `index` names the
+    /// candidates, `image` reads each, and `storeEqual` decides, as in the memory store. (A save's check and the
+    /// check of stored rows when an index is built both ask this.)
+    package static func clashes(
+        _ values: [AttributeValue], constraint: LMDBEntityLayout.Constraint, primaryKey: Int64, index: LMDBDatabase,
+        txn: LMDBTransaction, image: (Int64) throws -> LMDBRowImage?
+    ) throws -> Bool {
+        for key in try primaryKeys(withPrefix: LMDBIndexKey.prefix(values), in: index, txn: txn) where key != primaryKey {
+            guard let other = try image(key) else { continue }
+            let clash = constraint.properties.indices.allSatisfy {
+                AttributeValue.storeEqual(other.value(other.layout.slot(named: constraint.properties[$0])), values[$0])
+            }
+            if clash { return true }
+        }
+        return false
+    }
+
     package static func primaryKeys(withPrefix prefix: [UInt8], in database: LMDBDatabase, txn: LMDBTransaction) throws -> [Int64] {
         try txn.withCursor(database) { cursor in
             var keys: [Int64] = []

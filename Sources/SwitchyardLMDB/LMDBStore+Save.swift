@@ -241,17 +241,13 @@ extension LMDBStore {
                 let values = constraint.slots.map(row.value)
                 if values.contains(where: \.isNull) { continue }
                 guard constraint.index < indexes.count, let database = indexes[constraint.index] else { continue }
-                let keys = try LMDBIndexing.primaryKeys(withPrefix: LMDBIndexKey.prefix(values), in: database, txn: reader.transaction)
-                for key in keys where key != primaryKey {
-                    guard let other = try reader.image(root: layout.rootNumber, primaryKey: key) else { continue }
-                    let clash = constraint.properties.indices.allSatisfy {
-                        AttributeValue.storeEqual(other.value(other.layout.slot(named: constraint.properties[$0])), values[$0])
-                    }
-                    if clash {
-                        throw StoreError.uniquenessViolation(
-                            path: path, configuration: configurationName, entity: row.layout.name, properties: constraint.properties,
-                            values: values.map(\.description))
-                    }
+                let clash = try LMDBIndexing.clashes(
+                    values, constraint: constraint, primaryKey: primaryKey, index: database, txn: reader.transaction
+                ) { try reader.image(root: layout.rootNumber, primaryKey: $0) }
+                if clash {
+                    throw StoreError.uniquenessViolation(
+                        path: path, configuration: configurationName, entity: row.layout.name, properties: constraint.properties,
+                        values: values.map(\.description))
                 }
             }
         }
