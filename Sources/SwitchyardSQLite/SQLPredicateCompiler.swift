@@ -512,8 +512,11 @@ package struct SQLPredicateCompiler {
                 }
                 return "(" + SQLFragment.joined(terms, separator: " OR ") + ")"
             }
-            // Built in place: a prefetch binds thousands of keys here, and a fragment per element (its own
-            // argument array) cost more than SQLite's parsing of the list.
+            if values.count > Self.longListLength, let json = Self.jsonArray(of: values, hint: left.columnType) {
+                return l + SQLFragment(" IN (SELECT value FROM json_each(?))", [json.databaseValue])
+            }
+            // Built in place: a fragment per element (its own argument array) cost more than SQLite's parsing of
+            // the list.
             var list = l + " IN ("
             list.sql.reserveCapacity(list.sql.utf8.count + 3 * values.count)
             list.arguments.reserveCapacity(list.arguments.count + values.count)
@@ -555,10 +558,82 @@ extension SQLPredicateCompiler {
     }
 }
 
+// MARK: - Long IN lists
+
+extension SQLPredicateCompiler {
+    /// Lists longer than this bind as one JSON array (see `jsonArray(of:hint:)`).
+    private static var longListLength: Int { 16 }
+
+    /// A long `IN` list of texts and integers as one JSON array, read back by `json_each`: one parameter instead
+    /// of one per element. A prefetch's list holds a key per source, which went past the most parameters SQLite
+    /// binds (32,766 by default, 250,000 in Debian's build), and preparing and binding thousands of them cost
+    /// more than the lookups; the statement's text no longer changes with the list's length either, so it is
+    /// prepared once per connection. `json_each` hands back a JSON string as TEXT and an integer as INTEGER,
+    /// the storage classes the elements bind as, and without affinity, as a bound parameter is, so the column's
+    /// affinity applies to them as it does to a list.
+    ///
+    /// Nil (the list is bound element by element) when SQLite lacks `json_each` or an element is not a constant
+    /// that binds as text without U+0000 or as an integer.
+    private static func jsonArray(of values: [Operand], hint: AttributeType?) -> String? {
+        guard jsonEachAvailable else { return nil }
+        var json = "["
+        json.reserveCapacity(values.count * 24)
+        for (i, value) in values.enumerated() {
+            guard case .constant(let constant) = value, !constant.isNull, !constant.holdsNUL else { return nil }
+            if i > 0 { json += "," }
+            switch SQLiteValueCoding.bind(constant, hint: hint).storage {
+            case .int64(let integer): json += String(integer)
+            case .string(let text): appendJSONString(text, to: &json)
+            default: return nil
+            }
+        }
+        json += "]"
+        return json
+    }
+
+    /// Appends `text` as a JSON string: `"` and `\` escaped, control characters as `\u00XX`, the rest as is.
+    private static func appendJSONString(_ text: String, to json: inout String) {
+        json += "\""
+        let plain = text.utf8.withContiguousStorageIfAvailable { bytes in
+            !bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        } ?? false
+        if plain {
+            json += text
+        } else {
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\"": json += "\\\""
+                case "\\": json += "\\\\"
+                case _ where scalar.value < 0x20:
+                    let hex = String(scalar.value, radix: 16)
+                    json += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                default: json.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        json += "\""
+    }
+
+    /// Whether this process's SQLite has `json_each` (built in since 3.38 unless compiled out): asked once.
+    private static let jsonEachAvailable: Bool = {
+        do {
+            let probe = try DatabaseQueue()
+            return try probe.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM json_each('[1,\"a\"]')") } == 2
+        } catch {
+            return false   // no json_each: lists bind element by element
+        }
+    }()
+}
+
 extension AttributeValue {
     /// Text holding U+0000, which `SQLPredicateCompiler` binds as its bytes rather than as a parameter of text.
     fileprivate var holdsNUL: Bool {
-        if case .string(let text) = self { return text.utf8.contains(0) }
-        return false
+        guard case .string(let text) = self else { return false }
+        // memchr over the contiguous bytes: a prefetch checks thousands of keys here, and the generic
+        // `contains` cost more per key than binding it.
+        return text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let start = bytes.baseAddress else { return false }
+            return memchr(start, 0, bytes.count) != nil
+        } ?? text.utf8.contains(0)
     }
 }

@@ -117,7 +117,10 @@ public struct DifferentialGenerator {
         case 3: return .compare(key: "qty", op: intOp(), options: "", value: .integer(int(0...9)))
         case 4: return .compare(key: "price", op: intOp(), options: "", value: .double(pick(Self.prices)))
         case 5: let a = int(0...9), b = int(0...9); return .between(key: "qty", low: min(a, b), high: max(a, b))
-        case 6: return .inList(key: pick(["qty", "uid"]), values: (0..<Int(int(0...4))).map { _ in int(0...9) })
+        // Now and then a list longer than SQLPredicateCompiler binds element by element (16).
+        case 6:
+            let long = chance(0.2)
+            return .inList(key: pick(["qty", "uid"]), values: (0..<Int(long ? int(17...40) : int(0...4))).map { _ in long ? int(0...60) : int(0...9) })
         case 7: return .isNil(key: pick(["note", "owner", "queuedBy", "owner.score"]), negated: chance(0.5))
         case 8:
             let (op, options) = stringOp()

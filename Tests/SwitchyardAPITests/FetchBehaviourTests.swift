@@ -256,6 +256,57 @@ import Testing
         }
     }
 
+    /// A prefetch for more objects than SQLite binds parameters in one statement by default (32,766), and `IN`
+    /// lists longer than Debian's SQLite binds (250,000), give the results one lookup per object gives, on every
+    /// backend; keys holding quotes, backslashes, control characters and non-ASCII text match only themselves.
+    @Test(arguments: Backend.everyStore)
+    func prefetchAndInListsLongerThanSQLiteBinds(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = StoreCoordinator(model: try TwoStores.model())
+        try backend.add(to: coordinator, configuration: "Catalog", in: dir.url)
+        try backend.add(to: coordinator, configuration: "Reviews", in: dir.url)
+        let odd = ["quote\"d", "back\\slash", "new\nline", "tab\there", "bell\u{7}", "caf\u{E9}", "\u{1F600}", "[1]", "null", "", " "]
+        let skus = odd + (0..<35_000).map { "p\($0)" }
+        let seed = ObjectContext(coordinator: coordinator)
+        for sku in skus {
+            let product = try seed.insert("Product")
+            try product.set("sku", sku)
+        }
+        // Every third product has a review; "cafe" and "p1 " differ from "caf\u{E9}" and "p1" only slightly.
+        var expected: [String: [Int]] = [:]
+        for (i, sku) in skus.enumerated() where i % 3 == 0 {
+            let review = try seed.insert("Review")
+            try review.set("sku", sku)
+            try review.set("stars", Int16(i % 5 + 1))
+            expected[sku] = [i % 5 + 1]
+        }
+        for sku in ["cafe", "p1 ", "Quote\"d"] {
+            let review = try seed.insert("Review")
+            try review.set("sku", sku)
+            try review.set("stars", Int16(9))
+        }
+        try seed.save()
+
+        let context = ObjectContext(coordinator: coordinator)
+        let products = try context.fetch(FetchRequest(entityName: "Product"))
+        #expect(products.count == skus.count)
+        try context.prefetchFetchedProperty("reviews", for: products)
+        var mismatches: [String] = []
+        for product in products {
+            let sku = try product.get("sku", as: String.self) ?? "?"
+            if try Self.stars(product) != expected[sku, default: []] { mismatches.append(sku) }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) products got other reviews, e.g. \(mismatches.prefix(5))")
+
+        let reviewed = try context.fetch(FetchRequest(
+            entityName: "Review", predicate: try FetchPredicate(
+                format: "sku IN %@", (skus + (0..<260_000).map { "absent \($0)" }).predicateArgument)))
+        #expect(Set(try reviewed.map { try $0.get("sku", as: String.self) ?? "?" }) == Set(expected.keys))
+        let starred = try context.count(FetchRequest(
+            entityName: "Review", predicate: try FetchPredicate(format: "stars IN %@", Array(3..<300_000).predicateArgument)))
+        #expect(starred == expected.values.filter { $0[0] >= 3 }.count + 3)
+    }
+
     /// Products A, B, C in `Catalog`; reviews A 5, A 3, B 4 and one for a product that does not exist.
     static func seedReviews(_ coordinator: StoreCoordinator) throws {
         let context = ObjectContext(coordinator: coordinator)
