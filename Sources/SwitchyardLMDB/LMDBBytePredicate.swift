@@ -32,7 +32,7 @@ package struct LMDBBytePredicate {
         /// `slot op constant`; `nullTest` when the predicate compares with a literal nil (`IS [NOT] NULL`).
         case compare(slot: Int, op: ComparisonOperator, constant: Constant, nullTest: Bool)
         /// `slot IN {constants}`.
-        case member(slot: Int, list: [Constant])
+        case member(slot: Int, list: LMDBMemberList)
     }
 
     /// One attribute's value in a row.
@@ -112,9 +112,9 @@ package struct LMDBBytePredicate {
                 case .in:
                     if case .list(let elements) = right {
                         let list = elements.compactMap(constant)
-                        return list.count == elements.count ? .member(slot: s, list: list) : nil
+                        return list.count == elements.count ? .member(slot: s, list: LMDBMemberList(list)) : nil
                     }
-                    return constant(right).map { .member(slot: s, list: [$0]) }
+                    return constant(right).map { .member(slot: s, list: LMDBMemberList([$0])) }
                 default:
                     return nil
                 }
@@ -318,11 +318,8 @@ package struct LMDBBytePredicate {
             if list.isEmpty { return .false }
             let value = value(slot)
             if Self.isNull(value) { return .unknown }
-            var sawNull = false
-            for element in list {
-                if Self.isNull(element) { sawNull = true } else if Self.order(value, element) == .orderedSame { return .true }
-            }
-            return sawNull ? .unknown : .false
+            if list.contains(value) { return .true }
+            return list.containsNull ? .unknown : .false
         }
     }
 
