@@ -125,8 +125,8 @@ public final class ManagedObject {
         _modify { yield &relationshipState.committedToMany }
     }
     /// Fetched-property results, kept until the object is refreshed.
-    package var fetchedCache: [String: [ManagedObject]] {
-        get { relationships?.fetchedCache ?? [:] }
+    package var fetchedCache: FetchedResultsCache {
+        get { relationships?.fetchedCache ?? FetchedResultsCache() }
         set { if relationships != nil || !newValue.isEmpty { relationshipState.fetchedCache = newValue } }
         _modify { yield &relationshipState.fetchedCache }
     }

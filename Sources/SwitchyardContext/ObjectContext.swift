@@ -251,7 +251,7 @@ public final class ObjectContext {
     /// clears its cached fetched properties.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool = false) throws {
         guard object.context === self else { throw ContextError.foreignObject(object.objectID.description) }
-        object.fetchedCache = [:]
+        object.fetchedCache = FetchedResultsCache()
         // Members read before are stale, except where kept changes still need them to compute link deltas.
         object.committedToMany = object.committedToMany.filter { mergeChanges && object.changedToMany[$0.key] != nil }
         guard !object.isInserted, object.store != nil else { return }
@@ -265,7 +265,7 @@ public final class ObjectContext {
     /// Takes `row` as the object's saved state (the newest `Z_OPT`, so a later save of kept changes does not
     /// conflict), forgetting cached fetched properties and members read before.
     package func takeSavedState(_ row: StoreRow, for object: ManagedObject) {
-        object.fetchedCache = [:]
+        object.fetchedCache = FetchedResultsCache()
         object.committedToMany = object.committedToMany.filter { object.changedToMany[$0.key] != nil }
         object.snapshot = snapshot(of: row, entity: object.handle)
     }

@@ -16,7 +16,7 @@ package final class RelationshipState {
     /// Members as the store last returned them (many-to-many and ordered to-many).
     package var committedToMany: [String: [ObjectID]] = [:]
     /// Fetched-property results, kept until the object is refreshed.
-    package var fetchedCache: [String: [ManagedObject]] = [:]
+    package var fetchedCache = FetchedResultsCache()
 
     /// True when nothing is held, so the object can drop this state.
     package var isEmpty: Bool {

@@ -53,7 +53,7 @@ extension SQLiteStore {
         else { throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: layout.name) }
         let query = try compiler.select(request, projection: projection)
         try read { db in
-            let statement = try db.cachedStatement(sql: query.sql)
+            let statement = try statement(for: query, in: db)
             var decoder = SQLiteRowDecoder(projection: projection, entityNames: schema.entityNamesByNumber, externalData: externalData)
             try decoder.forEachRow(of: statement, arguments: query.arguments, body)
         }
@@ -73,7 +73,7 @@ extension SQLiteStore {
         unlimited.sortKeys = []
         let query = try compiler.count(unlimited)
         return try read { db in
-            let statement = try db.cachedStatement(sql: query.sql)
+            let statement = try statement(for: query, in: db)
             if let (index, code) = statement.bindDirectly(query.arguments) {
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind parameter \(index)", sql: query.sql)
             }
@@ -108,6 +108,17 @@ extension SQLiteStore {
             return result
         }
     }
+
+    /// The prepared statement of a compiled query: from the connection's cache, unless the query binds more
+    /// than `cachedArgumentLimit` values. Those are long `IN` lists (a prefetch's keys), whose text differs with
+    /// every list length; GRDB's cache is never trimmed, so each would stay prepared for the connection's life.
+    private func statement(for query: SQLFragment, in db: Database) throws -> Statement {
+        query.arguments.count <= Self.cachedArgumentLimit
+            ? try db.cachedStatement(sql: query.sql) : try db.makeStatement(sql: query.sql)
+    }
+
+    /// The most values a cached statement binds (see `statement(for:in:)`).
+    private static var cachedArgumentLimit: Int { 64 }
 
     // MARK: - Decoding
 
