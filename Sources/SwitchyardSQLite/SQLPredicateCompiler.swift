@@ -576,42 +576,49 @@ extension SQLPredicateCompiler {
     /// that binds as text without U+0000 or as an integer.
     private static func jsonArray(of values: [Operand], hint: AttributeType?) -> String? {
         guard jsonEachAvailable else { return nil }
-        var json = "["
+        // Built as bytes and made a String once: appending to a String per element cost more than the lookups.
+        var json: [UInt8] = [UInt8(ascii: "[")]
         json.reserveCapacity(values.count * 24)
         for (i, value) in values.enumerated() {
             guard case .constant(let constant) = value, !constant.isNull, !constant.holdsNUL else { return nil }
-            if i > 0 { json += "," }
+            if i > 0 { json.append(UInt8(ascii: ",")) }
             switch SQLiteValueCoding.bind(constant, hint: hint).storage {
-            case .int64(let integer): json += String(integer)
+            case .int64(let integer): json.append(contentsOf: String(integer).utf8)
             case .string(let text): appendJSONString(text, to: &json)
             default: return nil
             }
         }
-        json += "]"
-        return json
+        json.append(UInt8(ascii: "]"))
+        return String(decoding: json, as: UTF8.self)
     }
 
     /// Appends `text` as a JSON string: `"` and `\` escaped, control characters as `\u00XX`, the rest as is.
-    private static func appendJSONString(_ text: String, to json: inout String) {
-        json += "\""
-        let plain = text.utf8.withContiguousStorageIfAvailable { bytes in
-            !bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+    private static func appendJSONString(_ text: String, to json: inout [UInt8]) {
+        json.append(UInt8(ascii: "\""))
+        func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
+        // Nearly every key needs no escape: its bytes are copied at once.
+        let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard !bytes.contains(where: needsEscape) else { return false }
+            json.append(contentsOf: bytes)
+            return true
         } ?? false
-        if plain {
-            json += text
-        } else {
-            for scalar in text.unicodeScalars {
-                switch scalar {
-                case "\"": json += "\\\""
-                case "\\": json += "\\\\"
-                case _ where scalar.value < 0x20:
-                    let hex = String(scalar.value, radix: 16)
-                    json += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                default: json.unicodeScalars.append(scalar)
-                }
+        if copied {
+            json.append(UInt8(ascii: "\""))
+            return
+        }
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                json.append(UInt8(ascii: "\\"))
+                json.append(byte)
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                json.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default:
+                json.append(byte)
             }
         }
-        json += "\""
+        json.append(UInt8(ascii: "\""))
     }
 
     /// Whether this process's SQLite has `json_each` (built in since 3.38 unless compiled out): asked once.
