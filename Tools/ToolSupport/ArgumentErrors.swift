@@ -14,7 +14,8 @@ extension ParsableCommand {
             command = try parseAsRoot()
         } catch {
             guard !(error is ExitCode), exitCode(for: error) == .validationFailure else { exit(withError: error) }
-            FileHandle.standardError.write(Data("\(tool): arguments failed: \(message(for: error))\nRun '\(tool) --help' for usage.\n".utf8))
+            let help = ([tool] + subcommandNames(in: CommandLine.arguments.dropFirst())).joined(separator: " ")
+            FileHandle.standardError.write(Data("\(tool): arguments failed: \(message(for: error))\nRun '\(help) --help' for usage.\n".utf8))
             Foundation.exit(ExitCode.validationFailure.rawValue)
         }
         do {
@@ -23,5 +24,18 @@ extension ParsableCommand {
         } catch {
             exit(withError: error)
         }
+    }
+
+    /// The subcommands `arguments` start with (`codegen` in `storeinspect codegen m.xcdatamodeld`), so the hint
+    /// after an argument error names the help that lists that subcommand's arguments.
+    private static func subcommandNames(in arguments: ArraySlice<String>) -> [String] {
+        var names: [String] = []
+        var command: ParsableCommand.Type = Self.self
+        for argument in arguments {
+            guard let sub = command.configuration.subcommands.first(where: { $0._commandName == argument }) else { break }
+            names.append(argument)
+            command = sub
+        }
+        return names
     }
 }
