@@ -35,6 +35,7 @@ extension StoreSplitter {
         let runMarks: [String: PropertyListValue] = [
             Self.runMetadataKey: .string(UUID().uuidString), Self.planMetadataKey: .string(planFingerprint(plan)),
         ]
+        for destination in plan.destinations { try Self.checkFolder(of: destination) }
         var outputs: [BulkCopyStore?] = []
         do {
             let naming = joinTableNaming(plan)
@@ -280,6 +281,18 @@ extension StoreSplitter {
             throw SplitError.outputUnavailable(
                 reason: error is StoreError ? "\(error)" : "cannot look for a store at \(SplitDestination.displayPath(url, type: type)): \(error)")
         }
+    }
+
+    /// Refuses, before anything is written, an output whose folder exists but cannot be written, with the
+    /// system's reason (a read-only file system, no permission): SQLite's own message for it is only "unable to
+    /// open database file". A folder that does not exist yet is left to the store, which creates it.
+    package static func checkFolder(of destination: SplitDestination) throws {
+        guard destination.url.isFileURL else { return }
+        let folder = destination.url.deletingLastPathComponent().path
+        guard access(folder, W_OK | X_OK) != 0, errno != ENOENT else { return }
+        let reason = String(cString: strerror(errno))
+        throw SplitError.outputUnavailable(
+            reason: "\(destination.displayPath) (configuration \(destination.configuration)): cannot write in \(folder): \(reason)")
     }
 
     /// Removes a store's file with its sidecars, or its directory, or a server store's tables.
