@@ -569,13 +569,17 @@ extension SQLPredicateCompiler {
     /// binds (32,766 by default, 250,000 in Debian's build), and preparing and binding thousands of them cost
     /// more than the lookups; the statement's text no longer changes with the list's length either, so it is
     /// prepared once per connection. `json_each` hands back a JSON string as TEXT and an integer as INTEGER,
-    /// the storage classes the elements bind as, and without affinity, as a bound parameter is, so the column's
-    /// affinity applies to them as it does to a list.
+    /// the storage classes the elements bind as. Its `value` column has BLOB affinity where a bound parameter has
+    /// none, so SQLite does not apply a TEXT column's affinity to it as it does to a list's elements: integers
+    /// compared with a text column would stop matching text that reads as them (`'5'`). Those lists stay
+    /// element by element (`withoutAffinity` already takes the affinity away when the list holds a number);
+    /// with the same storage class on both sides, and for numeric columns, both forms give the same rows.
     ///
-    /// Nil (the list is bound element by element) when SQLite lacks `json_each` or an element is not a constant
-    /// that binds as text without U+0000 or as an integer.
+    /// Nil (the list is bound element by element) when SQLite lacks `json_each`, an element is not a constant
+    /// that binds as text without U+0000 or as an integer, or an integer is compared with a text column.
     private static func jsonArray(of values: [Operand], hint: AttributeType?) -> String? {
         guard jsonEachAvailable else { return nil }
+        let textColumn = hint == .string || hint == .uri || hint == .objectID
         // Built as bytes and made a String once: appending to a String per element cost more than the lookups.
         var json: [UInt8] = [UInt8(ascii: "[")]
         json.reserveCapacity(values.count * 24)
@@ -583,7 +587,9 @@ extension SQLPredicateCompiler {
             guard case .constant(let constant) = value, !constant.isNull, !constant.holdsNUL else { return nil }
             if i > 0 { json.append(UInt8(ascii: ",")) }
             switch SQLiteValueCoding.bind(constant, hint: hint).storage {
-            case .int64(let integer): json.append(contentsOf: String(integer).utf8)
+            case .int64(let integer):
+                guard !textColumn else { return nil }
+                json.append(contentsOf: String(integer).utf8)
             case .string(let text): appendJSONString(text, to: &json)
             default: return nil
             }

@@ -110,11 +110,16 @@ extension SQLiteStore {
     }
 
     /// The prepared statement of a compiled query: from the connection's cache, unless the query binds more
-    /// than `cachedArgumentLimit` values. Those are long `IN` lists (a prefetch's keys), whose text differs with
+    /// than `cachedArgumentLimit` values or a long text. The first are long `IN` lists, whose text differs with
     /// every list length; GRDB's cache is never trimmed, so each would stay prepared for the connection's life.
+    /// The second are long lists bound as one JSON array: a cached statement keeps its last arguments (SQLite's
+    /// copy of them) until it runs again.
     private func statement(for query: SQLFragment, in db: Database) throws -> Statement {
-        query.arguments.count <= Self.cachedArgumentLimit
-            ? try db.cachedStatement(sql: query.sql) : try db.makeStatement(sql: query.sql)
+        let cacheable = query.arguments.count <= Self.cachedArgumentLimit && !query.arguments.contains {
+            if case .string(let text) = $0.storage { return text.utf8.count > 4_096 }
+            return false
+        }
+        return cacheable ? try db.cachedStatement(sql: query.sql) : try db.makeStatement(sql: query.sql)
     }
 
     /// The most values a cached statement binds (see `statement(for:in:)`).

@@ -265,16 +265,17 @@ import Testing
         let coordinator = StoreCoordinator(model: try TwoStores.model())
         try backend.add(to: coordinator, configuration: "Catalog", in: dir.url)
         try backend.add(to: coordinator, configuration: "Reviews", in: dir.url)
-        let odd = ["quote\"d", "back\\slash", "new\nline", "tab\there", "bell\u{7}", "caf\u{E9}", "\u{1F600}", "[1]", "null", "", " "]
+        let odd = ["quote\"d", "back\\slash", "new\nline", "tab\there", "bell\u{7}", "caf\u{E9}", "\u{1F600}", "[1]", "null", "", " ", "5", "\\n"]
         let skus = odd + (0..<35_000).map { "p\($0)" }
         let seed = ObjectContext(coordinator: coordinator)
         for sku in skus {
             let product = try seed.insert("Product")
             try product.set("sku", sku)
         }
-        // Every third product has a review; "cafe" and "p1 " differ from "caf\u{E9}" and "p1" only slightly.
+        // Every odd key and every third other product has a review; "cafe" and "p1 " differ from "caf\u{E9}"
+        // and "p1" only slightly.
         var expected: [String: [Int]] = [:]
-        for (i, sku) in skus.enumerated() where i % 3 == 0 {
+        for (i, sku) in skus.enumerated() where i < odd.count || i % 3 == 0 {
             let review = try seed.insert("Review")
             try review.set("sku", sku)
             try review.set("stars", Int16(i % 5 + 1))
@@ -303,8 +304,12 @@ import Testing
                 format: "sku IN %@", (skus + (0..<260_000).map { "absent \($0)" }).predicateArgument)))
         #expect(Set(try reviewed.map { try $0.get("sku", as: String.self) ?? "?" }) == Set(expected.keys))
         let starred = try context.count(FetchRequest(
-            entityName: "Review", predicate: try FetchPredicate(format: "stars IN %@", Array(3..<300_000).predicateArgument)))
+            entityName: "Review", predicate: try FetchPredicate(format: "stars IN %@", ([Int.min, Int.max] + Array(3..<300_000)).predicateArgument)))
         #expect(starred == expected.values.filter { $0[0] >= 3 }.count + 3)
+        // Numbers never equal text, however long the list: the review of "5" is not among them.
+        let numbered = try context.fetch(FetchRequest(
+            entityName: "Review", predicate: try FetchPredicate(format: "sku IN %@", Array(0..<40).predicateArgument)))
+        #expect(numbered.isEmpty)
     }
 
     /// Products A, B, C in `Catalog`; reviews A 5, A 3, B 4 and one for a product that does not exist.
