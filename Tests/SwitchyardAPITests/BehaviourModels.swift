@@ -133,6 +133,14 @@ enum TwoStores {
                 ConfigurationDescription(name: "Reviews", entityNames: ["Review"]),
             ])
     }
+
+    /// A coordinator over both configurations, each a store of `backend` in `dir`.
+    static func coordinator(_ backend: Backend, in dir: URL) throws -> StoreCoordinator {
+        let coordinator = StoreCoordinator(model: try model())
+        try backend.add(to: coordinator, configuration: "Catalog", in: dir)
+        try backend.add(to: coordinator, configuration: "Reviews", in: dir)
+        return coordinator
+    }
 }
 
 /// Runs `body` and checks it throws a `CoordinatorError` that `matches` accepts.

@@ -227,9 +227,7 @@ import Testing
     @Test(arguments: Backend.everyStore)
     func prefetchGivesTheSameResultsAndFillsTheCache(_ backend: Backend) throws {
         let dir = try TempDir()
-        let coordinator = StoreCoordinator(model: try TwoStores.model())
-        try backend.add(to: coordinator, configuration: "Catalog", in: dir.url)
-        try backend.add(to: coordinator, configuration: "Reviews", in: dir.url)
+        let coordinator = try TwoStores.coordinator(backend, in: dir.url)
         try Self.seedReviews(coordinator)
 
         let single = ObjectContext(coordinator: coordinator)
@@ -262,9 +260,7 @@ import Testing
     @Test(arguments: Backend.everyStore)
     func prefetchAndInListsLongerThanSQLiteBinds(_ backend: Backend) throws {
         let dir = try TempDir()
-        let coordinator = StoreCoordinator(model: try TwoStores.model())
-        try backend.add(to: coordinator, configuration: "Catalog", in: dir.url)
-        try backend.add(to: coordinator, configuration: "Reviews", in: dir.url)
+        let coordinator = try TwoStores.coordinator(backend, in: dir.url)
         let odd = ["quote\"d", "back\\slash", "new\nline", "tab\there", "bell\u{7}", "caf\u{E9}", "\u{1F600}", "[1]", "null", "", " ", "5", "\\n"]
         let skus = odd + (0..<35_000).map { "p\($0)" }
         let seed = ObjectContext(coordinator: coordinator)
