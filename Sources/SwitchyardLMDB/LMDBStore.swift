@@ -111,7 +111,9 @@ public final class LMDBStore: PersistentStore, ConfigurationRecordingStore, Migr
             do {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             } catch {
-                throw StoreError.openFailed(path: path, configuration: configuration, reason: "cannot create the directory: \(error)")
+                let cause = DiskDiagnosis.folderProblem((path as NSString).deletingLastPathComponent, creatable: true)
+                    ?? (error as NSError).localizedDescription
+                throw StoreError.openFailed(path: path, configuration: configuration, reason: "cannot create the directory: \(cause)")
             }
             return
         }

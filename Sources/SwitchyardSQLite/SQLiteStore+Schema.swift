@@ -460,7 +460,10 @@ extension SQLiteStore {
             return StoreError.notAStore(
                 path: path, expected: .sqlite, reason: "the SQLite file is truncated or corrupt (SQLITE_CORRUPT, \(detail))")
         case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY:
-            return StoreError.openFailed(path: path, configuration: configuration, reason: "cannot open the database (\(detail))")
+            // SQLite says only "unable to open database file"; the folder says why (missing, read-only, no permission).
+            let folder = DiskDiagnosis.folderProblem((path as NSString).deletingLastPathComponent)
+            return StoreError.openFailed(
+                path: path, configuration: configuration, reason: "cannot open the database (\(detail))" + (folder.map { ": \($0)" } ?? ""))
         default:
             return mapError(error, path: path, configuration: configuration)
         }

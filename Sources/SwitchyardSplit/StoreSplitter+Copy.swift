@@ -283,16 +283,15 @@ extension StoreSplitter {
         }
     }
 
-    /// Refuses, before anything is written, an output whose folder exists but cannot be written, with the
-    /// system's reason (a read-only file system, no permission): SQLite's own message for it is only "unable to
-    /// open database file". A folder that does not exist yet is left to the store, which creates it.
+    /// Refuses, before any output is created, one whose folder cannot be written (a read-only file system, no
+    /// permission), with the reason the stores give for it (`DiskDiagnosis.folderProblem`), naming the final
+    /// path and configuration rather than a temporary name. A folder that does not exist yet is judged by its
+    /// nearest existing ancestor.
     package static func checkFolder(of destination: SplitDestination) throws {
-        guard destination.url.isFileURL else { return }
-        let folder = destination.url.deletingLastPathComponent().path
-        guard access(folder, W_OK | X_OK) != 0, errno != ENOENT else { return }
-        let reason = String(cString: strerror(errno))
-        throw SplitError.outputUnavailable(
-            reason: "\(destination.displayPath) (configuration \(destination.configuration)): cannot write in \(folder): \(reason)")
+        guard destination.url.isFileURL,
+            let problem = DiskDiagnosis.folderProblem(destination.url.deletingLastPathComponent().path, creatable: true)
+        else { return }
+        throw SplitError.outputUnavailable(reason: "\(destination.displayPath) (configuration \(destination.configuration)): \(problem)")
     }
 
     /// Removes a store's file with its sidecars, or its directory, or a server store's tables.

@@ -40,4 +40,37 @@ package enum DiskDiagnosis {
         }
         return nil
     }
+
+    /// Why a store cannot be created or opened for writing in `folder`, or nil when the folder can be written:
+    /// "the folder /x does not exist", "/x is not a folder", "cannot write in /x: Read-only file system" (or
+    /// "Permission denied", "No space left on device"). SQLite reports all of these only as "unable to open
+    /// database file". When `creatable` (LMDB creates its directory), a folder that does not exist is judged by
+    /// its nearest existing ancestor. The one place that decides whether a store's folder can be written.
+    package static func folderProblem(_ folder: String, creatable: Bool = false) -> String? {
+        var candidate = folder.isEmpty ? "." : folder
+        while true {
+            var info = stat()
+            if stat(candidate, &info) == 0 {
+                if info.st_mode & S_IFMT != S_IFDIR { return "\(candidate) is not a folder" }
+                return writeProblem(candidate).map { "cannot write in \(candidate): \($0)" }
+            }
+            let code = errno
+            guard code == ENOENT else { return "cannot reach \(candidate): \(String(cString: strerror(code)))" }
+            guard creatable else { return "the folder \(folder) does not exist" }
+            let parent = (candidate as NSString).deletingLastPathComponent
+            if parent == candidate || parent.isEmpty { return nil }
+            candidate = parent
+        }
+    }
+
+    /// The system's reason a file cannot be created in `directory`, found by creating (and removing) a probe
+    /// file rather than by access(2): that also catches a full inode table, and permissions for root.
+    private static func writeProblem(_ directory: String) -> String? {
+        let probe = directory + "/.switchyard-probe-" + UUID().uuidString
+        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        close(fd)
+        unlink(probe)
+        return nil
+    }
 }

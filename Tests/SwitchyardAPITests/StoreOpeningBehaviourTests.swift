@@ -181,6 +181,45 @@ import Testing
         #expect(try reopened.count(FetchRequest(entityName: "Order")) == 2)
     }
 
+    /// A store whose folder cannot hold it fails to add with an error naming the store and what is wrong with
+    /// the folder, where SQLite says only "unable to open database file" (Core Data's error for it carries the
+    /// same SQLite code): a path under a file, and for SQLite a folder that does not exist (an LMDB store's
+    /// directory is created, with its missing parents). Nothing is written beside it.
+    @Test(arguments: fileBackends)
+    func aStoreWhoseFolderCannotHoldItSaysWhy(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let name = backend == .sqlite ? "Main.sqlite" : "Main.lmdb"
+        let file = dir.url.appendingPathComponent("notes.txt")
+        try Data("keep".utf8).write(to: file)
+        let underFile = file.appendingPathComponent(name)
+        let error = #expect(throws: StoreError.self) {
+            try StoreCoordinator(model: try Shop.model()).addStore(backend.storeType, configuration: "Main", at: underFile)
+        }
+        let text = error?.localizedDescription ?? ""
+        #expect(text.contains(underFile.path), "\(text)")
+        #expect(text.contains("\(file.path) is not a folder"), "\(text)")
+        #expect(try Data(contentsOf: file) == Data("keep".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["notes.txt"])
+
+        let missing = dir.url.appendingPathComponent("no/such").appendingPathComponent(name)
+        let coordinator = StoreCoordinator(model: try Shop.model())
+        if backend == .sqlite {
+            let error = #expect(throws: StoreError.self) {
+                try coordinator.addStore(backend.storeType, configuration: "Main", at: missing)
+            }
+            let text = error?.localizedDescription ?? ""
+            #expect(text.contains(missing.path), "\(text)")
+            #expect(text.contains("the folder \(missing.deletingLastPathComponent().path) does not exist"), "\(text)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["notes.txt"])
+        } else {
+            try coordinator.addStore(backend.storeType, configuration: "Main", at: missing)
+            let context = ObjectContext(coordinator: coordinator)
+            try Shop.order(context, "a", qty: 1)
+            try context.save()
+            #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Order")) == 1)
+        }
+    }
+
     /// `disposalHandler` decides about a disposable store that cannot be migrated, with the compatibility
     /// report: `.keep` vetoes (the add fails, the store keeps its data), `.quarantine` moves the old files
     /// aside — still openable with the old model — and creates the store again, empty.

@@ -222,20 +222,9 @@ extension StoreCoordinator {
                 operation: operation, path: url.path, configuration: "-",
                 reason: "the name ends in .\(url.pathExtension) but the store would be \(type.rawValue)")
         }
-        let directory = url.deletingLastPathComponent().path
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw StoreFileOperationError.destinationNotWritable(operation: operation, path: url.path, reason: "the directory \(directory) does not exist")
+        if let problem = DiskDiagnosis.folderProblem(url.deletingLastPathComponent().path) {
+            throw StoreFileOperationError.destinationNotWritable(operation: operation, path: url.path, reason: problem)
         }
-        // A probe file rather than access(2): it also catches a read-only mount and a full inode table, for root too.
-        let probe = directory + "/.switchyard-probe-" + UUID().uuidString
-        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw StoreFileOperationError.destinationNotWritable(
-                operation: operation, path: url.path, reason: "the directory \(directory) is not writable (\(String(cString: strerror(errno))))")
-        }
-        close(fd)
-        unlink(probe)
     }
 
     private static func checkStillFree(_ url: URL, type: StoreType, operation: String) throws {

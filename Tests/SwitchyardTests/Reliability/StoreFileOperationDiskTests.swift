@@ -34,9 +34,47 @@ import Testing
             Issue.record("a conversion onto a read-only file system did not fail")
         } catch let error as StoreFileOperationError {
             guard case .destinationNotWritable(_, let path, let reason) = error else { Issue.record("\(error)"); return }
-            #expect(path == target.path && reason.contains("not writable"), "\(error)")
+            #expect(path == target.path && reason == "cannot write in \(mount.path): Read-only file system", "\(error)")
         }
         #expect(try store.count(StoreFetchRequest(entityName: "Blob")) == 3_000)
+    }
+
+    /// Creating a store on a read-only file system, through the coordinator or as a split's output, says so
+    /// with the system's reason and names the store (SQLite itself says only "unable to open database file");
+    /// the split writes nothing, and its source is untouched.
+    @Test(.enabled(if: DiskFullTests.canMount, "cannot mount a tmpfs here (needs root): read-only folder test not run"))
+    func aStoreOnAReadOnlyFileSystemSaysWhy() throws {
+        let mount = dir.file("ro-open")
+        try #require(DiskFullTests.mountTmpfs(at: mount, size: "4m"))
+        defer { DiskFullTests.run(["umount", "-l", mount.path]) }
+        try #require(DiskFullTests.run(["mount", "-o", "remount,ro", mount.path]))
+        let reason = "cannot write in \(mount.path): Read-only file system"
+        for (type, name) in [(StoreType.sqlite, "New.sqlite"), (.lmdb, "New.lmdb"), (.lmdb, "sub/New.lmdb")] {
+            let url = mount.appendingPathComponent(name)
+            let coordinator = StoreCoordinator(model: try DiskFullTests.model())
+            let error = #expect(throws: StoreError.self) { try coordinator.addStore(type, configuration: "Default", at: url) }
+            let text = error?.localizedDescription ?? ""
+            #expect(text.contains(url.path) && text.contains(reason), "\(text)")
+        }
+
+        let source = dir.file("Legacy.sqlite")
+        try LegacyMessenger.make(.sqlite, at: source)
+        let before = try LegacyMessenger.fingerprint(source)
+        var destinations = LegacyMessenger.destinations(in: dir.url)
+        destinations[2] = SplitDestination(configuration: "Cache", url: mount.appendingPathComponent("Cache.lmdb"), type: .lmdb)
+        let splitter = try StoreSplitter(source: source, targetModel: try LegacyMessenger.targetModel(), destinations: destinations)
+        do {
+            _ = try splitter.run(try splitter.plan())
+            Issue.record("a split onto a read-only file system did not fail")
+        } catch let error as SplitError {
+            guard case .outputUnavailable(let why) = error else { Issue.record("\(error)"); return }
+            #expect(why.contains(destinations[2].url.path) && why.contains("configuration Cache") && why.hasSuffix(reason), "\(why)")
+        }
+        for destination in destinations {
+            #expect(!FileManager.default.fileExists(atPath: destination.url.path))
+            #expect(!FileManager.default.fileExists(atPath: destination.temporaryURL.path))
+        }
+        #expect(try LegacyMessenger.fingerprint(source) == before)
     }
 
     @Test(.enabled(if: DiskFullTests.canMount, "cannot mount a tmpfs here (needs root): full-disk copy test not run"),
