@@ -344,9 +344,8 @@ package struct LMDBBytePredicate {
         case (.number(let l), .exact(let r)): return result(l, Double(r))
         case (.number(let l), .number(let r)): return result(l, r)
         case (.text(let l), .text(let r)):
-            let n = min(l.count, r.count)
-            for i in 0..<n where l[i] != r[i] { return l[i] < r[i] ? .orderedAscending : .orderedDescending }
-            return result(l.count, r.count)
+            let c = r.withUnsafeBytes { LMDBMemberList.compare(l, $0) }
+            return c == 0 ? .orderedSame : (c < 0 ? .orderedAscending : .orderedDescending)
         // Numbers before text, as SQLite orders storage classes.
         case (.exact, .text), (.number, .text): return .orderedAscending
         case (.text, .exact), (.text, .number): return .orderedDescending

@@ -72,7 +72,8 @@ package struct LMDBMemberList {
         l.withUnsafeBytes { lb in r.withUnsafeBytes { rb in compare(lb, rb) } }
     }
 
-    private static func compare(_ l: UnsafeRawBufferPointer, _ r: UnsafeRawBufferPointer) -> Int {
+    /// Byte-wise order of two texts (memcmp, then the shorter first): the one text order of LMDB's predicates.
+    static func compare(_ l: UnsafeRawBufferPointer, _ r: UnsafeRawBufferPointer) -> Int {
         let n = min(l.count, r.count)
         if n > 0, let lp = l.baseAddress, let rp = r.baseAddress {
             let c = memcmp(lp, rp, n)
