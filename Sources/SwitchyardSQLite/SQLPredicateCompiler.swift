@@ -11,18 +11,26 @@ import SwitchyardStores
 package struct SQLFragment {
     package var sql: String
     var arguments: [DatabaseValue]
+    /// Whether a long list is bound as one JSON text (see `jsonArray(of:hint:)`): such a statement is not
+    /// cached, so no cached statement keeps the text bound after it ran.
+    var bindsJSONList = false
 
-    init(_ sql: String, _ arguments: [DatabaseValue] = []) {
+    init(_ sql: String, _ arguments: [DatabaseValue] = [], bindsJSONList: Bool = false) {
         self.sql = sql
         self.arguments = arguments
+        self.bindsJSONList = bindsJSONList
     }
 
     package static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
-        SQLFragment(lhs.sql + rhs.sql, lhs.arguments + rhs.arguments)
+        SQLFragment(lhs.sql + rhs.sql, lhs.arguments + rhs.arguments, bindsJSONList: lhs.bindsJSONList || rhs.bindsJSONList)
     }
 
-    package static func + (lhs: SQLFragment, rhs: String) -> SQLFragment { SQLFragment(lhs.sql + rhs, lhs.arguments) }
-    package static func + (lhs: String, rhs: SQLFragment) -> SQLFragment { SQLFragment(lhs + rhs.sql, rhs.arguments) }
+    package static func + (lhs: SQLFragment, rhs: String) -> SQLFragment {
+        SQLFragment(lhs.sql + rhs, lhs.arguments, bindsJSONList: lhs.bindsJSONList)
+    }
+    package static func + (lhs: String, rhs: SQLFragment) -> SQLFragment {
+        SQLFragment(lhs + rhs.sql, rhs.arguments, bindsJSONList: rhs.bindsJSONList)
+    }
 
     /// `parts` joined by `separator`.
     package static func joined(_ parts: [SQLFragment], separator: String) -> SQLFragment {
@@ -31,6 +39,7 @@ package struct SQLFragment {
             if i > 0 { result.sql += separator }
             result.sql += part.sql
             result.arguments += part.arguments
+            result.bindsJSONList = result.bindsJSONList || part.bindsJSONList
         }
         return result
     }
@@ -513,7 +522,7 @@ package struct SQLPredicateCompiler {
                 return "(" + SQLFragment.joined(terms, separator: " OR ") + ")"
             }
             if values.count > Self.longListLength, let json = Self.jsonArray(of: values, hint: left.columnType) {
-                return l + SQLFragment(" IN (SELECT value FROM json_each(?))", [json.databaseValue])
+                return l + SQLFragment(" IN (SELECT value FROM json_each(?))", [json.databaseValue], bindsJSONList: true)
             }
             // Built in place: a fragment per element (its own argument array) cost more than SQLite's parsing of
             // the list.
@@ -618,14 +627,17 @@ extension SQLPredicateCompiler {
                 json.append(UInt8(ascii: "\\"))
                 json.append(byte)
             case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                json.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                json.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                json.append(hexDigits[Int(byte >> 4)])
+                json.append(hexDigits[Int(byte & 0xF)])
             default:
                 json.append(byte)
             }
         }
         json.append(UInt8(ascii: "\""))
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Whether this process's SQLite has `json_each` (built in since 3.38 unless compiled out): asked once.
     private static let jsonEachAvailable: Bool = {
