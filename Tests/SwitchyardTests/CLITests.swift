@@ -11,10 +11,11 @@ import Switchyard
 
     struct Run { let status: Int32; let stdout: String; let stderr: String }
 
-    static func run(_ tool: String, _ arguments: [String]) throws -> Run {
+    static func run(_ tool: String, _ arguments: [String], in directory: URL? = nil) throws -> Run {
         let process = Process()
         process.executableURL = binDirectory.appendingPathComponent(tool)
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -91,5 +92,16 @@ import Switchyard
         let model = try Self.run("storesplit", ["x.sqlite", "--model", "/nope.xcdatamodeld", "--store", "A=b.sqlite"])
         #expect(model.status == 2)
         #expect(model.stderr.components(separatedBy: "/nope.xcdatamodeld").count == 2, "the path once: \(model.stderr)")
+        // A model that does not parse, named by a relative path: the file the parser read, once, then why.
+        let dir = TemporaryDirectory()
+        let bundle = dir.url.appendingPathComponent("bad.xcdatamodel")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: false)
+        try Data(#"<?xml version="1.0"?><model><entity/></model>"#.utf8).write(to: bundle.appendingPathComponent("contents"))
+        let malformed = try Self.run("storesplit", ["x.sqlite", "--model", "bad.xcdatamodel", "--store", "A=b.sqlite"], in: dir.url)
+        #expect(malformed.status == 2)
+        #expect(malformed.stderr.hasPrefix("storesplit: load model failed: "), "\(malformed.stderr)")
+        #expect(malformed.stderr.components(separatedBy: "bad.xcdatamodel").count == 2, "the path once: \(malformed.stderr)")
+        #expect(malformed.stderr.contains("bad.xcdatamodel/contents (--model): "), "\(malformed.stderr)")
+        #expect(malformed.stderr.contains("name"), "\(malformed.stderr)")
     }
 }

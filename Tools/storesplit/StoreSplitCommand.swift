@@ -112,11 +112,17 @@ struct StoreSplitCommand: ParsableCommand {
         do {
             return try ModelLoader.load(at: URL(fileURLWithPath: path))
         } catch {
-            // The loader's errors name the file already: "/x (--model): no such model file", the path said once.
+            // The loader's errors start with the file they read (absolute, perhaps a file inside the model
+            // bundle): "/x/A.xcdatamodel/contents (--model): missing name attribute", the path said once.
             let reason = "\(error)"
-            throw SplitError.model(
-                path: path,
-                reason: reason.hasPrefix(path + ": ") ? "\(path) (\(option)): " + reason.dropFirst(path.count + 2) : "\(option): \(reason)")
+            let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+            if let colon = reason.range(of: ": ") {
+                let named = String(reason[..<colon.lowerBound])
+                if [path, absolute].contains(where: { named == $0 || named.hasPrefix($0 + "/") }) {
+                    throw SplitError.model(path: named, reason: "\(named) (\(option)): \(reason[colon.upperBound...])")
+                }
+            }
+            throw SplitError.model(path: path, reason: "\(path) (\(option)): \(reason)")
         }
     }
 }
