@@ -13,8 +13,6 @@ package enum LMDB {
         var text = message(for: rc)
         if rc == EIO || rc == ENOSPC || rc == EFBIG, let cause = DiskDiagnosis.explain(storeDirectory: path) {
             text += " (\(cause))"
-        } else if rc == EACCES || rc == EROFS || rc == EPERM, let cause = DiskDiagnosis.folderProblem(path) {
-            text += " (\(cause))"
         }
         throw StoreError.lmdb(path: path, configuration: configuration, call: operation, code: rc, message: text)
     }

@@ -11,25 +11,26 @@ import SwitchyardStores
 package struct SQLFragment {
     package var sql: String
     var arguments: [DatabaseValue]
-    /// Whether a long list is bound as one JSON text (see `jsonArray(of:hint:)`): such a statement is not
-    /// cached, so no cached statement keeps the text bound after it ran.
-    var bindsJSONList = false
+    /// Whether a list is bound as one JSON text longer than `SQLPredicateCompiler.cachedJSONLength` (see
+    /// `jsonArray(of:hint:)`): such a statement is not cached, so no cached statement keeps the text bound
+    /// after it ran. Shorter lists share one cached statement whatever their length.
+    var bindsLongJSONList = false
 
-    init(_ sql: String, _ arguments: [DatabaseValue] = [], bindsJSONList: Bool = false) {
+    init(_ sql: String, _ arguments: [DatabaseValue] = [], bindsLongJSONList: Bool = false) {
         self.sql = sql
         self.arguments = arguments
-        self.bindsJSONList = bindsJSONList
+        self.bindsLongJSONList = bindsLongJSONList
     }
 
     package static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
-        SQLFragment(lhs.sql + rhs.sql, lhs.arguments + rhs.arguments, bindsJSONList: lhs.bindsJSONList || rhs.bindsJSONList)
+        SQLFragment(lhs.sql + rhs.sql, lhs.arguments + rhs.arguments, bindsLongJSONList: lhs.bindsLongJSONList || rhs.bindsLongJSONList)
     }
 
     package static func + (lhs: SQLFragment, rhs: String) -> SQLFragment {
-        SQLFragment(lhs.sql + rhs, lhs.arguments, bindsJSONList: lhs.bindsJSONList)
+        SQLFragment(lhs.sql + rhs, lhs.arguments, bindsLongJSONList: lhs.bindsLongJSONList)
     }
     package static func + (lhs: String, rhs: SQLFragment) -> SQLFragment {
-        SQLFragment(lhs + rhs.sql, rhs.arguments, bindsJSONList: rhs.bindsJSONList)
+        SQLFragment(lhs + rhs.sql, rhs.arguments, bindsLongJSONList: rhs.bindsLongJSONList)
     }
 
     /// `parts` joined by `separator`.
@@ -39,7 +40,7 @@ package struct SQLFragment {
             if i > 0 { result.sql += separator }
             result.sql += part.sql
             result.arguments += part.arguments
-            result.bindsJSONList = result.bindsJSONList || part.bindsJSONList
+            result.bindsLongJSONList = result.bindsLongJSONList || part.bindsLongJSONList
         }
         return result
     }
@@ -522,7 +523,8 @@ package struct SQLPredicateCompiler {
                 return "(" + SQLFragment.joined(terms, separator: " OR ") + ")"
             }
             if values.count > Self.longListLength, let json = Self.jsonArray(of: values, hint: left.columnType) {
-                return l + SQLFragment(" IN (SELECT value FROM json_each(?))", [json.databaseValue], bindsJSONList: true)
+                return l + SQLFragment(
+                    " IN (SELECT value FROM json_each(?))", [json.databaseValue], bindsLongJSONList: json.utf8.count > Self.cachedJSONLength)
             }
             // Built in place: a fragment per element (its own argument array) cost more than SQLite's parsing of
             // the list.
@@ -636,6 +638,9 @@ extension SQLPredicateCompiler {
         }
         json.append(UInt8(ascii: "\""))
     }
+
+    /// The longest JSON list a cached statement may keep bound (see `SQLFragment.bindsLongJSONList`).
+    static let cachedJSONLength = 4_096
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 

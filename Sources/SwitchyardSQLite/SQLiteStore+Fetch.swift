@@ -110,12 +110,12 @@ extension SQLiteStore {
     }
 
     /// The prepared statement of a compiled query: from the connection's cache, unless the query binds more
-    /// than `cachedArgumentLimit` values or a long list as one JSON text. The first are long `IN` lists, whose
-    /// text differs with every list length; GRDB's cache is never trimmed, so each would stay prepared for the
-    /// connection's life. The second would keep its last arguments (SQLite's copy of the list, possibly
+    /// than `cachedArgumentLimit` values or a list as one JSON text over 4 KB. The first are long `IN` lists,
+    /// whose text differs with every list length; GRDB's cache is never trimmed, so each would stay prepared for
+    /// the connection's life. The second would keep its last arguments (SQLite's copy of the list, possibly
     /// megabytes) until it runs again.
     private func statement(for query: SQLFragment, in db: Database) throws -> Statement {
-        let cacheable = query.arguments.count <= Self.cachedArgumentLimit && !query.bindsJSONList
+        let cacheable = query.arguments.count <= Self.cachedArgumentLimit && !query.bindsLongJSONList
         return cacheable ? try db.cachedStatement(sql: query.sql) : try db.makeStatement(sql: query.sql)
     }
 

@@ -86,7 +86,7 @@ extension SQLiteStore {
             opened.migrationReport = migrator?.report
             return opened
         } catch {
-            throw classify(error, path: path, configuration: configuration)
+            throw classify(error, path: path, configuration: configuration, writable: !options.readOnly)
         }
     }
 
@@ -215,7 +215,7 @@ extension SQLiteStore {
             try synchronize(temporary, configuration: configuration)
         } catch {
             removeFiles(temporary)
-            throw classify(error, path: path, configuration: configuration)
+            throw classify(error, path: path, configuration: configuration, writable: true)
         }
         // link(2) fails when `path` exists: another process created the store meanwhile, and it is kept.
         let linked = link(temporary, path) == 0
@@ -234,7 +234,7 @@ extension SQLiteStore {
             if linked { return OpenedDatabase(pool: pool, schema: schema, identifier: metadata.uuid) }
             return try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities, readOnly: false)
         } catch {
-            throw classify(error, path: path, configuration: configuration)
+            throw classify(error, path: path, configuration: configuration, writable: true)
         }
     }
 
@@ -448,7 +448,9 @@ extension SQLiteStore {
     ].map { DatabaseFunction($0, argumentCount: nil, pure: false) { _ in nil } }
 
     /// Turns an open-time SQLite error into what it means: not a database, truncated or corrupt, unopenable.
-    private static func classify(_ error: Error, path: String, configuration: String) -> Error {
+    /// `writable`: the store was opened or created for writing, so a folder that cannot be written explains a
+    /// failure to open (a read-only open needs no more than reading).
+    private static func classify(_ error: Error, path: String, configuration: String, writable: Bool) -> Error {
         guard let error = error as? DatabaseError else {
             return mapError(error, path: path, configuration: configuration)
         }
@@ -461,7 +463,7 @@ extension SQLiteStore {
                 path: path, expected: .sqlite, reason: "the SQLite file is truncated or corrupt (SQLITE_CORRUPT, \(detail))")
         case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY:
             // SQLite says only "unable to open database file"; the folder says why (missing, read-only, no permission).
-            let folder = DiskDiagnosis.folderProblem((path as NSString).deletingLastPathComponent)
+            let folder = writable ? DiskDiagnosis.folderProblem((path as NSString).deletingLastPathComponent) : nil
             return StoreError.openFailed(
                 path: path, configuration: configuration, reason: "cannot open the database (\(detail))" + (folder.map { ": \($0)" } ?? ""))
         default:

@@ -283,13 +283,14 @@ extension StoreSplitter {
         }
     }
 
-    /// Refuses, before any output is created, one whose folder cannot be written (a read-only file system, no
+    /// Refuses, before any output is created, one whose folder cannot hold it (missing, a file, read-only, no
     /// permission), with the reason the stores give for it (`DiskDiagnosis.folderProblem`), naming the final
-    /// path and configuration rather than a temporary name. A folder that does not exist yet is judged by its
-    /// nearest existing ancestor.
+    /// path and configuration rather than a temporary name. An LMDB output's missing folder is created by the
+    /// store, so its nearest existing ancestor is judged; an SQLite file's folder must exist.
     package static func checkFolder(of destination: SplitDestination) throws {
         guard destination.url.isFileURL,
-            let problem = DiskDiagnosis.folderProblem(destination.url.deletingLastPathComponent().path, creatable: true)
+            let problem = DiskDiagnosis.folderProblem(
+                destination.url.deletingLastPathComponent().path, creatable: destination.type == .lmdb, probing: true)
         else { return }
         throw SplitError.outputUnavailable(reason: "\(destination.displayPath) (configuration \(destination.configuration)): \(problem)")
     }

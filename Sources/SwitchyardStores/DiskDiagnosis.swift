@@ -44,28 +44,37 @@ package enum DiskDiagnosis {
     /// Why a store cannot be created or opened for writing in `folder`, or nil when the folder can be written:
     /// "the folder /x does not exist", "/x is not a folder", "cannot write in /x: Read-only file system" (or
     /// "Permission denied", "No space left on device"). SQLite reports all of these only as "unable to open
-    /// database file". When `creatable` (LMDB creates its directory), a folder that does not exist is judged by
-    /// its nearest existing ancestor. The one place that decides whether a store's folder can be written.
-    package static func folderProblem(_ folder: String, creatable: Bool = false) -> String? {
+    /// database file". The one place that decides whether a store's folder can be written.
+    ///
+    /// - `creatable`: the folder is created when missing (LMDB's directory, with its parents), so a missing
+    ///   folder is judged by its nearest existing ancestor.
+    /// - `probing`: decide by creating (and removing) a probe file, which also catches a full inode table and
+    ///   permissions for root; for checks before writing. Without it, `access(2)` only: for explaining a failure
+    ///   after the fact, which must never write beside a store.
+    package static func folderProblem(_ folder: String, creatable: Bool = false, probing: Bool = false) -> String? {
         var candidate = folder.isEmpty ? "." : folder
         while true {
             var info = stat()
             if stat(candidate, &info) == 0 {
                 if info.st_mode & S_IFMT != S_IFDIR { return "\(candidate) is not a folder" }
-                return writeProblem(candidate).map { "cannot write in \(candidate): \($0)" }
+                if candidate != folder, !creatable { return "the folder \(folder) does not exist" }
+                return writeProblem(candidate, probing: probing).map { "cannot write in \(candidate): \($0)" }
             }
             let code = errno
-            guard code == ENOENT else { return "cannot reach \(candidate): \(String(cString: strerror(code)))" }
-            guard creatable else { return "the folder \(folder) does not exist" }
+            // A missing component, or one that is a file: look further up for what is there.
+            guard code == ENOENT || code == ENOTDIR else { return "cannot reach \(candidate): \(String(cString: strerror(code)))" }
             let parent = (candidate as NSString).deletingLastPathComponent
-            if parent == candidate || parent.isEmpty { return nil }
-            candidate = parent
+            let next = parent.isEmpty ? "." : parent
+            if next == candidate { return nil }
+            candidate = next
         }
     }
 
-    /// The system's reason a file cannot be created in `directory`, found by creating (and removing) a probe
-    /// file rather than by access(2): that also catches a full inode table, and permissions for root.
-    private static func writeProblem(_ directory: String) -> String? {
+    /// The system's reason a file cannot be created in `directory`, or nil.
+    private static func writeProblem(_ directory: String, probing: Bool) -> String? {
+        guard probing else {
+            return access(directory, W_OK | X_OK) == 0 ? nil : String(cString: strerror(errno))
+        }
         let probe = directory + "/.switchyard-probe-" + UUID().uuidString
         let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return String(cString: strerror(errno)) }

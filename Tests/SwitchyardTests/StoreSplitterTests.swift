@@ -149,6 +149,38 @@ import Testing
         #expect(try local.count(StoreFetchRequest(entityName: "Setting")) == 2)
     }
 
+    /// An output whose folder cannot hold it is refused before any output is created, naming its final path and
+    /// configuration and what is wrong: an SQLite file's folder must exist (SQLite creates no folders), a path
+    /// under a file is named by that file; an LMDB output's missing folders are created.
+    @Test func outputFoldersThatCannotHoldAStoreAreRefusedUpFront() throws {
+        let temp = TemporaryDirectory()
+        let url = source(.sqlite, in: temp)
+        try LegacyMessenger.make(.sqlite, at: url)
+        let file = temp.file("notes.txt")
+        try Data("keep".utf8).write(to: file)
+        let cases: [(index: Int, destination: SplitDestination, reason: String)] = [
+            (0, SplitDestination(configuration: "Cloud", url: temp.file("new/Cloud.sqlite"), type: .sqlite),
+             "the folder \(temp.file("new").path) does not exist"),
+            (2, SplitDestination(configuration: "Cache", url: file.appendingPathComponent("sub/Cache.lmdb"), type: .lmdb),
+             "\(file.path) is not a folder"),
+        ]
+        for (index, destination, reason) in cases {
+            var destinations = LegacyMessenger.destinations(in: temp.url)
+            destinations[index] = destination
+            let splitter = try StoreSplitter(source: url, targetModel: try LegacyMessenger.targetModel(), destinations: destinations)
+            #expect(throws: SplitError.outputUnavailable(reason: "\(destination.url.path) (configuration \(destination.configuration)): \(reason)")) {
+                try splitter.run(try splitter.plan())
+            }
+            #expect(Set(try FileManager.default.contentsOfDirectory(atPath: temp.url.path)) == ["Legacy.sqlite", "notes.txt"])
+        }
+        var destinations = LegacyMessenger.destinations(in: temp.url)
+        destinations[2] = SplitDestination(configuration: "Cache", url: temp.file("a/b/Cache.lmdb"), type: .lmdb)
+        let splitter = try StoreSplitter(source: url, targetModel: try LegacyMessenger.targetModel(), destinations: destinations)
+        let report = try splitter.run(try splitter.plan())
+        #expect(report.outputs.count == 3)
+        #expect(FileManager.default.fileExists(atPath: temp.file("a/b/Cache.lmdb/data.mdb").path))
+    }
+
     @Test func crossingRelationshipWithoutAttributeIsAPlanningErrorSayingWhatToDeclare() throws {
         let temp = TemporaryDirectory()
         let url = source(.sqlite, in: temp)

@@ -116,11 +116,12 @@ struct StoreSplitCommand: ParsableCommand {
             // bundle): "/x/A.xcdatamodel/contents (--model): missing name attribute", the path said once.
             let reason = "\(error)"
             let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-            if let colon = reason.range(of: ": ") {
-                let named = String(reason[..<colon.lowerBound])
-                if [path, absolute].contains(where: { named == $0 || named.hasPrefix($0 + "/") }) {
-                    throw SplitError.model(path: named, reason: "\(named) (\(option)): \(reason[colon.upperBound...])")
-                }
+            for base in [absolute, path] where reason.hasPrefix(base) {
+                // What follows the path up to ": " still names the file ("/contents", "/contents:3:26").
+                let rest = reason.dropFirst(base.count)
+                guard rest.hasPrefix(":") || rest.hasPrefix("/"), let colon = rest.range(of: ": ") else { continue }
+                let named = base + rest[..<colon.lowerBound]
+                throw SplitError.model(path: named, reason: "\(named) (\(option)): \(rest[colon.upperBound...])")
             }
             throw SplitError.model(path: path, reason: "\(path) (\(option)): \(reason)")
         }

@@ -222,7 +222,7 @@ extension StoreCoordinator {
                 operation: operation, path: url.path, configuration: "-",
                 reason: "the name ends in .\(url.pathExtension) but the store would be \(type.rawValue)")
         }
-        if let problem = DiskDiagnosis.folderProblem(url.deletingLastPathComponent().path) {
+        if let problem = DiskDiagnosis.folderProblem(url.deletingLastPathComponent().path, probing: true) {
             throw StoreFileOperationError.destinationNotWritable(operation: operation, path: url.path, reason: problem)
         }
     }
