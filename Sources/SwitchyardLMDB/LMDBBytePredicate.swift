@@ -152,10 +152,18 @@ package struct LMDBBytePredicate {
         private var isRead: [Bool]
         /// Bytes of string defaults, kept for as long as the walk.
         private let owned = OwnedBytes()
+        /// The predicate when it is one comparison of its one attribute with a non-null constant (`score >= 5`):
+        /// decided per row without walking the predicate's tree.
+        private let single: (op: ComparisonOperator, constant: Constant)?
 
         package init(_ predicate: LMDBBytePredicate, schema: LMDBSchema) {
             self.predicate = predicate
             self.schema = schema
+            if predicate.names.count == 1, case .compare(0, let op, let constant, false) = predicate.root, !LMDBBytePredicate.isNull(constant) {
+                single = (op, constant)
+            } else {
+                single = nil
+            }
             values = Array(repeating: .null, count: predicate.names.count)
             isRead = Array(repeating: false, count: predicate.names.count)
         }
@@ -180,7 +188,13 @@ package struct LMDBBytePredicate {
                     }
                 }
                 if case .other = value { return nil }
-                return predicate.truth(predicate.root) { _ in value } == .true
+                if let single {
+                    // Null compared with a constant is unknown, which does not match.
+                    if LMDBBytePredicate.isNull(value) { return false }
+                    return LMDBBytePredicate.holds(single.op, LMDBBytePredicate.order(value, single.constant))
+                }
+                if case .true = predicate.truth(predicate.root, { _ in value }) { return true }
+                return false
             }
             let count = values.count
             for i in 0..<count { isRead[i] = false }
@@ -202,24 +216,30 @@ package struct LMDBBytePredicate {
                 values[i] = defaults[i]
             }
             let values = self.values
-            return predicate.truth(predicate.root) { values[$0] } == .true
+            if case .true = predicate.truth(predicate.root, { values[$0] }) { return true }
+            return false
         }
 
-        /// One tagged value; nil for a kind this path does not read.
+        /// One tagged value; nil for a kind this path does not read. A double or date inline, the rest out of line.
         @inline(__always)
         private static func read(_ r: inout LMDBByteReader) throws -> Scalar? {
+            if let number = r.taggedDouble() { return .number(number) }
+            return try readAny(&r)
+        }
+
+        @inline(never)
+        private static func readAny(_ r: inout LMDBByteReader) throws -> Scalar? {
+            typealias Tag = LMDBRowCoding.Tag
             let raw = try r.byte()
-            guard let tag = LMDBRowCoding.Tag(rawValue: raw) else {
-                throw LMDBRowCoding.DecodingError(description: "unknown value tag \(raw)")
-            }
-            switch tag {
-            case .integer: return .exact(try r.signed())
-            case .boolFalse: return .exact(0)
-            case .boolTrue: return .exact(1)
-            case .double, .date: return .number(try r.double())
-            case .string: return .text(try r.lengthPrefixed())
-            case .null: return .null
-            case .decimal, .binary, .uuid, .uri: return nil
+            switch raw {
+            case Tag.integer.rawValue: return .exact(try r.signed())
+            case Tag.double.rawValue, Tag.date.rawValue: return .number(try r.double())
+            case Tag.string.rawValue: return .text(try r.lengthPrefixed())
+            case Tag.boolFalse.rawValue: return .exact(0)
+            case Tag.boolTrue.rawValue: return .exact(1)
+            case Tag.null.rawValue: return .null
+            case Tag.decimal.rawValue, Tag.binary.rawValue, Tag.uuid.rawValue, Tag.uri.rawValue: return nil
+            default: throw LMDBRowCoding.unknownTag(raw)
             }
         }
 
@@ -305,15 +325,7 @@ package struct LMDBBytePredicate {
                 return Truth(op == .equal ? same : !same)
             }
             if Self.isNull(value) || Self.isNull(constant) { return .unknown }
-            let order = Self.order(value, constant)
-            switch op {
-            case .equal: return Truth(order == .orderedSame)
-            case .notEqual: return Truth(order != .orderedSame)
-            case .less: return Truth(order == .orderedAscending)
-            case .lessOrEqual: return Truth(order != .orderedDescending)
-            case .greater: return Truth(order == .orderedDescending)
-            default: return Truth(order != .orderedAscending)
-            }
+            return Truth(Self.holds(op, Self.order(value, constant)))
         case .member(let slot, let list):
             if list.isEmpty { return .false }
             let value = value(slot)
@@ -323,18 +335,34 @@ package struct LMDBBytePredicate {
         }
     }
 
-    private static func isNull(_ value: Scalar) -> Bool {
+    /// Whether `op` holds for two values in this order (the compiled comparisons are the six of `<`, `==`, …).
+    @inline(__always)
+    fileprivate static func holds(_ op: ComparisonOperator, _ order: ComparisonResult) -> Bool {
+        switch op {
+        case .equal: return order == .orderedSame
+        case .notEqual: return order != .orderedSame
+        case .less: return order == .orderedAscending
+        case .lessOrEqual: return order != .orderedDescending
+        case .greater: return order == .orderedDescending
+        default: return order != .orderedAscending
+        }
+    }
+
+    @inline(__always)
+    fileprivate static func isNull(_ value: Scalar) -> Bool {
         if case .null = value { return true }
         return false
     }
 
-    private static func isNull(_ constant: Constant) -> Bool {
+    @inline(__always)
+    fileprivate static func isNull(_ constant: Constant) -> Bool {
         if case .null = constant { return true }
         return false
     }
 
     /// `AttributeValue.order` for a non-null row value and a non-null constant.
-    private static func order(_ value: Scalar, _ constant: Constant) -> ComparisonResult {
+    @inline(__always)
+    fileprivate static func order(_ value: Scalar, _ constant: Constant) -> ComparisonResult {
         func result<T: Comparable>(_ l: T, _ r: T) -> ComparisonResult {
             l == r ? .orderedSame : (l < r ? .orderedAscending : .orderedDescending)
         }

@@ -123,6 +123,55 @@ package struct LMDBByteReader {
         offset += Int(count)
     }
 
+    /// Moves past one tagged row value when it is an integer of up to 8 bytes, a double or date, a string of
+    /// fewer than 128 bytes, a boolean or a null, and the whole value lies within the buffer; otherwise leaves
+    /// the offset where it was and returns false (`LMDBRowCoding.skipValue` then takes the general way).
+    @inline(__always)
+    mutating func skipFixedOrShortValue() -> Bool {
+        typealias Tag = LMDBRowCoding.Tag
+        let available = buffer.count &- offset
+        guard available >= 2, let base = buffer.baseAddress else { return false }
+        let at = base + offset
+        switch at.load(as: UInt8.self) {
+        case Tag.integer.rawValue:
+            var i = 1
+            while i < 9, i < available {
+                if at.load(fromByteOffset: i, as: UInt8.self) < 0x80 {
+                    offset &+= i &+ 1
+                    return true
+                }
+                i &+= 1
+            }
+            return false
+        case Tag.double.rawValue, Tag.date.rawValue:
+            guard available >= 9 else { return false }
+            offset &+= 9
+            return true
+        case Tag.string.rawValue:   // with a one-byte length
+            let length = Int(at.load(fromByteOffset: 1, as: UInt8.self))
+            guard length < 0x80, length &+ 2 <= available else { return false }
+            offset &+= length &+ 2
+            return true
+        case Tag.boolFalse.rawValue, Tag.boolTrue.rawValue, Tag.null.rawValue:
+            offset &+= 1
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The next tagged row value when it is a double or a date (IEEE bits, little-endian) wholly within the
+    /// buffer, moving past it; otherwise nil, the offset unchanged.
+    @inline(__always)
+    mutating func taggedDouble() -> Double? {
+        guard buffer.count &- offset >= 9, let base = buffer.baseAddress else { return nil }
+        let tag = base.load(fromByteOffset: offset, as: UInt8.self)
+        guard tag == LMDBRowCoding.Tag.double.rawValue || tag == LMDBRowCoding.Tag.date.rawValue else { return nil }
+        let bits = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset &+ 1, as: UInt64.self))
+        offset &+= 9
+        return Double(bitPattern: bits)
+    }
+
     /// Moves past one varint (signed or unsigned) without assembling it.
     @inline(__always)
     mutating func skipVarint() throws {
@@ -190,15 +239,17 @@ package enum LMDBRowKey {
         Int64(bitPattern: readBigEndian64(key, key.count - 8))
     }
 
+    /// Four bytes at `at`, most significant first: one unaligned load (this runs for every row of a walk).
+    @inline(__always)
     package static func readBigEndian32(_ b: UnsafeRawBufferPointer, _ at: Int) -> UInt32 {
-        var v: UInt32 = 0
-        for i in 0..<4 { v = v << 8 | UInt32(b[at + i]) }
-        return v
+        precondition(at >= 0 && at <= b.count - 4, "a big-endian read past the end of an LMDB key")
+        return UInt32(bigEndian: b.loadUnaligned(fromByteOffset: at, as: UInt32.self))
     }
 
+    /// Eight bytes at `at`, most significant first.
+    @inline(__always)
     package static func readBigEndian64(_ b: UnsafeRawBufferPointer, _ at: Int) -> UInt64 {
-        var v: UInt64 = 0
-        for i in 0..<8 { v = v << 8 | UInt64(b[at + i]) }
-        return v
+        precondition(at >= 0 && at <= b.count - 8, "a big-endian read past the end of an LMDB key")
+        return UInt64(bigEndian: b.loadUnaligned(fromByteOffset: at, as: UInt64.self))
     }
 }

@@ -103,10 +103,34 @@ package final class LMDBCursor {
         return try move(MDB_PREV, &k)
     }
 
-    private func move(_ op: MDB_cursor_op, _ key: inout MDB_val) throws -> Entry? {
-        guard let handle else {
-            throw StoreError.lmdb(path: transaction.path, configuration: transaction.configuration, call: database.cursorCall, code: EINVAL, message: "the cursor is closed")
+    /// Walks the entries from the first key greater than or equal to `start` (`MDB_SET_RANGE`, then
+    /// `MDB_NEXT`) for as long as `body` returns true: one loop around `mdb_cursor_get`, for scans that visit
+    /// every row of a table (no `Entry` is made per row).
+    @inline(__always)
+    package func walk(
+        from start: UnsafeRawBufferPointer, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        guard let handle else { throw closedError() }
+        var key = MDB_val(mv_size: start.count, mv_data: UnsafeMutableRawPointer(mutating: start.baseAddress))
+        var value = MDB_val()
+        var op = MDB_SET_RANGE
+        while true {
+            let rc = mdb_cursor_get(handle, &key, &value, op)
+            if rc == MDB_NOTFOUND { return }
+            if rc != MDB_SUCCESS { try LMDB.check(rc, operation: database.cursorCall, path: transaction.path, configuration: transaction.configuration) }
+            let more = try body(
+                UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size), UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+            if !more { return }
+            op = MDB_NEXT
         }
+    }
+
+    private func closedError() -> StoreError {
+        StoreError.lmdb(path: transaction.path, configuration: transaction.configuration, call: database.cursorCall, code: EINVAL, message: "the cursor is closed")
+    }
+
+    private func move(_ op: MDB_cursor_op, _ key: inout MDB_val) throws -> Entry? {
+        guard let handle else { throw closedError() }
         var value = MDB_val()
         let rc = mdb_cursor_get(handle, &key, &value, op)
         if rc == MDB_NOTFOUND { return nil }

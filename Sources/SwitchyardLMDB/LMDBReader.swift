@@ -122,8 +122,10 @@ package final class LMDBReader {
     /// not escape, so the state it captures is reached without a dynamic exclusivity check per row.
     package func count(root: Int, family: [Bool], where matches: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws -> Int {
         var total = 0
+        // When the family is the whole table, `matches` reads the entity number itself (and rejects an unknown one).
+        let wholeTable = schema.layout(number: root).map { $0.withSubentities == family } ?? false
         try scan(root: root) { key, bytes in
-            guard try isInFamily(bytes, family, key) else { return true }
+            guard try wholeTable || isInFamily(bytes, family, key) else { return true }
             rowsVisited += 1
             do {
                 if try matches(key, bytes) { total += 1 }
@@ -139,10 +141,11 @@ package final class LMDBReader {
     package func scan(root: Int, from firstKey: Int64 = 0, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
         try transaction.withCursor(store.databases.rows) { cursor in
             let start = firstKey > 0 ? LMDBRowKey.make(root: root, primaryKey: firstKey) : LMDBRowKey.prefix(root: root)
-            var entry = try cursor.seek(atLeast: start)
-            while let current = entry, LMDBRowKey.root(of: current.key) == root {
-                if !(try body(LMDBRowKey.primaryKey(of: current.key), current.value)) { return }
-                entry = try cursor.next()
+            try start.withUnsafeBytes { start in
+                try cursor.walk(from: start) { key, value in
+                    guard LMDBRowKey.root(of: key) == root else { return false }
+                    return try body(LMDBRowKey.primaryKey(of: key), value)
+                }
             }
         }
     }

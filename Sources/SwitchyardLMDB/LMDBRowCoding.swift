@@ -130,6 +130,7 @@ package enum LMDBRowCoding {
     // MARK: - Decoding
 
     /// The concrete entity number of an encoded row, read without decoding the rest.
+    @inline(__always)
     package static func entityNumber(of bytes: UnsafeRawBufferPointer) throws -> Int {
         var r = LMDBByteReader(bytes)
         try checkVersion(&r)
@@ -277,19 +278,33 @@ package enum LMDBRowCoding {
     /// Steps over one tagged value without building it (no string or data is created).
     @inline(__always)
     static func skipValue(_ r: inout LMDBByteReader) throws {
+        // A scan skips every attribute before the ones it reads: the common values inline, the rest out of line.
+        if r.skipFixedOrShortValue() { return }
+        try skipAnyValue(&r)
+    }
+
+    /// `skipValue` for every tag, on the raw tag byte (`Tag`'s values).
+    @inline(never)
+    static func skipAnyValue(_ r: inout LMDBByteReader) throws {
         let raw = try r.byte()
-        guard let tag = Tag(rawValue: raw) else { throw DecodingError(description: "unknown value tag \(raw)") }
-        switch tag {
-        case .integer: try r.skipVarint()
-        case .double, .date: try r.skip(8)
-        case .decimal:
+        switch raw {
+        case Tag.integer.rawValue: try r.skipVarint()
+        case Tag.double.rawValue, Tag.date.rawValue: try r.skip(8)
+        case Tag.string.rawValue, Tag.binary.rawValue, Tag.uri.rawValue: try r.skip(r.unsigned())
+        case Tag.boolFalse.rawValue, Tag.boolTrue.rawValue, Tag.null.rawValue: break
+        case Tag.uuid.rawValue: try r.skip(16)
+        case Tag.decimal.rawValue:
             try r.skip(1)
             try r.skipVarint()
             try r.skip(r.unsigned())
-        case .string, .binary, .uri: try r.skip(r.unsigned())
-        case .boolFalse, .boolTrue, .null: break
-        case .uuid: try r.skip(16)
+        default: throw unknownTag(raw)
         }
+    }
+
+    /// The error for a tag byte no `Tag` has, kept out of line so the per-value readers stay small.
+    @inline(never)
+    static func unknownTag(_ raw: UInt8) -> DecodingError {
+        DecodingError(description: "unknown value tag \(raw)")
     }
 
     private static func decodeDecimal(_ r: inout LMDBByteReader) throws -> Decimal {

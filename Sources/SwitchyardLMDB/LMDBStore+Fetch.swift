@@ -120,11 +120,15 @@ extension LMDBStore {
                 // comparisons are compiled against the encoded bytes; a row they cannot read goes the general way.
                 let prepared = PredicateEvaluator.Prepared(predicate)
                 let positions = LMDBEncodedRowSubject.Positions()
-                var scan = LMDBBytePredicate(predicate, entity: entity).map { LMDBBytePredicate.Scan($0, schema: self.schema) }
+                let byteScan = LMDBBytePredicate(predicate, entity: entity).map { LMDBBytePredicate.Scan($0, schema: self.schema) }
+                let general = GeneralRowMatcher(prepared: prepared, positions: positions, schema: schema)
+                guard var scan = byteScan else {
+                    return (try reader.count(root: layout.rootNumber, family: family, where: general.matches), reader.rowsVisited)
+                }
+                // Unwrapped once: testing and unwrapping the optional per row copied the scan's state.
                 let count = try reader.count(root: layout.rootNumber, family: family) { key, bytes in
-                    if scan != nil, let matches = try scan!.matches(bytes, primaryKey: key) { return matches }
-                    return try PredicateEvaluator.evaluate(
-                        prepared, on: LMDBEncodedRowSubject(bytes: bytes, primaryKey: key, schema: self.schema, positions: positions))
+                    if let matches = try scan.matches(bytes, primaryKey: key) { return matches }
+                    return try general.matches(key, bytes)
                 }
                 return (count, reader.rowsVisited)
             }
@@ -214,5 +218,25 @@ extension LMDBStore {
         }
         if let failure { throw failure }
         return order.map { rows[$0] }
+    }
+}
+
+/// The general evaluation of a predicate on an encoded row, for the rows a byte predicate cannot read. A class
+/// with an out-of-line method, so a walk holds one reference: as a closure inlined into the walk, its captured
+/// predicate was retained and released for every row, also the rows the byte predicate decided.
+private final class GeneralRowMatcher {
+    let prepared: PredicateEvaluator.Prepared
+    let positions: LMDBEncodedRowSubject.Positions
+    let schema: LMDBSchema
+
+    init(prepared: PredicateEvaluator.Prepared, positions: LMDBEncodedRowSubject.Positions, schema: LMDBSchema) {
+        self.prepared = prepared
+        self.positions = positions
+        self.schema = schema
+    }
+
+    @inline(never)
+    func matches(_ key: Int64, _ bytes: UnsafeRawBufferPointer) throws -> Bool {
+        try PredicateEvaluator.evaluate(prepared, on: LMDBEncodedRowSubject(bytes: bytes, primaryKey: key, schema: schema, positions: positions))
     }
 }

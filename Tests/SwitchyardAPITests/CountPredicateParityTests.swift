@@ -129,4 +129,66 @@ struct CountPredicateParityTests {
         // The generator must mostly produce predicates that split the rows, or the comparison says little.
         #expect(nonTrivial > 150)
     }
+
+    /// A count whose attribute comes after values of every kind and size in a row (strings of 0, 127, 128 and
+    /// 20,000 bytes, integers from Int64.min to Int64.max, decimals, UUIDs, data, URIs, dates, booleans, nil):
+    /// LMDB reads it from the encoded row past all of those, and must count what SQLite, memory and
+    /// PostgreSQL count, and what a fetch finds.
+    @Test(arguments: Backend.everyStore)
+    func aCountReadsPastValuesOfEveryKindAndSize(_ backend: Backend) throws {
+        let entity = EntityDescription(
+            name: "Wide",
+            attributes: [
+                AttributeDescription(name: "text", type: .string),
+                AttributeDescription(name: "big", type: .integer64),
+                AttributeDescription(name: "dec", type: .decimal),
+                AttributeDescription(name: "id", type: .uuid),
+                AttributeDescription(name: "blob", type: .binary),
+                AttributeDescription(name: "link", type: .uri),
+                AttributeDescription(name: "when", type: .date),
+                AttributeDescription(name: "flag", type: .boolean),
+                AttributeDescription(name: "ratio", type: .double),
+                AttributeDescription(name: "rank", type: .integer64),
+            ])
+        let model = try ObjectModel(entities: [entity], configurations: [ConfigurationDescription(name: "Main", entityNames: ["Wide"])])
+        let dir = try TempDir()
+        let coordinator = try backend.coordinator(model, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let texts = ["", String(repeating: "a", count: 127), String(repeating: "b", count: 128), String(repeating: "é", count: 10_000), nil]
+        let bigs: [Int64?] = [0, -1, 127, 128, -64, Int64.min, Int64.max, 1 << 56, nil]
+        var expected: [Int64: Int] = [:]
+        var ranks: [Int64?] = []
+        for i in 0..<180 {
+            let object = try context.insert("Wide")
+            try object.set("text", texts[i % texts.count])
+            try object.set("big", bigs[i % bigs.count])
+            try object.set("dec", i % 4 == 0 ? nil : Decimal(string: "\(i).\(String(repeating: "7", count: i % 13))"))
+            try object.set("id", i % 3 == 0 ? nil : UUID())
+            try object.set("blob", i % 5 == 0 ? nil : Data(repeating: UInt8(i % 256), count: (i * 37) % 300))
+            try object.set("link", i % 6 == 0 ? nil : URL(string: "https://example.com/\(i)"))
+            try object.set("when", i % 7 == 0 ? nil : Date(timeIntervalSince1970: Double(i) * 1_000.5))
+            try object.set("flag", i % 8 == 0 ? nil : i % 2 == 0)
+            try object.set("ratio", i % 9 == 0 ? nil : Double(i) / 7)
+            let rank: Int64? = i % 10 == 0 ? nil : Int64(i % 23) - 5
+            try object.set("rank", rank)
+            ranks.append(rank)
+        }
+        try context.save()
+        for threshold: Int64 in [-6, -5, 0, 7, 17, 18] {
+            expected[threshold] = ranks.filter { $0.map { $0 >= threshold } ?? false }.count
+        }
+        let reader = ObjectContext(coordinator: coordinator)
+        for (threshold, count) in expected {
+            let request = FetchRequest(entityName: "Wide", predicate: try FetchPredicate(format: "rank >= %lld", threshold))
+            #expect(try reader.count(request) == count, "rank >= \(threshold)")
+            #expect(try reader.fetch(request).count == count, "rank >= \(threshold), fetched")
+        }
+        let flagged = try reader.count(FetchRequest(entityName: "Wide", predicate: try FetchPredicate(format: "flag == YES AND ratio > 10")))
+        let flaggedExpected = (0..<180).filter { (i: Int) -> Bool in
+            let flagSet = i % 8 != 0 && i % 2 == 0
+            let ratioAbove = i % 9 != 0 && Double(i) / 7 > 10
+            return flagSet && ratioAbove
+        }.count
+        #expect(flagged == flaggedExpected)
+    }
 }
