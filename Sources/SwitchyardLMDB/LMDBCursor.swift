@@ -110,11 +110,12 @@ package final class LMDBCursor {
     package func walk(
         from start: UnsafeRawBufferPointer, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        guard let handle else { throw closedError() }
         var key = MDB_val(mv_size: start.count, mv_data: UnsafeMutableRawPointer(mutating: start.baseAddress))
         var value = MDB_val()
         var op = MDB_SET_RANGE
         while true {
+            // Read before every step, as `next()` does: a cursor closed meanwhile throws, never reaches LMDB.
+            guard let handle else { throw closedError() }
             let rc = mdb_cursor_get(handle, &key, &value, op)
             if rc == MDB_NOTFOUND { return }
             if rc != MDB_SUCCESS { try LMDB.check(rc, operation: database.cursorCall, path: transaction.path, configuration: transaction.configuration) }

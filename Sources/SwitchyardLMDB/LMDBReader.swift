@@ -122,14 +122,16 @@ package final class LMDBReader {
     /// not escape, so the state it captures is reached without a dynamic exclusivity check per row.
     package func count(root: Int, family: [Bool], where matches: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws -> Int {
         var total = 0
-        // When the family is the whole table, `matches` reads the entity number itself (and rejects an unknown one).
-        let wholeTable = schema.layout(number: root).map { $0.withSubentities == family } ?? false
+        // Every row's entity number is checked here, also for a whole table: `matches` may not read it (a
+        // predicate on SELF), and a damaged row of an unknown or foreign entity is skipped, as a fetch skips it.
         try scan(root: root) { key, bytes in
-            guard try wholeTable || isInFamily(bytes, family, key) else { return true }
+            guard try isInFamily(bytes, family, key) else { return true }
             rowsVisited += 1
             do {
                 if try matches(key, bytes) { total += 1 }
             } catch let error as LMDBRowCoding.DecodingError {
+                throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
+            } catch let error as LMDBByteReader.Overrun {
                 throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
             }
             return true
