@@ -213,6 +213,10 @@ package final class LMDBEnvironment: @unchecked Sendable {
 
     // MARK: - Transactions
 
+    /// How often a transaction begins again after another process grew the map (MDB_MAP_RESIZED) before the
+    /// error is reported: a writer committing steadily can grow it again between the adoption and the begin.
+    private static let resizeRetries = 48
+
     /// Runs `body` in a read-only snapshot. Keep it short: an open reader pins old pages and holds off map growth.
     package func read<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
         var resized = 0
@@ -221,7 +225,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
             let transaction: LMDBTransaction
             do {
                 transaction = try checkoutReader(env)
-            } catch let error as StoreError where error.lmdbCode == LMDB.mapResized && resized < 3 {
+            } catch let error as StoreError where error.lmdbCode == LMDB.mapResized && resized < Self.resizeRetries {
                 gate.leave()
                 resized += 1
                 try adoptMapSize()
@@ -265,7 +269,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
                 gate.leave()
                 retries += 1
                 try grow(from: mapped, after: error)
-            } catch let error as StoreError where error.lmdbCode == LMDB.mapResized && retries < 48 {
+            } catch let error as StoreError where error.lmdbCode == LMDB.mapResized && retries < Self.resizeRetries {
                 transaction?.abort()
                 gate.leave()
                 retries += 1
@@ -284,9 +288,25 @@ package final class LMDBEnvironment: @unchecked Sendable {
     package func readKeepingDatabases<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
         writeLock.lock()
         defer { writeLock.unlock() }
-        guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
+        // Another process growing the map (a writer committing) makes the begin fail with MDB_MAP_RESIZED:
+        // adopt its size outside the gate and begin again, as `read` does.
+        var resized = 0
+        var begun: LMDBTransaction?
+        while begun == nil {
+            guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
+            do {
+                begun = try LMDBTransaction(environment: self, environmentHandle: env, readOnly: true)
+            } catch let error as StoreError where error.lmdbCode == LMDB.mapResized && resized < Self.resizeRetries {
+                gate.leave()
+                resized += 1
+                try adoptMapSize()
+            } catch {
+                gate.leave()
+                throw error
+            }
+        }
         defer { gate.leave() }
-        let transaction = try LMDBTransaction(environment: self, environmentHandle: env, readOnly: true)
+        let transaction = begun!
         do {
             let result = try body(transaction)
             try transaction.commit()
