@@ -52,12 +52,13 @@ package enum DiskDiagnosis {
     ///   permissions for root; for checks before writing. Without it, `access(2)` only: for explaining a failure
     ///   after the fact, which must never write beside a store.
     package static func folderProblem(_ folder: String, creatable: Bool = false, probing: Bool = false) -> String? {
-        var candidate = folder.isEmpty ? "." : folder
+        let start = folder.isEmpty ? "." : folder   // the folder of a bare file name is the working directory
+        var candidate = start
         while true {
             var info = stat()
             if stat(candidate, &info) == 0 {
                 if info.st_mode & S_IFMT != S_IFDIR { return "\(candidate) is not a folder" }
-                if candidate != folder, !creatable { return "the folder \(folder) does not exist" }
+                if candidate != start, !creatable { return "the folder \(start) does not exist" }
                 return writeProblem(candidate, probing: probing).map { "cannot write in \(candidate): \($0)" }
             }
             let code = errno
