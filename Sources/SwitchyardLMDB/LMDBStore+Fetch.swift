@@ -221,9 +221,9 @@ extension LMDBStore {
     }
 }
 
-/// The general evaluation of a predicate on an encoded row, for the rows a byte predicate cannot read. A class
-/// with an out-of-line method, so a walk holds one reference: as a closure inlined into the walk, its captured
-/// predicate was retained and released for every row, also the rows the byte predicate decided.
+/// The general evaluation of a predicate on an encoded row, for the rows a byte predicate cannot read: one
+/// reference for the walk to hold, its work kept out of line. (Callgrind showed no change against a local
+/// closure once the scan was unwrapped outside the walk; that unwrapping is what removed the per-row copies.)
 private final class GeneralRowMatcher {
     let prepared: PredicateEvaluator.Prepared
     let positions: LMDBEncodedRowSubject.Positions
