@@ -44,6 +44,20 @@ package struct SQLFragment {
         }
         return result
     }
+
+    /// `parts` joined by `separator` (` AND ` or ` OR `) in parenthesised groups of at most `groupSize`, groups
+    /// of groups beyond that. SQLite parses `a OR b OR c` as a chain as deep as it is long and refuses an
+    /// expression deeper than 1,000 levels (`SQLITE_MAX_EXPR_DEPTH`), which an OR of a user's selection or an
+    /// `IN[c]` list of a thousand names reached; AND and OR are associative in three-valued logic, so grouping
+    /// selects the same rows. Short lists are joined as they are.
+    package static func grouped(_ parts: [SQLFragment], separator: String) -> SQLFragment {
+        let groupSize = 64
+        guard parts.count > groupSize else { return joined(parts, separator: separator) }
+        let groups = stride(from: 0, to: parts.count, by: groupSize).map { start in
+            "(" + joined(Array(parts[start..<min(start + groupSize, parts.count)]), separator: separator) + ")"
+        }
+        return grouped(groups, separator: separator)
+    }
 }
 
 // MARK: - SQLPredicateCompiler
@@ -291,24 +305,71 @@ package struct SQLPredicateCompiler {
     // Three-valued logic throughout, as SQL has it and as `PredicateEvaluator` documents it: a comparison with
     // a NULL operand is unknown (NULL), NOT of unknown stays unknown, and only a true WHERE selects a row.
 
-    private func compile(_ predicate: FetchPredicate, in scope: Scope, state: State) throws -> SQLFragment {
+    /// `predicate`'s SQL, or its negation's. NOTs are pushed down to the comparisons (De Morgan's laws and
+    /// NOT NOT p = p hold in three-valued logic too), an AND inside an AND and an OR inside an OR are flattened,
+    /// and the most deeply nested part of a compound comes first: SQLite's parser keeps a small stack (100
+    /// entries in Debian's 3.40) that `NOT (NOT (...` and `a AND (b OR (c AND (...` filled at 23 levels, where
+    /// `((... AND c) OR b) AND a` takes one entry a level (about 90 levels).
+    private func compile(_ predicate: FetchPredicate, negated: Bool = false, in scope: Scope, state: State) throws -> SQLFragment {
+        var predicate = predicate, negated = negated
+        while case .not(let inner) = predicate {
+            predicate = inner
+            negated.toggle()
+        }
         switch predicate {
         case .constant(let value):
-            return SQLFragment(value ? "1" : "0")
-        case .and(let parts):
-            if parts.isEmpty { return SQLFragment("1") }
-            return "(" + SQLFragment.joined(try parts.map { try compile($0, in: scope, state: state) }, separator: " AND ") + ")"
-        case .or(let parts):
-            if parts.isEmpty { return SQLFragment("0") }
-            return "(" + SQLFragment.joined(try parts.map { try compile($0, in: scope, state: state) }, separator: " OR ") + ")"
-        case .not(let inner):
-            return "NOT (" + (try compile(inner, in: scope, state: state)) + ")"
+            return SQLFragment(value != negated ? "1" : "0")
         case .comparison(let comparison):
-            return try compile(comparison, in: scope, state: state)
+            let sql = try compile(comparison, in: scope, state: state)
+            return negated ? "NOT (" + sql + ")" : sql
+        case .and, .not, .or:
+            guard let top = Self.connective(predicate, negated: negated) else { preconditionFailure("a compound has a connective") }
+            var flat: [(FetchPredicate, Bool)] = []
+            var pending = top.parts.reversed().map { ($0, top.negated) }
+            while let (part, partNegated) = pending.popLast() {
+                if let nested = Self.connective(part, negated: partNegated), nested.isAnd == top.isAnd {
+                    pending.append(contentsOf: nested.parts.reversed().map { ($0, nested.negated) })
+                } else {
+                    flat.append((part, partNegated))
+                }
+            }
+            // An empty AND is true, an empty OR false.
+            if flat.isEmpty { return SQLFragment(top.isAnd ? "1" : "0") }
+            // Everyday predicates keep the order they were written in (as traces show them).
+            let depths = flat.map { Self.nesting($0.0) }
+            if let deepest = depths.indices.max(by: { depths[$0] < depths[$1] }), deepest > 0, depths[deepest] >= 4 {
+                flat.insert(flat.remove(at: deepest), at: 0)
+            }
+            let parts = try flat.map { try compile($0.0, negated: $0.1, in: scope, state: state) }
+            return "(" + SQLFragment.grouped(parts, separator: top.isAnd ? " AND " : " OR ") + ")"
         }
     }
 
-    private enum Operand {
+    /// What `predicate` compiles to with `negated`, past its NOTs: an AND (`isAnd`) or an OR of `parts`, each
+    /// compiled with `negated`; nil for a comparison or a constant.
+    private static func connective(_ predicate: FetchPredicate, negated: Bool) -> (isAnd: Bool, parts: [FetchPredicate], negated: Bool)? {
+        var predicate = predicate, negated = negated
+        while case .not(let inner) = predicate {
+            predicate = inner
+            negated.toggle()
+        }
+        switch predicate {
+        case .and(let parts): return (!negated, parts, negated)
+        case .or(let parts): return (negated, parts, negated)
+        case .not, .comparison, .constant: return nil
+        }
+    }
+
+    /// How many ANDs and ORs `predicate` nests, at most.
+    private static func nesting(_ predicate: FetchPredicate) -> Int {
+        switch predicate {
+        case .not(let inner): return nesting(inner)
+        case .and(let parts), .or(let parts): return 1 + (parts.lazy.map(nesting).max() ?? 0)
+        case .comparison, .constant: return 0
+        }
+    }
+
+    enum Operand {
         case value(SQLFragment, AttributeType?)
         case constant(AttributeValue)
         case list([PredicateOperand])
@@ -520,12 +581,9 @@ package struct SQLPredicateCompiler {
                     let r = try sql(value, hint: left.columnType)
                     return value.isStringLike ? matchCall(.equal, options, l, r) : l + " = " + r
                 }
-                return "(" + SQLFragment.joined(terms, separator: " OR ") + ")"
+                return "(" + SQLFragment.grouped(terms, separator: " OR ") + ")"
             }
-            if values.count > Self.longListLength, let json = Self.jsonArray(of: values, hint: left.columnType) {
-                return l + SQLFragment(
-                    " IN (SELECT value FROM json_each(?))", [json.databaseValue], bindsLongJSONList: json.utf8.count > Self.cachedJSONLength)
-            }
+            if let list = Self.longList(l, values, hint: left.columnType) { return list }
             // Built in place: a fragment per element (its own argument array) cost more than SQLite's parsing of
             // the list.
             var list = l + " IN ("
@@ -569,95 +627,9 @@ extension SQLPredicateCompiler {
     }
 }
 
-// MARK: - Long IN lists
-
-extension SQLPredicateCompiler {
-    /// Lists longer than this bind as one JSON array (see `jsonArray(of:hint:)`).
-    private static var longListLength: Int { 16 }
-
-    /// A long `IN` list of texts and integers as one JSON array, read back by `json_each`: one parameter instead
-    /// of one per element. A prefetch's list holds a key per source, which went past the most parameters SQLite
-    /// binds (32,766 by default, 250,000 in Debian's build), and preparing and binding thousands of them cost
-    /// more than the lookups; the statement's text no longer changes with the list's length either, so it is
-    /// prepared once per connection. `json_each` hands back a JSON string as TEXT and an integer as INTEGER,
-    /// the storage classes the elements bind as. Its `value` column has BLOB affinity where a bound parameter has
-    /// none, so SQLite does not apply a TEXT column's affinity to it as it does to a list's elements: integers
-    /// compared with a text column would stop matching text that reads as them (`'5'`). Those lists stay
-    /// element by element (`withoutAffinity` already takes the affinity away when the list holds a number);
-    /// with the same storage class on both sides, and for numeric columns, both forms give the same rows.
-    ///
-    /// Nil (the list is bound element by element) when SQLite lacks `json_each`, an element is not a constant
-    /// that binds as text without U+0000 or as an integer, or an integer is compared with a text column.
-    private static func jsonArray(of values: [Operand], hint: AttributeType?) -> String? {
-        guard jsonEachAvailable else { return nil }
-        let textColumn = hint == .string || hint == .uri || hint == .objectID
-        // Built as bytes and made a String once: appending to a String per element cost more than the lookups.
-        var json: [UInt8] = [UInt8(ascii: "[")]
-        json.reserveCapacity(values.count * 24)
-        for (i, value) in values.enumerated() {
-            guard case .constant(let constant) = value, !constant.isNull, !constant.holdsNUL else { return nil }
-            if i > 0 { json.append(UInt8(ascii: ",")) }
-            switch SQLiteValueCoding.bind(constant, hint: hint).storage {
-            case .int64(let integer):
-                guard !textColumn else { return nil }
-                json.append(contentsOf: String(integer).utf8)
-            case .string(let text): appendJSONString(text, to: &json)
-            default: return nil
-            }
-        }
-        json.append(UInt8(ascii: "]"))
-        return String(decoding: json, as: UTF8.self)
-    }
-
-    /// Appends `text` as a JSON string: `"` and `\` escaped, control characters as `\u00XX`, the rest as is.
-    private static func appendJSONString(_ text: String, to json: inout [UInt8]) {
-        json.append(UInt8(ascii: "\""))
-        func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
-        // Nearly every key needs no escape: its bytes are copied at once.
-        let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
-            guard !bytes.contains(where: needsEscape) else { return false }
-            json.append(contentsOf: bytes)
-            return true
-        } ?? false
-        if copied {
-            json.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                json.append(UInt8(ascii: "\\"))
-                json.append(byte)
-            case 0..<0x20:
-                json.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                json.append(hexDigits[Int(byte >> 4)])
-                json.append(hexDigits[Int(byte & 0xF)])
-            default:
-                json.append(byte)
-            }
-        }
-        json.append(UInt8(ascii: "\""))
-    }
-
-    /// The longest JSON list a cached statement may keep bound (see `SQLFragment.bindsLongJSONList`).
-    static let cachedJSONLength = 4_096
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    /// Whether this process's SQLite has `json_each` (built in since 3.38 unless compiled out): asked once.
-    private static let jsonEachAvailable: Bool = {
-        do {
-            let probe = try DatabaseQueue()
-            return try probe.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM json_each('[1,\"a\"]')") } == 2
-        } catch {
-            return false   // no json_each: lists bind element by element
-        }
-    }()
-}
-
 extension AttributeValue {
     /// Text holding U+0000, which `SQLPredicateCompiler` binds as its bytes rather than as a parameter of text.
-    fileprivate var holdsNUL: Bool {
+    var holdsNUL: Bool {
         guard case .string(let text) = self else { return false }
         // memchr over the contiguous bytes: a prefetch checks thousands of keys here, and the generic
         // `contains` cost more per key than binding it.

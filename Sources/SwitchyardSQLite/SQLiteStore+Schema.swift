@@ -436,6 +436,7 @@ extension SQLiteStore {
         configuration.label = "Switchyard.SQLiteStore"
         configuration.prepareDatabase { db in
             db.add(function: SQLPredicateCompiler.matchFunction)
+            db.add(function: SQLPredicateCompiler.listValueFunction)
             for function in coreDataTriggerFunctions { db.add(function: function) }
         }
         return configuration

@@ -289,6 +289,13 @@ public final class SQLiteStore: PersistentStore, MigratingStore, TracingStore {
             {
                 message += " (\(cause))"
             }
+            // A predicate nested deeper than this SQLite's parser takes (`SQLPredicateCompiler` takes flat ANDs,
+            // ORs and IN lists apart and pushes NOTs down; alternating AND and OR is what is left).
+            if message == "parser stack overflow" || message.hasPrefix("Expression tree is too large") {
+                return StoreError.unsupportedPredicate(
+                    path: path, configuration: configuration,
+                    reason: "it nests AND and OR deeper than this SQLite parses (\(message)); Debian's SQLite 3.40 takes about 85 levels of AND and OR alternating")
+            }
             if error.resultCode == .SQLITE_BUSY {
                 message += " (another connection held the store's lock longer than the write timeout, StoreOptions.writeTimeout)"
             }

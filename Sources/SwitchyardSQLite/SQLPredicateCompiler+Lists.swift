@@ -1,0 +1,158 @@
+import Foundation
+internal import GRDB
+import SwitchyardModel
+import SwitchyardQuery
+
+// MARK: - Long IN lists
+
+extension SQLPredicateCompiler {
+    /// Lists longer than this bind as one JSON array (see `jsonArray(of:hint:)`).
+    private static var longListLength: Int { 16 }
+
+    /// `l IN values` for a list longer than `longListLength` as one bound JSON array: `jsonArray(of:hint:)`
+    /// for texts and integers, `taggedArray(of:hint:)` for the rest. Nil (the list is bound element by
+    /// element) for a short list, or one holding what neither form carries.
+    static func longList(_ l: SQLFragment, _ values: [Operand], hint: AttributeType?) -> SQLFragment? {
+        guard values.count > longListLength, jsonEachAvailable else { return nil }
+        if let json = jsonArray(of: values, hint: hint) {
+            return l + SQLFragment(
+                " IN (SELECT value FROM json_each(?))", [json.databaseValue], bindsLongJSONList: json.utf8.count > cachedJSONLength)
+        }
+        guard let (json, holdsNull) = taggedArray(of: values, hint: hint) else { return nil }
+        let list = l + SQLFragment(
+            " IN (SELECT \(listValueFunctionName)(value) FROM json_each(?))", [json.databaseValue],
+            bindsLongJSONList: json.utf8.count > cachedJSONLength)
+        // `l IN (..., NULL)` is unknown rather than false where l is not found; `OR NULL` says the same.
+        return holdsNull ? "(" + list + " OR NULL)" : list
+    }
+
+    /// A long `IN` list of texts and integers as one JSON array, read back by `json_each`: one parameter instead
+    /// of one per element. A prefetch's list holds a key per source, which went past the most parameters SQLite
+    /// binds (32,766 by default, 250,000 in Debian's build), and preparing and binding thousands of them cost
+    /// more than the lookups; the statement's text no longer changes with the list's length either, so it is
+    /// prepared once per connection. `json_each` hands back a JSON string as TEXT and an integer as INTEGER,
+    /// the storage classes the elements bind as. Its `value` column has BLOB affinity where a bound parameter has
+    /// none, so SQLite does not apply a TEXT column's affinity to it as it does to a list's elements: integers
+    /// compared with a text column would stop matching text that reads as them (`'5'`). Those lists stay
+    /// element by element (`withoutAffinity` already takes the affinity away when the list holds a number);
+    /// with the same storage class on both sides, and for numeric columns, both forms give the same rows.
+    ///
+    /// Nil (the list is bound element by element) when SQLite lacks `json_each`, an element is not a constant
+    /// that binds as text without U+0000 or as an integer, or an integer is compared with a text column.
+    private static func jsonArray(of values: [Operand], hint: AttributeType?) -> String? {
+        let textColumn = hint == .string || hint == .uri || hint == .objectID
+        // Built as bytes and made a String once: appending to a String per element cost more than the lookups.
+        var json: [UInt8] = [UInt8(ascii: "[")]
+        json.reserveCapacity(values.count * 24)
+        for (i, value) in values.enumerated() {
+            guard case .constant(let constant) = value, !constant.isNull, !constant.holdsNUL else { return nil }
+            if i > 0 { json.append(UInt8(ascii: ",")) }
+            switch SQLiteValueCoding.bind(constant, hint: hint).storage {
+            case .int64(let integer):
+                guard !textColumn else { return nil }
+                json.append(contentsOf: String(integer).utf8)
+            case .string(let text): appendJSONString(text, to: &json, tag: nil)
+            default: return nil
+            }
+        }
+        json.append(UInt8(ascii: "]"))
+        return String(decoding: json, as: UTF8.self)
+    }
+
+    /// Appends `text` as a JSON string, `tag` before it inside the quotes: `"` and `\` escaped, control
+    /// characters as `\u00XX`, the rest as is.
+    private static func appendJSONString(_ text: String, to json: inout [UInt8], tag: UInt8?) {
+        json.append(UInt8(ascii: "\""))
+        if let tag { json.append(tag) }
+        func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
+        // Nearly every key needs no escape: its bytes are copied at once.
+        let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard !bytes.contains(where: needsEscape) else { return false }
+            json.append(contentsOf: bytes)
+            return true
+        } ?? false
+        if copied {
+            json.append(UInt8(ascii: "\""))
+            return
+        }
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                json.append(UInt8(ascii: "\\"))
+                json.append(byte)
+            case 0..<0x20:
+                json.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                json.append(hexDigits[Int(byte >> 4)])
+                json.append(hexDigits[Int(byte & 0xF)])
+            default:
+                json.append(byte)
+            }
+        }
+        json.append(UInt8(ascii: "\""))
+    }
+
+    /// A long `IN` list of any constants as one JSON array of tagged texts, each turned back into the value it
+    /// binds as by `SWITCHYARD_LIST_VALUE` (`listValueFunction`): `i` and an integer, `r` and the bits of a
+    /// double, `t` and a text, `b` and a blob in base 64. Doubles and dates (REAL), UUIDs and data (BLOB) have
+    /// no exact JSON form, and lists of them went past the most parameters SQLite binds. The function's result
+    /// has no affinity, as a bound parameter has none, so SQLite compares it with the column as it compares a
+    /// list's elements (`json_each`'s own `value` column has BLOB affinity; see `jsonArray(of:hint:)`); the
+    /// subquery does not depend on the row, so SQLite decodes the list once. NULL elements are left out and
+    /// reported (`holdsNull`): `IN` with a NULL is unknown where the value is not found.
+    ///
+    /// Nil (the list is bound element by element) when an element is not a constant or is text holding U+0000,
+    /// which SQLite's text functions end at.
+    private static func taggedArray(of values: [Operand], hint: AttributeType?) -> (json: String, holdsNull: Bool)? {
+        var json: [UInt8] = [UInt8(ascii: "[")]
+        json.reserveCapacity(values.count * 28)
+        var holdsNull = false
+        for value in values {
+            guard case .constant(let constant) = value, !constant.holdsNUL else { return nil }
+            if constant.isNull {
+                holdsNull = true
+                continue
+            }
+            if json.count > 1 { json.append(UInt8(ascii: ",")) }
+            switch SQLiteValueCoding.bind(constant, hint: hint).storage {
+            case .int64(let integer): appendJSONString(String(integer), to: &json, tag: UInt8(ascii: "i"))
+            case .double(let double): appendJSONString(String(double.bitPattern), to: &json, tag: UInt8(ascii: "r"))
+            case .string(let text): appendJSONString(text, to: &json, tag: UInt8(ascii: "t"))
+            case .blob(let data): appendJSONString(data.base64EncodedString(), to: &json, tag: UInt8(ascii: "b"))
+            case .null: holdsNull = true
+            }
+        }
+        json.append(UInt8(ascii: "]"))
+        return (String(decoding: json, as: UTF8.self), holdsNull)
+    }
+
+    static let listValueFunctionName = "SWITCHYARD_LIST_VALUE"
+
+    /// `SWITCHYARD_LIST_VALUE(tagged)`: the value a `taggedArray(of:hint:)` element stands for; NULL for text
+    /// it did not write. Pure and deterministic.
+    static let listValueFunction = DatabaseFunction(listValueFunctionName, argumentCount: 1, pure: true) { values in
+        guard case .string(let tagged) = values[0].storage, let tag = tagged.utf8.first else { return nil }
+        let body = Substring(tagged.utf8.dropFirst())
+        switch tag {
+        case UInt8(ascii: "i"): return Int64(body)
+        case UInt8(ascii: "r"): return UInt64(body).map { Double(bitPattern: $0) }
+        case UInt8(ascii: "t"): return String(body)
+        case UInt8(ascii: "b"): return Data(base64Encoded: String(body))
+        default: return nil
+        }
+    }
+
+    /// The longest JSON list a cached statement may keep bound (see `SQLFragment.bindsLongJSONList`).
+    static let cachedJSONLength = 4_096
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Whether this process's SQLite has `json_each` (built in since 3.38 unless compiled out): asked once.
+    private static let jsonEachAvailable: Bool = {
+        do {
+            let probe = try DatabaseQueue()
+            return try probe.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM json_each('[1,\"a\"]')") } == 2
+        } catch {
+            return false   // no json_each: lists bind element by element
+        }
+    }()
+}
