@@ -103,8 +103,10 @@ package final class LMDBEnvironment: @unchecked Sendable {
     package func walkPages(full: Bool?) throws {
         for _ in 0..<100 {
             let walked = try read { transaction in
-                try LMDBFileCheck.walk(
-                    directory: path, configuration: configuration, snapshot: UInt64(mdb_txn_id(transaction.handle)), full: full)
+                // `mdb_txn_id` returns a size_t, which Swift reads as Int: the file's 64-bit id, taken bit for bit
+                // (a damaged meta page can hold any, and converting a "negative" one trapped).
+                let snapshot = UInt64(UInt(bitPattern: mdb_txn_id(transaction.handle)))
+                return try LMDBFileCheck.walk(directory: path, configuration: configuration, snapshot: snapshot, full: full)
             }
             if walked { return }
         }

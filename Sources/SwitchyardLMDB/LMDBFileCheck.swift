@@ -113,6 +113,11 @@ package enum LMDBFileCheck {
         // inconsistent on purpose: after a failed meta write LMDB writes the new roots back with the old last
         // page and transaction id, so the page cache's copy is never used.
         let (newest, page) = meta1.txn > meta0.txn ? (meta1, 1) : (meta0, 0)
+        // No store commits 2^63 times; LMDB would wrap the id on the next write, and Swift reads it as a negative
+        // size_t.
+        guard newest.txn < 1 << 63 else {
+            throw notAStore(directory, "data.mdb meta page \(page) holds an impossible transaction id \(newest.txn)")
+        }
         for root in [newest.freeRoot, newest.mainRoot] where root != invalidPage && root > newest.lastPage {
             throw notAStore(directory, "data.mdb meta page \(page) names root page \(root) beyond its last page \(newest.lastPage)")
         }

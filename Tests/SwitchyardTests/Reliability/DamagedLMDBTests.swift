@@ -120,4 +120,23 @@ import Switchyard
             return reason.contains("impossible last page")
         }
     }
+
+    /// Found by fuzzing (fuzz-lmdb, 2026-11-27): a meta page whose transaction id has every bit set made the
+    /// page walk's conversion of `mdb_txn_id` (a size_t, an Int in Swift) trap. Opening it is `notAStore` now,
+    /// read-only or not, through the coordinator as a user opens it.
+    @Test func aMetaPageHoldingAnImpossibleTransactionIDIsNotAStore() throws {
+        let url = try storeDirectory(with: "lmdb-fuzz-txnid-overflow.data.mdb")
+        let model = try ObjectModel(entities: [
+            EntityDescription(name: "Record", attributes: [AttributeDescription(name: "number", type: .integer64)]),
+        ])
+        for options in [StoreOptions.readOnly, .default] {
+            #expect {
+                _ = try StoreCoordinator(model: model).addStore(.lmdb, configuration: "Default", at: url, options: options)
+            } throws: { error in
+                guard case StoreError.notAStore(let path, .lmdb, let reason) = error else { return false }
+                return path == url.path && reason.contains("meta page 0 holds an impossible transaction id 18446744073709551615")
+            }
+        }
+        #expect(throws: StoreError.self) { try LMDBStore.checkFile(at: url) }
+    }
 }

@@ -4,7 +4,7 @@ import Switchyard
 
 // fuzz-lmdb: the input written as an LMDB store's data.mdb (a fresh directory each time: LMDB keeps one
 // environment per directory and process) and opened the way storeinspect does, then read-only with the
-// model it holds, fetching every row. The page walk must reject what liblmdb cannot survive; an abort or
+// model it holds, fetching every row and counting rows with predicates on each attribute. The page walk must reject what liblmdb cannot survive; an abort or
 // SIGBUS inside liblmdb is a finding.
 // FUZZ_WRITE_SEED=PATH: write a small store (two entities, a to-many, a few rows) at PATH and exit.
 if let seed = ProcessInfo.processInfo.environment["FUZZ_WRITE_SEED"] {
@@ -26,7 +26,17 @@ public func fuzzOne(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     if let model = try? StoreInspection.storedModel(directory), let configuration = model.configurationNames.first ?? Optional("Default"),
         let opened = try? LMDBStore(url: directory, model: model, configuration: configuration, options: .readOnly)
     {
-        for entity in opened.entities { _ = try? opened.fetch(StoreFetchRequest(entityName: entity.name)) }
+        for entity in opened.entities {
+            _ = try? opened.fetch(StoreFetchRequest(entityName: entity.name))
+            // Counts with a predicate read each attribute straight from the encoded rows, past the values before
+            // it (LMDBRowCoding's skips): a damaged row must be an error there too.
+            for attribute in entity.attributes {
+                for (op, constant) in [(ComparisonOperator.notEqual, AttributeValue.null), (.equal, .integer(3)), (.greater, .integer(0)), (.less, .string("m"))] {
+                    let predicate = FetchPredicate.comparison(Comparison(.keyPath([attribute.name]), op, .constant(constant)))
+                    _ = try? opened.count(StoreFetchRequest(entityName: entity.name, predicate: predicate))
+                }
+            }
+        }
     }
     return 0
 }
