@@ -18,8 +18,14 @@ extension SQLPredicateCompiler {
             return l + SQLFragment(
                 " IN (SELECT value FROM json_each(?))", [json.databaseValue], bindsLongJSONList: json.utf8.count > cachedJSONLength)
         }
-        guard let (json, holdsNull) = taggedArray(of: values, hint: hint) else { return nil }
-        let list = l + SQLFragment(
+        guard let (json, holdsNull, holdsWideInteger) = taggedArray(of: values, hint: hint) else { return nil }
+        // A REAL column's affinity is applied to the subquery's values, turning an integer beyond 2^53 into the
+        // nearest double, where SQLite compares a list of parameters with NUMERIC affinity, exactly. Such a list
+        // compares without affinity on the column (numbers compare exactly then; texts in the list have already
+        // taken the affinity away), which gives up the column's index: only then.
+        let real = hint == .double || hint == .float
+        let column = real && holdsWideInteger && !l.sql.hasPrefix("+") ? "+" + l : l
+        let list = column + SQLFragment(
             " IN (SELECT \(listValueFunctionName)(value) FROM json_each(?))", [json.databaseValue],
             bindsLongJSONList: json.utf8.count > cachedJSONLength)
         // `l IN (..., NULL)` is unknown rather than false where l is not found; `OR NULL` says the same.
@@ -98,31 +104,40 @@ extension SQLPredicateCompiler {
     /// has no affinity, as a bound parameter has none, so SQLite compares it with the column as it compares a
     /// list's elements (`json_each`'s own `value` column has BLOB affinity; see `jsonArray(of:hint:)`); the
     /// subquery does not depend on the row, so SQLite decodes the list once. NULL elements are left out and
-    /// reported (`holdsNull`): `IN` with a NULL is unknown where the value is not found.
+    /// reported (`holdsNull`): `IN` with a NULL is unknown where the value is not found. `holdsWideInteger`:
+    /// an integer beyond 2^53, which no double holds exactly.
     ///
     /// Nil (the list is bound element by element) when an element is not a constant or is text holding U+0000,
     /// which SQLite's text functions end at.
-    private static func taggedArray(of values: [Operand], hint: AttributeType?) -> (json: String, holdsNull: Bool)? {
+    private static func taggedArray(
+        of values: [Operand], hint: AttributeType?
+    ) -> (json: String, holdsNull: Bool, holdsWideInteger: Bool)? {
         var json: [UInt8] = [UInt8(ascii: "[")]
         json.reserveCapacity(values.count * 28)
-        var holdsNull = false
+        var holdsNull = false, holdsWideInteger = false
         for value in values {
             guard case .constant(let constant) = value, !constant.holdsNUL else { return nil }
             if constant.isNull {
                 holdsNull = true
                 continue
             }
-            if json.count > 1 { json.append(UInt8(ascii: ",")) }
+            let element: (tag: Character, text: String)
             switch SQLiteValueCoding.bind(constant, hint: hint).storage {
-            case .int64(let integer): appendJSONString(String(integer), to: &json, tag: UInt8(ascii: "i"))
-            case .double(let double): appendJSONString(String(double.bitPattern), to: &json, tag: UInt8(ascii: "r"))
-            case .string(let text): appendJSONString(text, to: &json, tag: UInt8(ascii: "t"))
-            case .blob(let data): appendJSONString(data.base64EncodedString(), to: &json, tag: UInt8(ascii: "b"))
-            case .null: holdsNull = true
+            case .int64(let integer):
+                element = ("i", String(integer))
+                if integer.magnitude > 1 << 53 { holdsWideInteger = true }
+            case .double(let double): element = ("r", String(double.bitPattern))
+            case .string(let text): element = ("t", text)
+            case .blob(let data): element = ("b", data.base64EncodedString())
+            case .null:
+                holdsNull = true
+                continue
             }
+            if json.count > 1 { json.append(UInt8(ascii: ",")) }
+            appendJSONString(element.text, to: &json, tag: element.tag.asciiValue)
         }
         json.append(UInt8(ascii: "]"))
-        return (String(decoding: json, as: UTF8.self), holdsNull)
+        return (String(decoding: json, as: UTF8.self), holdsNull, holdsWideInteger)
     }
 
     static let listValueFunctionName = "SWITCHYARD_LIST_VALUE"

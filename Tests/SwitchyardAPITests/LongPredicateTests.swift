@@ -112,6 +112,26 @@ struct LongPredicateTests {
             == (0..<Self.rows).filter { $0 % 4 != 0 })
     }
 
+    /// A long list finds a number exactly when `==` finds it, on each backend, also for an integer beyond 2^53
+    /// compared with a double (on SQLite, a REAL column's affinity applied to the list's values rounded it).
+    @Test(arguments: Backend.everyStore)
+    func aLongListFindsWhatEqualityFinds(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let context = try Self.context(backend, in: dir)
+        let wide = try context.insert("Entry")
+        try wide.set("score", 9_007_199_254_740_992.0)
+        try wide.set("n", Int64(1_000))
+        try context.save()
+        for target in [AttributeValue.integer(9_007_199_254_740_993), .integer(9_007_199_254_740_992), .double(0.5)] {
+            let equal = try Self.numbers(context, FetchPredicate(format: "score == %@", target))
+            let short: [AttributeValue] = [target, .double(-1)]
+            let long: [AttributeValue] = [target, .null, .double(-1)] + (100..<120).map { AttributeValue.integer(Int64($0)) }
+            #expect(try Self.numbers(context, FetchPredicate(format: "score IN %@", short.predicateArgument)) == equal, "\(target)")
+            #expect(try Self.numbers(context, FetchPredicate(format: "score IN %@", long.predicateArgument)) == equal, "\(target)")
+        }
+        #expect(try Self.numbers(context, FetchPredicate(format: "score == %@", 9_007_199_254_740_992.0)) == [1_000])
+    }
+
     /// `IN[c]` with 5,000 names, half of them the rows' names in capitals: case-insensitive like `==[c]`, and
     /// an entry without a name is in neither the list nor its negation (a comparison with nil is unknown).
     @Test(arguments: Backend.everyStore)
