@@ -221,26 +221,31 @@ package final class LMDBEnvironment: @unchecked Sendable {
 
     /// Runs `body` in a read-only snapshot. Keep it short: an open reader pins old pages and holds off map growth.
     package func read<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
+        let transaction = try enterBeginning { try checkoutReader($0) }
+        defer {
+            checkin(transaction)
+            gate.leave()
+        }
+        return try body(transaction)
+    }
+
+    /// Enters the gate and begins a read transaction with `begin`; the caller leaves the gate when done. Another
+    /// process growing the map (a writer committing) makes the begin fail with MDB_MAP_RESIZED: its size is
+    /// adopted outside the gate and the begin tried again, up to `resizeRetries` times.
+    private func enterBeginning(_ begin: (OpaquePointer) throws -> LMDBTransaction) throws -> LMDBTransaction {
         var resized = 0
         while true {
             guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
-            let transaction: LMDBTransaction
             do {
-                transaction = try checkoutReader(env)
+                return try begin(env)
             } catch let error as StoreError where error.lmdbCode == LMDB.mapResized && resized < Self.resizeRetries {
                 gate.leave()
                 resized += 1
                 try adoptMapSize()
-                continue
             } catch {
                 gate.leave()
                 throw error
             }
-            defer {
-                checkin(transaction)
-                gate.leave()
-            }
-            return try body(transaction)
         }
     }
 
@@ -290,25 +295,8 @@ package final class LMDBEnvironment: @unchecked Sendable {
     package func readKeepingDatabases<R>(_ body: (LMDBTransaction) throws -> R) throws -> R {
         writeLock.lock()
         defer { writeLock.unlock() }
-        // Another process growing the map (a writer committing) makes the begin fail with MDB_MAP_RESIZED:
-        // adopt its size outside the gate and begin again, as `read` does.
-        var resized = 0
-        var begun: LMDBTransaction?
-        while begun == nil {
-            guard let env = gate.enter({ handle }) else { throw StoreError.closed(path: path, configuration: configuration) }
-            do {
-                begun = try LMDBTransaction(environment: self, environmentHandle: env, readOnly: true)
-            } catch let error as StoreError where error.lmdbCode == LMDB.mapResized && resized < Self.resizeRetries {
-                gate.leave()
-                resized += 1
-                try adoptMapSize()
-            } catch {
-                gate.leave()
-                throw error
-            }
-        }
+        let transaction = try enterBeginning { try LMDBTransaction(environment: self, environmentHandle: $0, readOnly: true) }
         defer { gate.leave() }
-        let transaction = begun!
         do {
             let result = try body(transaction)
             try transaction.commit()

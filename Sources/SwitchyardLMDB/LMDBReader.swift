@@ -129,9 +129,7 @@ package final class LMDBReader {
             rowsVisited += 1
             do {
                 if try matches(key, bytes) { total += 1 }
-            } catch let error as LMDBRowCoding.DecodingError {
-                throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
-            } catch let error as LMDBByteReader.Overrun {
+            } catch where error is LMDBRowCoding.DecodingError || error is LMDBByteReader.Overrun {
                 throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
             }
             return true

@@ -121,20 +121,20 @@ extension SQLPredicateCompiler {
                 holdsNull = true
                 continue
             }
-            let element: (tag: Character, text: String)
+            let element: (tag: UInt8, text: String)
             switch SQLiteValueCoding.bind(constant, hint: hint).storage {
             case .int64(let integer):
-                element = ("i", String(integer))
+                element = (ListTag.integer, String(integer))
                 if integer.magnitude > 1 << 53 { holdsWideInteger = true }
-            case .double(let double): element = ("r", String(double.bitPattern))
-            case .string(let text): element = ("t", text)
-            case .blob(let data): element = ("b", data.base64EncodedString())
+            case .double(let double): element = (ListTag.double, String(double.bitPattern))
+            case .string(let text): element = (ListTag.text, text)
+            case .blob(let data): element = (ListTag.blob, data.base64EncodedString())
             case .null:
                 holdsNull = true
                 continue
             }
             if json.count > 1 { json.append(UInt8(ascii: ",")) }
-            appendJSONString(element.text, to: &json, tag: element.tag.asciiValue)
+            appendJSONString(element.text, to: &json, tag: element.tag)
         }
         json.append(UInt8(ascii: "]"))
         return (String(decoding: json, as: UTF8.self), holdsNull, holdsWideInteger)
@@ -142,16 +142,24 @@ extension SQLPredicateCompiler {
 
     static let listValueFunctionName = "SWITCHYARD_LIST_VALUE"
 
+    /// The first byte of a `taggedArray(of:hint:)` element: what the rest of it stands for.
+    private enum ListTag {
+        static let integer = UInt8(ascii: "i")
+        static let double = UInt8(ascii: "r")
+        static let text = UInt8(ascii: "t")
+        static let blob = UInt8(ascii: "b")
+    }
+
     /// `SWITCHYARD_LIST_VALUE(tagged)`: the value a `taggedArray(of:hint:)` element stands for; NULL for text
     /// it did not write. Pure and deterministic.
     static let listValueFunction = DatabaseFunction(listValueFunctionName, argumentCount: 1, pure: true) { values in
         guard case .string(let tagged) = values[0].storage, let tag = tagged.utf8.first else { return nil }
         let body = Substring(tagged.utf8.dropFirst())
         switch tag {
-        case UInt8(ascii: "i"): return Int64(body)
-        case UInt8(ascii: "r"): return UInt64(body).map { Double(bitPattern: $0) }
-        case UInt8(ascii: "t"): return String(body)
-        case UInt8(ascii: "b"): return Data(base64Encoded: String(body))
+        case ListTag.integer: return Int64(body)
+        case ListTag.double: return UInt64(body).map { Double(bitPattern: $0) }
+        case ListTag.text: return String(body)
+        case ListTag.blob: return Data(base64Encoded: String(body))
         default: return nil
         }
     }

@@ -311,11 +311,7 @@ package struct SQLPredicateCompiler {
     /// entries in Debian's 3.40) that `NOT (NOT (...` and `a AND (b OR (c AND (...` filled at 23 levels, where
     /// `((... AND c) OR b) AND a` takes one entry a level (about 90 levels).
     private func compile(_ predicate: FetchPredicate, negated: Bool = false, in scope: Scope, state: State) throws -> SQLFragment {
-        var predicate = predicate, negated = negated
-        while case .not(let inner) = predicate {
-            predicate = inner
-            negated.toggle()
-        }
+        let (predicate, negated) = Self.pastNots(predicate, negated: negated)
         switch predicate {
         case .constant(let value):
             return SQLFragment(value != negated ? "1" : "0")
@@ -348,16 +344,22 @@ package struct SQLPredicateCompiler {
     /// What `predicate` compiles to with `negated`, past its NOTs: an AND (`isAnd`) or an OR of `parts`, each
     /// compiled with `negated`; nil for a comparison or a constant.
     private static func connective(_ predicate: FetchPredicate, negated: Bool) -> (isAnd: Bool, parts: [FetchPredicate], negated: Bool)? {
-        var predicate = predicate, negated = negated
-        while case .not(let inner) = predicate {
-            predicate = inner
-            negated.toggle()
-        }
+        let (predicate, negated) = pastNots(predicate, negated: negated)
         switch predicate {
         case .and(let parts): return (!negated, parts, negated)
         case .or(let parts): return (negated, parts, negated)
         case .not, .comparison, .constant: return nil
         }
+    }
+
+    /// `predicate` without its leading NOTs, and whether it is negated once they are taken away.
+    private static func pastNots(_ predicate: FetchPredicate, negated: Bool) -> (FetchPredicate, Bool) {
+        var predicate = predicate, negated = negated
+        while case .not(let inner) = predicate {
+            predicate = inner
+            negated.toggle()
+        }
+        return (predicate, negated)
     }
 
     /// How many ANDs and ORs `predicate` nests, at most.
