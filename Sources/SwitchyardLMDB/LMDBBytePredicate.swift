@@ -9,15 +9,15 @@ import SwitchyardQuery
 /// `[c]`/`[d]`), combined with AND, OR and NOT, read straight from the encoded bytes — no `AttributeValue`,
 /// `String` or key path is built per row.
 ///
-/// Results are exactly `PredicateEvaluator`'s (three-valued logic; numbers compared by value, exactly between
-/// integers and booleans, as doubles otherwise; strings by UTF-8 bytes; storage classes ordered null < number
+/// Results are exactly `PredicateEvaluator`'s (three-valued logic; numbers compared by their exact
+/// values, an integer with a double as SQLite compares them; strings by UTF-8 bytes; storage classes ordered null < number
 /// < text). A row holding a kind this path does not read (decimal, data, UUID, URI) answers nil, and the
 /// caller evaluates it the general way. Anything else in the predicate means it is not compiled at all.
 package struct LMDBBytePredicate {
     /// A constant side of a comparison.
     package enum Constant {
         case null
-        /// An integer or a boolean (0 or 1): compared exactly with other exact numbers.
+        /// An integer or a boolean (0 or 1): compared exactly with every number.
         case exact(Int64)
         /// A double or a date (seconds since 2001).
         case number(Double)
@@ -368,8 +368,8 @@ package struct LMDBBytePredicate {
         }
         switch (value, constant) {
         case (.exact(let l), .exact(let r)): return result(l, r)
-        case (.exact(let l), .number(let r)): return result(Double(l), r)
-        case (.number(let l), .exact(let r)): return result(l, Double(r))
+        case (.exact(let l), .number(let r)): return AttributeValue.compare(l, r)
+        case (.number(let l), .exact(let r)): return AttributeValue.compare(l, r)
         case (.number(let l), .number(let r)): return result(l, r)
         case (.text(let l), .text(let r)):
             let c = r.withUnsafeBytes { LMDBMemberList.compare(l, $0) }

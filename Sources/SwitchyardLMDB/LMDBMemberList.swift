@@ -5,12 +5,12 @@ import Foundation
 /// The constants of an `IN` list compiled by `LMDBBytePredicate`, sorted once so that a row's value is found by
 /// binary search: a scan tested each row against every element, which a 300,000-key list made minutes long.
 ///
-/// Membership is `LMDBBytePredicate`'s equality: exact numbers (integers, Booleans) exactly, any other pair of
-/// numbers as doubles, text by its UTF-8 bytes; a number never equals text.
+/// Membership is `LMDBBytePredicate`'s equality: numbers by their exact values (an integer equals a double only
+/// when the double is that very integer), text by its UTF-8 bytes; a number never equals text.
 package struct LMDBMemberList {
     private let exacts: [Int64]
-    /// The exact numbers as doubles, for a row holding a double (`Double(l) == r`, as the predicate compares).
-    private let exactsAsDoubles: [Double]
+    /// The doubles that are integers within Int64's range, as integers: what a row's integer can equal.
+    private let integralNumbers: [Int64]
     private let numbers: [Double]
     private let texts: [[UInt8]]
     /// True when the list holds nil: a row matching nothing else is then unknown, not false.
@@ -31,7 +31,7 @@ package struct LMDBMemberList {
             }
         }
         self.exacts = exacts.sorted()
-        exactsAsDoubles = exacts.map(Double.init).sorted()
+        integralNumbers = numbers.compactMap(Self.integer).sorted()
         self.numbers = numbers.sorted()
         self.texts = texts.sorted { Self.compare($0, $1) < 0 }
         self.containsNull = containsNull
@@ -42,8 +42,8 @@ package struct LMDBMemberList {
     /// rows the general way).
     package func contains(_ value: LMDBBytePredicate.Scalar) -> Bool {
         switch value {
-        case .exact(let i): return Self.search(exacts, i) || Self.search(numbers, Double(i))
-        case .number(let d): return Self.search(numbers, d) || Self.search(exactsAsDoubles, d)
+        case .exact(let i): return Self.search(exacts, i) || Self.search(integralNumbers, i)
+        case .number(let d): return Self.search(numbers, d) || Self.integer(d).map { Self.search(exacts, $0) } == true
         case .text(let bytes):
             var low = 0, high = texts.count
             while low < high {
@@ -55,6 +55,11 @@ package struct LMDBMemberList {
             return false
         case .null, .other: return false
         }
+    }
+
+    /// The integer `d` is exactly, if it is one within Int64's range.
+    private static func integer(_ d: Double) -> Int64? {
+        d.rounded(.towardZero) == d && d >= -9_223_372_036_854_775_808.0 && d < 9_223_372_036_854_775_808.0 ? Int64(d) : nil
     }
 
     private static func search<T: Comparable>(_ sorted: [T], _ value: T) -> Bool {

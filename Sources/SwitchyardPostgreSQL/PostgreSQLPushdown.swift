@@ -105,8 +105,25 @@ enum PostgreSQLPushdown {
             case (.text, .string(let text)) where !text.utf8.contains(0): break
             default: return nil
             }
-            parameters.append(ColumnValue.bind(value))
+            guard let exact = exactly(value) else { return nil }
+            parameters.append(ColumnValue.bind(exact))
             return "$\(parameters.count)"
+        }
+        let isIntegerColumn = [.integer16, .integer32, .integer64, .boolean].contains(attribute.type)
+        /// The constant the server compares exactly as `AttributeValue.order` does, or nil. PostgreSQL compares
+        /// a BIGINT with a DOUBLE PRECISION through float8, which rounds integers beyond 2^53: an integer against
+        /// a double column is sent as the double that holds it exactly, an integral double against an integer
+        /// column as that integer. A non-integral double is exact against integers as it is (no integer rounds
+        /// to it); the rest is left to the evaluator.
+        func exactly(_ value: AttributeValue) -> AttributeValue? {
+            switch value {
+            case .integer(let i) where attribute.type == .double || attribute.type == .float:
+                return Double(exactly: i).map { .double($0) }
+            case .double(let d) where isIntegerColumn && d.rounded(.towardZero) == d:
+                return Int64(exactly: d).map { .integer($0) }
+            default:
+                return value
+            }
         }
         switch c.op {
         case .equal:
@@ -120,12 +137,17 @@ enum PostgreSQLPushdown {
             let saved = parameters
             var list: [String] = []
             for item in items {
+                // A double with a fraction (or NaN) equals no integer; sent along, it would make the list
+                // float8 and the server would round the column's integers.
+                if isIntegerColumn, case .constant(.double(let d)) = item, d.rounded(.towardZero) != d { continue }
                 guard let p = parameter(item) else {
                     parameters = saved
                     return nil
                 }
                 list.append(p)
             }
+            // Without NOT above it, FALSE selects the rows NULL does.
+            if list.isEmpty { return ("FALSE", true) }
             return ("\(column) IN (\(list.joined(separator: ", ")))", true)
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             guard kind == .number, let p = parameter(c.right) else { return nil }

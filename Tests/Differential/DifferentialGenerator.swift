@@ -12,7 +12,10 @@ public struct DifferentialGenerator {
     static let names = ["Ann", "bob", "Émile", "zoe", "ann"]
     static let labels = ["red", "Red", "green", "blue", "réd"]
     static let notes = ["n1", "N1", "note", "", "é"]
-    static let prices = [0.5, 1.0, 2.25, -3.0, 10.0, 0.0]
+    static let prices = [0.5, 1.0, 2.25, -3.0, 10.0, 0.0, 9_007_199_254_740_992.0, -9_007_199_254_740_994.0]
+    /// Integers a Double cannot hold, and their neighbours: compared with doubles, every store must be exact.
+    static let bigIntegers: [Int64] = [9_007_199_254_740_993, 9_007_199_254_740_992, -9_007_199_254_740_993, .max]
+    static let bigDoubles = [9_007_199_254_740_992.0, -9_007_199_254_740_994.0, 0x1p63, -0x1p63, 2.5]
 
     public init(seed: UInt64) { rng = SplitMix64(seed: seed) }
 
@@ -41,7 +44,7 @@ public struct DifferentialGenerator {
             return .insertTag(uid: u, label: pick(Self.labels))
         case 20..<24: return .setString(uid: uid(items), key: "title", value: pick(Self.titles))
         case 24..<27: return .setString(uid: uid(items), key: "note", value: chance(0.4) ? nil : pick(Self.notes))
-        case 27..<30: return .setInteger(uid: uid(items), key: "qty", value: int(0...9))
+        case 27..<30: return .setInteger(uid: uid(items), key: "qty", value: chance(0.1) ? pick(Self.bigIntegers) : int(0...9))
         case 30..<32: return .setPrice(uid: uid(items), value: pick(Self.prices))
         case 32..<34: return .setString(uid: uid(owners), key: "name", value: pick(Self.names))
         case 34..<36: return .setInteger(uid: uid(owners), key: "score", value: chance(0.3) ? nil : int(0...5))
@@ -114,8 +117,8 @@ public struct DifferentialGenerator {
         case 2:
             let (op, options) = stringOp()
             return .compare(key: "note", op: op, options: options, value: .string(pick(Self.notes)))
-        case 3: return .compare(key: "qty", op: intOp(), options: "", value: .integer(int(0...9)))
-        case 4: return .compare(key: "price", op: intOp(), options: "", value: .double(pick(Self.prices)))
+        case 3: return .compare(key: "qty", op: intOp(), options: "", value: chance(0.15) ? .double(pick(Self.bigDoubles)) : .integer(int(0...9)))
+        case 4: return .compare(key: "price", op: intOp(), options: "", value: chance(0.15) ? .integer(pick(Self.bigIntegers)) : .double(pick(Self.prices)))
         case 5: let a = int(0...9), b = int(0...9); return .between(key: "qty", low: min(a, b), high: max(a, b))
         // Now and then a list longer than SQLPredicateCompiler binds element by element (16).
         case 6:

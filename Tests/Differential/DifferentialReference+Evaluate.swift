@@ -107,32 +107,43 @@ extension DifferentialReference {
             default: fatalError("string operator \(op)")
             }
         default:
-            guard let l = Self.number(left), let r = Self.number(literal) else { fatalError("mixed kinds \(left) \(literal)") }
+            let right: Value
+            switch literal {
+            case .integer(let i): right = .int(i)
+            case .double(let d): right = .double(d)
+            case .string: fatalError("mixed kinds \(left) \(literal)")
+            }
+            let c = Self.numberOrder(left, right)
             switch op {
-            case "==": return l == r ? .t : .f
-            case "!=": return l != r ? .t : .f
-            case "<": return l < r ? .t : .f
-            case "<=": return l <= r ? .t : .f
-            case ">": return l > r ? .t : .f
-            case ">=": return l >= r ? .t : .f
+            case "==": return c == 0 ? .t : .f
+            case "!=": return c != 0 ? .t : .f
+            case "<": return c < 0 ? .t : .f
+            case "<=": return c <= 0 ? .t : .f
+            case ">": return c > 0 ? .t : .f
+            case ">=": return c >= 0 ? .t : .f
             default: fatalError("number operator \(op)")
             }
         }
     }
 
-    static func number(_ v: Value) -> Double? {
-        switch v {
-        case .int(let i): return Double(i)
-        case .double(let d): return d
-        default: return nil
+    /// Two numbers by their exact values: an integer and a double as the mathematical numbers they are (an
+    /// integer beyond 2^53 is not the double it would round to), worked out through the double's floor.
+    static func numberOrder(_ a: Value, _ b: Value) -> Int {
+        func sign<T: Comparable>(_ x: T, _ y: T) -> Int { x == y ? 0 : (x < y ? -1 : 1) }
+        func exact(_ i: Int64, _ d: Double) -> Int {
+            let floor = d.rounded(.down)
+            if floor < -0x1p63 { return 1 }
+            if floor >= 0x1p63 { return -1 }
+            let f = Int64(floor)
+            if i != f { return sign(i, f) }
+            return d > floor ? -1 : 0
         }
-    }
-
-    static func number(_ v: PredicateSpec.Literal) -> Double? {
-        switch v {
-        case .integer(let i): return Double(i)
-        case .double(let d): return d
-        case .string: return nil
+        switch (a, b) {
+        case (.int(let x), .int(let y)): return sign(x, y)
+        case (.double(let x), .double(let y)): return sign(x, y)
+        case (.int(let i), .double(let d)): return exact(i, d)
+        case (.double(let d), .int(let i)): return -exact(i, d)
+        default: fatalError("not numbers: \(a) \(b)")
         }
     }
 
@@ -166,8 +177,7 @@ extension DifferentialReference {
             if x.utf8.elementsEqual(y.utf8) { return 0 }
             return x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1
         default:
-            let x = number(a)!, y = number(b)!
-            return x == y ? 0 : (x < y ? -1 : 1)
+            return numberOrder(a, b)
         }
     }
 }
