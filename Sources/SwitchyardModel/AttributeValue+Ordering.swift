@@ -44,11 +44,13 @@ extension AttributeValue {
         }
     }
 
-    /// The value of an integer or a Boolean, which compare exactly; nil for the kinds compared as doubles.
+    /// The value of an integer, a Boolean or a decimal that is an integer (stored by SQLite as INTEGER), which
+    /// compare exactly; nil for the kinds compared as doubles.
     private var exactInteger: Int64? {
         switch self {
         case .integer(let i): return i
         case .bool(let b): return b ? 1 : 0
+        case .decimal(let d): return Self.integer(of: d)
         default: return nil
         }
     }

@@ -57,11 +57,21 @@ public enum AttributeValue: Sendable, Hashable {
         switch self {
         case .integer(let i): return Double(i)
         case .double(let d): return d
-        case .decimal(let d): return NSDecimalNumber(decimal: d).doubleValue
+        case .decimal(let d): return Self.double(of: d)
         case .bool(let b): return b ? 1 : 0
         case .date(let d): return d.timeIntervalSinceReferenceDate
         default: return nil
         }
+    }
+
+    /// The integer a decimal is, if it is one within Int64's range: SQLite stores (and compares) such a decimal
+    /// as that INTEGER.
+    package static func integer(of d: Decimal) -> Int64? { Int64(d.description) }
+
+    /// The double nearest a decimal, parsed from its own digits (10.11 is the double nearest 10.11; the route
+    /// through `NSDecimalNumber` can round twice): the REAL SQLite stores for it.
+    package static func double(of d: Decimal) -> Double {
+        Double(d.description) ?? NSDecimalNumber(decimal: d).doubleValue
     }
 
     /// The value as an exact integer where it is one.

@@ -498,15 +498,16 @@ package struct SQLPredicateCompiler {
     /// with a constant of the other class loses its affinity (unary `+`) and SQLite compares classes too.
     /// Found by the predicate fuzz target's parity check.
     private func withoutAffinity(_ column: Operand, against other: Operand) -> Operand {
-        guard case .value(let fragment, let type?) = column, case .constant(let value) = other,
+        guard case .value(let fragment, let type) = column, case .constant(let value) = other,
             !fragment.sql.hasPrefix("+")
         else { return column }
         let textColumn = type == .string || type == .uri || type == .objectID
         // A switch, not `[...].contains(type)`: an IN list runs this once per element, and the array literal
-        // was allocated each time.
+        // was allocated each time. No type is a primary or foreign key (`SELF`, a to-one): an INTEGER column,
+        // so `friend == "06"` is not `ZFRIEND = 6` (found by the predicate fuzz target).
         let numericColumn: Bool
         switch type {
-        case .integer16, .integer32, .integer64, .double, .float, .decimal, .boolean, .date: numericColumn = true
+        case .integer16, .integer32, .integer64, .double, .float, .decimal, .boolean, .date, nil: numericColumn = true
         default: numericColumn = false
         }
         let numericConstant: Bool, textConstant: Bool

@@ -65,15 +65,17 @@ import Testing
     /// chosen (convert as SQLite's column affinity does, never match, or refuse the predicate). It matters for
     /// fetched properties, whose `$FETCHED_PROPERTY.userInfo` values are always strings.
     @Test func mixedTypeComparisonsAgreeOnEveryBackend() throws {
-        let formats = ["qty >= '4'", "qty == '5'", "qty IN {'3', '5'}", "width == '2.5'", "code == 10", "code > 9"]
+        // A to-one compared with a numeric string: SQLite's INTEGER affinity on the foreign key would make
+        // `customer == '1'` select the orders of the customer whose primary key is 1 (found by fuzzing).
+        let formats = ["qty >= '4'", "qty == '5'", "qty IN {'3', '5'}", "width == '2.5'", "code == 10", "code > 9", "customer == '1'", "customer IN {'01', '2'}"]
         var answers: [String: [String: String]] = [:]   // format -> "backend/state" -> answer
         for backend in Backend.everyStore {
             let dir = try TempDir()
             let coordinator = try Shop.coordinator(backend, in: dir)
             let setup = ObjectContext(coordinator: coordinator)
-            try Shop.order(setup, "10", qty: 3, width: 2.5)
+            let ann = try Shop.customer(setup, "Ann")
+            try Shop.order(setup, "10", qty: 3, width: 2.5, customer: ann)
             try Shop.order(setup, "9", qty: 5)
-            try Shop.customer(setup, "Ann")
             try setup.save()
             let pending = ObjectContext(coordinator: coordinator)
             try pending.fetch(FetchRequest(entityName: "Order")).forEach { try $0.set("width", try $0.get("width", as: Double.self)) }

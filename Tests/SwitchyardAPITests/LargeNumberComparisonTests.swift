@@ -14,32 +14,35 @@ struct LargeNumberComparisonTests {
                 AttributeDescription(name: "key", type: .string),
                 AttributeDescription(name: "n", type: .integer64, isIndexed: true),
                 AttributeDescription(name: "score", type: .double),
+                AttributeDescription(name: "amount", type: .decimal),
             ])
         return try ObjectModel(entities: [entry], configurations: [ConfigurationDescription(name: "Main", entityNames: ["Entry"])])
     }
 
     static let twoTo53: Int64 = 9_007_199_254_740_992
 
-    /// (key, n, score): each row's integer and double are neighbours that one Double cannot tell apart.
-    static let rows: [(String, Int64, Double)] = [
-        ("a", twoTo53 + 1, 9_007_199_254_740_992.0),       // n rounds to score, but n > score
-        ("b", twoTo53, 9_007_199_254_740_992.0),           // n == score exactly
-        ("c", twoTo53 - 1, 9_007_199_254_740_994.0),
-        ("d", Int64.max, 9_223_372_036_854_775_808.0),     // 2^63 - 1 against 2^63: Double(n) == score
-        ("e", -twoTo53 - 1, -9_007_199_254_740_992.0),
-        ("f", 7, 7.5),
+    /// (key, n, score, amount): each row's integer and double are neighbours that one Double cannot tell apart;
+    /// an integral decimal is stored (and compared) by SQLite as an integer.
+    static let rows: [(String, Int64, Double, String?)] = [
+        ("a", twoTo53 + 1, 9_007_199_254_740_992.0, "9007199254740993"),    // n rounds to score, but n > score
+        ("b", twoTo53, 9_007_199_254_740_992.0, "9223372036854775807"),     // n == score exactly
+        ("c", twoTo53 - 1, 9_007_199_254_740_994.0, "10.11"),
+        ("d", Int64.max, 9_223_372_036_854_775_808.0, nil),                  // 2^63 - 1 against 2^63: Double(n) == score
+        ("e", -twoTo53 - 1, -9_007_199_254_740_992.0, "-9007199254740993"),
+        ("f", 7, 7.5, "7.5"),
     ]
 
     /// A context over `backend` holding `rows`; the last two rows are only inserted, not saved, when `pending`.
     static func context(_ backend: Backend, in dir: TempDir, pending: Bool) throws -> ObjectContext {
         let coordinator = try backend.coordinator(try model(), in: dir)
         let context = ObjectContext(coordinator: coordinator)
-        for (i, (key, n, score)) in rows.enumerated() {
+        for (i, (key, n, score, amount)) in rows.enumerated() {
             if pending && i == rows.count - 2 { try context.save() }
             let entry = try context.insert("Entry")
             try entry.set("key", key)
             try entry.set("n", n)
             try entry.set("score", score)
+            if let amount { try entry.setValue(.decimal(Decimal(string: amount)!), forKey: "amount") }
         }
         if !pending { try context.save() }
         return pending ? context : ObjectContext(coordinator: coordinator)
@@ -76,6 +79,14 @@ struct LargeNumberComparisonTests {
         ("n == score", [], "b"),
         ("n < score", [], "cdef"),
         ("n > score", [], "a"),
+        ("amount == 9007199254740993", [], "a"),
+        ("amount == 9223372036854775807", [], "b"),
+        ("amount > 9223372036854775807", [], ""),
+        ("amount < 9007199254740993", [], "cef"),
+        ("amount == 10.11", [], "c"),
+        ("amount == n", [], "ae"),
+        ("n == %@", [PredicateArgument(Decimal(string: "9007199254740993")!)], "a"),
+        ("score == %@", [PredicateArgument(Decimal(string: "9007199254740993")!)], ""),
     ]
 
     @Test(arguments: Backend.everyStore, [false, true])

@@ -95,9 +95,8 @@ package enum ColumnValue: Sendable, Hashable {
     /// Exact integers stay integers (no precision lost); other decimals become the nearest real, parsed from the
     /// decimal's own digits so 10.11 is stored as the double nearest 10.11.
     private static func decimal(_ d: Decimal) -> ColumnValue {
-        let text = d.description
-        if let i = Int64(text) { return .integer(i) }
-        return .real(Double(text) ?? NSDecimalNumber(decimal: d).doubleValue)
+        if let i = AttributeValue.integer(of: d) { return .integer(i) }
+        return .real(AttributeValue.double(of: d))
     }
 
     // MARK: - Reading
