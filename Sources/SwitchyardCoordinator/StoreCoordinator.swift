@@ -21,7 +21,7 @@ public final class StoreCoordinator: Sendable {
     public let model: ObjectModel
     /// Each entity of `model` once, shared by the objects of every context (see `EntityHandle`).
     package let entityHandles: [String: EntityHandle]
-    package let registry = Locked<[any PersistentStore]>([])
+    package let registry = Locked(StoreRegistry())
     /// Store fetches issued so far (one per store per `fetchRows`); tests use it to prove batching.
     package let storeFetchCount = Locked<Int>(0)
     /// Where the coordinator logs (store changes, migration decisions and steps) and where its stores' traces
@@ -67,18 +67,17 @@ public final class StoreCoordinator: Sendable {
 
     /// Every store, in the order they were added.
     public var stores: [any PersistentStore] {
-        registry.withLock { $0 }
+        registry.withLock { $0.stores }
     }
 
     /// The store with this `NSStoreUUID`.
     public func store(withIdentifier identifier: UUID) -> (any PersistentStore)? {
-        registry.withLock { $0.first { $0.identifier == identifier } }
+        registry.withLock { $0.stores.first { $0.identifier == identifier } }
     }
 
     /// The stores that hold rows of `entityName` (or, with `includingSubentities`, of any of its descendants).
     public func stores(serving entityName: String, includingSubentities: Bool = false) -> [any PersistentStore] {
-        let names = includingSubentities ? Set(model.entity(named: entityName)?.selfAndDescendantNames ?? [entityName]) : [entityName]
-        return stores.filter { store in store.entities.contains { names.contains($0.name) } }
+        registry.withLock { $0.stores(serving: entityName, includingSubentities: includingSubentities, model: model) }
     }
 
     /// The store a new object of `entityName` goes to when none was chosen: the only store serving the entity.
@@ -146,11 +145,11 @@ public final class StoreCoordinator: Sendable {
     /// Puts `new` in `old`'s place in the store list (same position); with `followed`, objects fetched from
     /// `old` follow it to `new` (a move: same rows, same identifier).
     package func substitute(_ old: any PersistentStore, with new: any PersistentStore, followed: Bool) throws {
-        try registry.withLock { stores in
-            guard let i = stores.firstIndex(where: { $0 === old }) else {
+        try registry.withLock { registry in
+            guard let i = registry.stores.firstIndex(where: { $0 === old }) else {
                 throw CoordinatorError.storeNotInCoordinator(path: old.displayPath)
             }
-            stores[i] = new
+            registry.stores[i] = new
         }
         guard followed else { return }
         successors.withLock { $0[ObjectIdentifier(old)] = (old, new) }
@@ -159,11 +158,11 @@ public final class StoreCoordinator: Sendable {
 
     /// Removes a store from the coordinator (its files stay).
     public func removeStore(_ store: any PersistentStore) throws {
-        try registry.withLock { stores in
-            guard let i = stores.firstIndex(where: { $0 === store }) else {
+        try registry.withLock { registry in
+            guard let i = registry.stores.firstIndex(where: { $0 === store }) else {
                 throw CoordinatorError.storeNotInCoordinator(path: store.displayPath)
             }
-            stores.remove(at: i)
+            registry.stores.remove(at: i)
         }
     }
 
@@ -300,7 +299,8 @@ public final class StoreCoordinator: Sendable {
     }
 
     private func register(_ store: any PersistentStore) throws {
-        try registry.withLock { stores in
+        try registry.withLock { registry in
+            let stores = registry.stores
             if let url = store.url, stores.contains(where: { $0.url.map(Self.canonicalPath) == Self.canonicalPath(url) }) {
                 throw CoordinatorError.storeAlreadyAdded(path: store.displayPath, configuration: store.configurationName)
             }
@@ -308,7 +308,7 @@ public final class StoreCoordinator: Sendable {
                 throw CoordinatorError.duplicateStoreIdentifier(
                     path: store.displayPath, identifier: store.identifier, existing: existing.displayPath)
             }
-            stores.append(store)
+            registry.stores.append(store)
         }
         if hasCallerLogger {
             (store as? any TracingStore)?.tracer.use(logger)

@@ -54,6 +54,12 @@ public struct ObjectModel: Sendable, Hashable {
         indexByName[name].map { entities[$0] }
     }
 
+    /// The position in `entities` of the entity with this name: reading `entities[i]` in place copies no
+    /// 256-byte description, which `entity(named:)` does (a fetch checks its key paths twice).
+    package func entityPosition(named name: String) -> Int? {
+        indexByName[name]
+    }
+
     /// The entity with this `Z_ENT` number.
     public func entity(number: Int) -> EntityDescription? {
         number >= 1 && number <= entities.count ? entities[number - 1] : nil

@@ -37,12 +37,12 @@ extension ObjectModel {
         while index < components.count {
             let component = components[index]
             let isLast = index == components.count - 1
-            guard let entity = entity(named: current) else { throw unknown() }
-            if let attribute = entity.attribute(named: component) {
-                guard isLast, !attribute.isTransient else { throw unknown() }
+            guard let position = entityPosition(named: current) else { throw unknown() }
+            if let attribute = entities[position].attributeIndex[component] {
+                guard isLast, !entities[position].allAttributes[attribute].isTransient else { throw unknown() }
                 return
             }
-            guard let relationship = entity.relationship(named: component), !relationship.isTransient else { throw unknown() }
+            guard let relationship = entities[position].relationship(named: component), !relationship.isTransient else { throw unknown() }
             if relationship.isToMany {
                 let rest = Array(components[(index + 1)...])
                 if rest == ["@count"] { return }

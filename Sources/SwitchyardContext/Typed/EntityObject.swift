@@ -102,7 +102,7 @@ extension EntityObject {
                         entity: managedObject.entity.name, key: name, expected: "an array of \(relationship.destinationEntityName)",
                         actual: "\(Swift.type(of: value))")
                 }
-                try managedObject.setRelatedObjects(members.map(\.managedObject), forKey: name)
+                try managedObject.setRelatedObjects(members.map { $0.managedObject }, forKey: name)
             } else {
                 guard let target = Self.reference(value) else {
                     throw ContextError.typeMismatch(
@@ -138,7 +138,7 @@ extension EntityObject {
 
     /// Replaces the members of a to-many relationship (in this order for an ordered one).
     public func setRelated<Destination: EntityObject>(_ keyPath: KeyPath<Self, [Destination]>, _ members: [Destination]) throws {
-        try managedObject.setRelatedObjects(members.map(\.managedObject), forKey: try Self.name(of: keyPath))
+        try managedObject.setRelatedObjects(members.map { $0.managedObject }, forKey: try Self.name(of: keyPath))
     }
 
     /// Adds `member` to a to-many relationship (at the end of an ordered one).

@@ -62,7 +62,7 @@ extension ManagedObject {
             }
         }
         set {
-            do { try setRelatedObjects(newValue.map(\.managedObject), forKey: key) } catch {
+            do { try setRelatedObjects(newValue.map { $0.managedObject }, forKey: key) } catch {
                 preconditionFailure("\(self): cannot set \(entity.name).\(key): \(error)")
             }
         }

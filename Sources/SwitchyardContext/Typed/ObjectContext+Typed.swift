@@ -58,7 +58,7 @@ extension ObjectContext {
     /// let previews = try messages.map { try $0.preview() }   // no further query
     /// ```
     public func prefetchFetchedProperty<E: EntityObject>(_ name: String, for objects: [E]) throws {
-        try prefetchFetchedProperty(name, for: objects.map(\.managedObject))
+        try prefetchFetchedProperty(name, for: objects.map { $0.managedObject })
     }
 
     private func request<E: EntityObject>(
