@@ -77,7 +77,19 @@ public final class StoreCoordinator: Sendable {
 
     /// The stores that hold rows of `entityName` (or, with `includingSubentities`, of any of its descendants).
     public func stores(serving entityName: String, includingSubentities: Bool = false) -> [any PersistentStore] {
-        registry.withLock { $0.stores(serving: entityName, includingSubentities: includingSubentities, model: model) }
+        let (known, stores, generation) = registry.withLock {
+            ($0.route(entityName, includingSubentities: includingSubentities), $0.stores, $0.generation)
+        }
+        if let known { return known }
+        let names = includingSubentities ? Set(model.entity(named: entityName)?.selfAndDescendantNames ?? [entityName]) : [entityName]
+        let serving = stores.filter { store in store.entities.contains { names.contains($0.name) } }
+        // Only the model's entities are remembered: any other name is a caller's mistake, and would grow the cache.
+        if model.entityPosition(named: entityName) != nil {
+            registry.withLock {
+                $0.remember(serving, for: entityName, includingSubentities: includingSubentities, generation: generation)
+            }
+        }
+        return serving
     }
 
     /// The store a new object of `entityName` goes to when none was chosen: the only store serving the entity.
