@@ -17,7 +17,7 @@ extension ObjectContext {
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         let request = try request.normalized()
         let model = coordinator.model
-        guard model.entity(named: request.entityName) != nil else {
+        guard model.entityPosition(named: request.entityName) != nil else {
             throw ContextError.unknownEntity(request.entityName)
         }
         try model.validateKeyPaths(of: request.predicate, sortKeys: request.sortKeys, entityName: request.entityName)
@@ -40,7 +40,7 @@ extension ObjectContext {
     public func count(_ request: FetchRequest) throws -> Int {
         let request = try request.normalized()
         let model = coordinator.model
-        guard model.entity(named: request.entityName) != nil else {
+        guard model.entityPosition(named: request.entityName) != nil else {
             throw ContextError.unknownEntity(request.entityName)
         }
         try model.validateKeyPaths(of: request.predicate, sortKeys: request.sortKeys, entityName: request.entityName)

@@ -98,7 +98,7 @@ extension StoreCoordinator {
 
     /// The stores a request searches, validated against the model.
     package func targetStores(for request: FetchRequest) throws -> [any PersistentStore] {
-        guard entityHandles[request.entityName] != nil else {
+        guard model.entityPosition(named: request.entityName) != nil else {
             throw CoordinatorError.unknownEntity(request.entityName)
         }
         var targets = stores(serving: request.entityName, includingSubentities: request.includesSubentities)

@@ -31,7 +31,7 @@ package struct LMDBMemberList {
             }
         }
         self.exacts = exacts.sorted()
-        integralNumbers = numbers.compactMap(Self.integer).sorted()
+        integralNumbers = numbers.compactMap { Int64(exactly: $0) }.sorted()
         self.numbers = numbers.sorted()
         self.texts = texts.sorted { Self.compare($0, $1) < 0 }
         self.containsNull = containsNull
@@ -43,7 +43,7 @@ package struct LMDBMemberList {
     package func contains(_ value: LMDBBytePredicate.Scalar) -> Bool {
         switch value {
         case .exact(let i): return Self.search(exacts, i) || Self.search(integralNumbers, i)
-        case .number(let d): return Self.search(numbers, d) || Self.integer(d).map { Self.search(exacts, $0) } == true
+        case .number(let d): return Self.search(numbers, d) || Int64(exactly: d).map { Self.search(exacts, $0) } == true
         case .text(let bytes):
             var low = 0, high = texts.count
             while low < high {
@@ -55,11 +55,6 @@ package struct LMDBMemberList {
             return false
         case .null, .other: return false
         }
-    }
-
-    /// The integer `d` is exactly, if it is one within Int64's range.
-    private static func integer(_ d: Double) -> Int64? {
-        d.rounded(.towardZero) == d && d >= -9_223_372_036_854_775_808.0 && d < 9_223_372_036_854_775_808.0 ? Int64(d) : nil
     }
 
     private static func search<T: Comparable>(_ sorted: [T], _ value: T) -> Bool {
