@@ -170,7 +170,7 @@ extension StoreCoordinator {
     ///   the model cannot answer; a later fetch failure ends the sequence with its error.
     public func observe(_ request: FetchRequest, sectionedBy sectionKey: String? = nil) throws -> AsyncThrowingStream<QuerySnapshot, any Error> {
         guard let entity = model.entity(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
-        try model.validateKeyPaths(of: request.predicate, sortKeys: request.sortKeys, entityName: entity.name)
+        try model.validateFetch(predicate: request.predicate, sortKeys: request.sortKeys, entityName: entity.name)
         if let sectionKey, entity.attribute(named: sectionKey) == nil || entity.attribute(named: sectionKey)!.isTransient {
             throw QueryError.unknownKeyPath(entity: entity.name, keyPath: sectionKey)
         }

@@ -20,7 +20,7 @@ extension ObjectContext {
         guard model.entityPosition(named: request.entityName) != nil else {
             throw ContextError.unknownEntity(request.entityName)
         }
-        try model.validateKeyPaths(of: request.predicate, sortKeys: request.sortKeys, entityName: request.entityName)
+        try model.validateFetch(predicate: request.predicate, sortKeys: request.sortKeys, entityName: request.entityName)
         // Validates affected stores and fails for an entity no store serves, even with unsaved inserts:
         // those could never be saved.
         let targets = try coordinator.targetStores(for: request)
@@ -43,7 +43,7 @@ extension ObjectContext {
         guard model.entityPosition(named: request.entityName) != nil else {
             throw ContextError.unknownEntity(request.entityName)
         }
-        try model.validateKeyPaths(of: request.predicate, sortKeys: request.sortKeys, entityName: request.entityName)
+        try model.validateFetch(predicate: request.predicate, sortKeys: request.sortKeys, entityName: request.entityName)
         if pendingObjects(for: request).isEmpty, !hasPendingChanges(reachedBy: request) {
             return try coordinator.count(request)
         }

@@ -1,15 +1,35 @@
 // MARK: - Key paths of fetches
+import Foundation
 import SwitchyardModel
 
 extension ObjectModel {
-    /// Checks every key path of `predicate` and every sort key against `entityName` before any row is read, by
-    /// the rules every store applies: an attribute (not transient) ends a path; a to-one may be followed into
-    /// its destination; a to-many may end a path (membership, `ANY`), be followed into its destination
-    /// (`ANY tags.name`), or end in `@count`; `SELF` is the object itself. A sort key may not end at a to-many,
-    /// nor cross one. Anything else is `QueryError.unknownKeyPath`.
-    public func validateKeyPaths(of predicate: FetchPredicate?, sortKeys: [SortKey], entityName: String) throws {
-        for path in predicate?.keyPaths ?? [] {
-            try check(path, from: entityName, sorting: false)
+    /// Checks a fetch against `entityName` before any row is read, by the rules every store applies.
+    ///
+    /// Key paths: an attribute (not transient) ends a path; a to-one may be followed into its destination; a
+    /// to-many may end a path (membership, `ANY`), be followed into its destination (`ANY tags.name`), or end in
+    /// `@count`; `SELF` is the object itself. A sort key may not end at a to-many, nor cross one. Anything else
+    /// is `QueryError.unknownKeyPath`.
+    ///
+    /// Constants: a NaN (a Double, a Decimal or a date's interval) is `QueryError.unsupported`. No stored value
+    /// is NaN (`set` refuses it) and the backends disagree on what a comparison with it means (SQLite binds it
+    /// as NULL and selects nothing, PostgreSQL ranks it above every number, Swift's `!=` is true), so the fetch
+    /// is refused on every backend alike rather than answered differently.
+    public func validateFetch(predicate: FetchPredicate?, sortKeys: [SortKey], entityName: String) throws {
+        if let predicate {
+            var failure: (any Error)?
+            predicate.visitExpressions { operand in
+                guard failure == nil else { return }
+                switch operand {
+                case .keyPath(let path):
+                    do { try check(path, from: entityName, sorting: false) } catch { failure = error }
+                case .constant(let value) where value.isNaN:
+                    failure = QueryError.unsupported(
+                        "a comparison with NaN (\(predicate)): no value is NaN, and SQLite, PostgreSQL and Swift disagree on what it selects; compare with nil or a number")
+                default:
+                    break
+                }
+            }
+            if let failure { throw failure }
         }
         for sortKey in sortKeys {
             try check(sortKey.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init), from: entityName, sorting: true)
@@ -50,6 +70,18 @@ extension ObjectModel {
             }
             current = relationship.destinationEntityName
             index += 1
+        }
+    }
+}
+
+extension AttributeValue {
+    /// Whether the value is a NaN: a Double, a Decimal, or a date whose interval is NaN.
+    fileprivate var isNaN: Bool {
+        switch self {
+        case .double(let d): return d.isNaN
+        case .decimal(let d): return d.isNaN
+        case .date(let date): return date.timeIntervalSinceReferenceDate.isNaN
+        default: return false
         }
     }
 }

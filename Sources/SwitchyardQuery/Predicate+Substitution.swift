@@ -56,7 +56,7 @@ extension FetchPredicate {
     }
 
     /// Calls `visit` on every expression, aggregates and their elements included.
-    private func visitExpressions(_ visit: (PredicateOperand) -> Void) {
+    func visitExpressions(_ visit: (PredicateOperand) -> Void) {
         switch self {
         case .constant:
             break

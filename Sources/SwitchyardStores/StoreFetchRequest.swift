@@ -133,7 +133,7 @@ extension StoreFetchRequest {
     /// refused), its key paths checked against the model before any row is read, and
     /// its object arguments bound to this store's primary keys (an object of another store matches no row).
     package func prepared(forStore identifier: UUID, model: ObjectModel) throws -> StoreFetchRequest {
-        try model.validateKeyPaths(of: predicate, sortKeys: sortKeys, entityName: entityName)
+        try model.validateFetch(predicate: predicate, sortKeys: sortKeys, entityName: entityName)
         var prepared = self
         try FetchRequest.checkLimits(&prepared.fetchLimit, fetchOffset)
         guard let predicate, predicate.hasObjectArguments else { return prepared }

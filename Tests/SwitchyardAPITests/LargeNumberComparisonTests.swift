@@ -97,4 +97,44 @@ struct LargeNumberComparisonTests {
             #expect(try Self.keys(context, c.format, c.arguments) == c.keys, "\(c.format) \(c.arguments)")
         }
     }
+
+    /// A NaN constant has no answer every backend gives: SQLite binds it as NULL (no row, even for `!=`),
+    /// PostgreSQL ranks NaN above every number, IEEE comparison in Swift says `!=` for everything. A value can
+    /// never be NaN (`set` refuses it), so comparing with NaN is a mistake: every backend refuses the fetch and
+    /// the count with the same error, saved rows or pending, whatever the operator or where the NaN sits.
+    static let nanCases: [(format: String, arguments: [PredicateArgument])] = [
+        ("score > %@", [Double.nan.predicateArgument]),
+        ("score != %@", [Double.nan.predicateArgument]),
+        ("n == %@", [Double.nan.predicateArgument]),
+        ("NOT (score == %@)", [Double.nan.predicateArgument]),
+        ("key == 'a' OR score IN %@", [[1.0, Double.nan].predicateArgument]),
+        ("score BETWEEN %@", [[Double.nan, 1.0].predicateArgument]),
+        ("amount == %@", [PredicateArgument(Decimal.nan)]),
+        ("score < %f", [Double.nan.predicateArgument]),
+    ]
+
+    @Test(arguments: Backend.everyStore, [false, true])
+    func nanConstantsAreRefusedOnEveryBackend(_ backend: Backend, pending: Bool) throws {
+        let dir = try TempDir()
+        let context = try Self.context(backend, in: dir, pending: pending)
+        for c in Self.nanCases {
+            let request = FetchRequest(entityName: "Entry", predicate: try FetchPredicate(format: c.format, arguments: c.arguments))
+            let fetchError = #expect(throws: QueryError.self, "\(c.format)") { try context.fetch(request) }
+            #expect(fetchError?.localizedDescription.contains("NaN") == true, "\(c.format): \(String(describing: fetchError))")
+            #expect(throws: QueryError.self, "count of \(c.format)") { try context.count(request) }
+        }
+        // A variable bound to NaN is refused the same way.
+        let template = try FetchPredicate(format: "score >= $LOW")
+        let bound = try template.substituting(["LOW": .double(.nan)])
+        #expect(throws: QueryError.self) { try context.fetch(FetchRequest(entityName: "Entry", predicate: bound)) }
+        // Batch updates and deletes refuse it too, and change nothing.
+        if !pending {
+            let nan = try FetchPredicate(format: "score != %@", arguments: [Double.nan.predicateArgument])
+            #expect(throws: QueryError.self) { try context.coordinator.batchUpdate("Entry", where: nan, set: ["key": .string("z")]) }
+            #expect(throws: QueryError.self) { try context.coordinator.batchDelete("Entry", where: nan) }
+            #expect(try Self.keys(ObjectContext(coordinator: context.coordinator), "TRUEPREDICATE", []) == "abcdef")
+        }
+        // The same predicates without NaN still run: the refusal is about the constant, not the shape.
+        #expect(try Self.keys(context, "score BETWEEN %@", [[7.0, 8.0].predicateArgument]) == "f")
+    }
 }

@@ -55,6 +55,7 @@ import Testing
         #expect(try fresh.fetch(Purchase.self, where: \.amount <= 10, sortedBy: [.ascending(\.code)]).map(\.code) == ["p1", "p2"])
         #expect(try fresh.fetch(Purchase.self, where: \.amount >= 10).map(\.code) == ["p2"])   // nil never matches
         #expect(try fresh.fetch(Purchase.self, where: \.amount < 10).map(\.code) == ["p1"])
+        #expect(throws: QueryError.self) { try fresh.fetch(Purchase.self, where: \.amount > Double.nan) }   // NaN matches nothing consistently
         // Prefetching a fetched property for typed objects fills what each generated accessor returns.
         try fresh.prefetchFetchedProperty("namesakes", for: customers)
         // Another Ann saved elsewhere after the prefetch: the accessors return what was prefetched (no query of
