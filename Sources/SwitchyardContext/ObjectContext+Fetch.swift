@@ -88,26 +88,17 @@ extension ObjectContext {
         // Without sort keys, or on ties, objects keep the order the stores give (store by store, primary key
         // ascending), and unsaved inserts follow in insertion order.
         let insertionIndex = Dictionary(uniqueKeysWithValues: insertedObjects.enumerated().map { (ObjectIdentifier($1), $0) })
-        func rank(_ object: ManagedObject) -> (Int, Int64) {
+        let ranks = matches.map { object -> (Int, Int64) in
             if let pk = object.objectID.primaryKey, let store = object.store, let index = storeIndex[ObjectIdentifier(store)] {
                 return (index, pk)
             }
             return (Int.max, Int64(insertionIndex[ObjectIdentifier(object)] ?? Int.max))
         }
-        var failure: Error?
-        matches.sort { a, b in
-            if !request.sortKeys.isEmpty {
-                do {
-                    let r = try PredicateEvaluator.compare(a, b, by: request.sortKeys)
-                    if r != .orderedSame { return r == .orderedAscending }
-                } catch {
-                    failure = failure ?? error
-                    return false
-                }
-            }
-            return rank(a) < rank(b)
-        }
-        if let failure { throw failure }
+        let paths = PredicateEvaluator.paths(of: request.sortKeys)
+        let unsorted = matches
+        matches = try PredicateEvaluator.order(of: unsorted.count, by: request.sortKeys) {
+            try PredicateEvaluator.sortValue(unsorted[$0], paths[$1])
+        } tie: { ranks[$0] < ranks[$1] }.map { unsorted[$0] }
         let start = min(max(request.fetchOffset, 0), matches.count)
         let end = request.fetchLimit.map { min(start + max($0, 0), matches.count) } ?? matches.count
         return Array(matches[start..<end])

@@ -84,7 +84,39 @@ package enum PredicateEvaluator {
         return .orderedSame
     }
 
-    private static func sortValue(_ subject: some PredicateSubject, _ path: [String]) throws -> AttributeValue {
+    /// The positions `0..<count` in the order `sort` gives, ties by `tie`: what `compare(_:_:by:)` gives, with
+    /// each item's sort values read once (`value(item, sortKeyIndex)`) rather than twice per comparison.
+    /// Reading a value by name (or following a key path) costs more than comparing it, and a sort compares
+    /// each item about log2(count) times.
+    package static func order(
+        of count: Int, by sort: [SortKey], value: (Int, Int) throws -> AttributeValue, tie: (Int, Int) -> Bool
+    ) rethrows -> [Int] {
+        let width = sort.count
+        guard count > 1 else { return Array(0..<count) }
+        var values: [AttributeValue] = []
+        values.reserveCapacity(count * width)
+        for item in 0..<count {
+            for k in 0..<width { values.append(try value(item, k)) }
+        }
+        let ascending = sort.map(\.ascending)
+        return values.withUnsafeBufferPointer { values in
+            Array(0..<count).sorted { i, j in
+                for k in 0..<width {
+                    let result = AttributeValue.order(values[i * width + k], values[j * width + k])
+                    if result != .orderedSame { return (result == .orderedAscending) == ascending[k] }
+                }
+                return tie(i, j)
+            }
+        }
+    }
+
+    /// The key paths of `sort`, split once for `sortValue(_:_:)`.
+    package static func paths(of sort: [SortKey]) -> [[String]] {
+        sort.map { $0.key.split(separator: ".").map(String.init) }
+    }
+
+    /// The value `subject` is sorted by for `path`; a to-many path cannot be sorted by.
+    package static func sortValue(_ subject: some PredicateSubject, _ path: [String]) throws -> AttributeValue {
         switch try operand(.keyPath(path), on: subject) {
         case .single(let value): return value
         case .many: throw QueryError.unsupported("cannot sort by the to-many key path '\(path.joined(separator: "."))'")

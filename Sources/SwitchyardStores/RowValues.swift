@@ -152,6 +152,17 @@ package struct RowValues: Sendable {
         storage[row, position] = value
     }
 
+    /// The value under `name`, `.null` when absent: the subscript's read for a loop over many rows, where
+    /// `cache` keeps the last layout seen and `name`'s position in it, so the name is hashed once per layout
+    /// rather than once per row. Start with `(nil, nil)`; the rows must outlive the loop.
+    package func value(named name: String, cache: inout (layout: ObjectIdentifier?, position: Int?)) -> AttributeValue {
+        guard let layout else { return extra[name] ?? .null }
+        let id = ObjectIdentifier(layout)
+        if cache.layout != id { cache = (id, layout.positions[name]) }
+        if let position = cache.position { return slot(position) }
+        return extra.isEmpty ? .null : extra[name] ?? .null
+    }
+
     /// The value stored under `name`; nil when absent or null. Assigning nil or `.null` removes it.
     public subscript(name: String) -> AttributeValue? {
         get {
