@@ -141,7 +141,11 @@ package struct LMDBBytePredicate {
             let wanted: Int
         }
         private var layouts: [Int: LayoutSlots] = [:]
+        /// Which entity numbers the walk counts (`LMDBReader.family(of:includesSubentities:)`): a row of any
+        /// other entity, known or not, does not match. Checked once per change of entity number, not per row.
+        private let family: [Bool]
         private var currentNumber = -1
+        private var currentInFamily = false
         private var currentLayout: LMDBEntityLayout?
         /// `currentLayout`'s number of attribute positions, read without touching the layout per row.
         private var currentWidth = 0
@@ -152,33 +156,50 @@ package struct LMDBBytePredicate {
         private var isRead: [Bool]
         /// Bytes of string defaults, kept for as long as the walk.
         private let owned = OwnedBytes()
-        /// The predicate when it is one comparison of its one attribute with a non-null constant (`score >= 5`):
-        /// decided per row without walking the predicate's tree.
-        private let single: (op: ComparisonOperator, constant: Constant)?
+        /// Whether the predicate reads one attribute (`score >= 5`, `a > 1 AND a < 9`): no buffer, one value.
+        private let isOneSlot: Bool
+        /// For one attribute, its position in the current layout (-1 when the layout lacks it) and its value
+        /// when a row does not hold it: plain fields, so the per-row path reads no array.
+        private var onePosition = -1
+        private var oneDefault: Scalar = .null
+        /// Whether the predicate is one comparison of its one attribute with a non-null constant (`score >= 5`):
+        /// decided per row without walking the predicate's tree, from `singleOp` and `singleConstant` (plain
+        /// fields: binding an optional tuple copied the constant at every row).
+        private let isSingle: Bool
+        private let singleOp: ComparisonOperator
+        private let singleConstant: Constant
 
-        package init(_ predicate: LMDBBytePredicate, schema: LMDBSchema) {
+        package init(_ predicate: LMDBBytePredicate, schema: LMDBSchema, family: [Bool]) {
             self.predicate = predicate
             self.schema = schema
+            self.family = family
+            isOneSlot = predicate.names.count == 1
             if predicate.names.count == 1, case .compare(0, let op, let constant, false) = predicate.root, !LMDBBytePredicate.isNull(constant) {
-                single = (op, constant)
+                (isSingle, singleOp, singleConstant) = (true, op, constant)
             } else {
-                single = nil
+                (isSingle, singleOp, singleConstant) = (false, .equal, .null)
             }
             values = Array(repeating: .null, count: predicate.names.count)
             isRead = Array(repeating: false, count: predicate.names.count)
         }
 
-        /// The predicate's result on one encoded row; nil when the row holds a value this path does not read.
+        /// Rows of the family the walk has read (what `LMDBReader.rowsVisited` counts).
+        package private(set) var rowsInFamily = 0
+
+        /// The predicate's result on one encoded row; false for a row of an entity outside the family; nil when
+        /// the row holds a value this path does not read.
         package mutating func matches(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64) throws -> Bool? {
             var r = LMDBByteReader(bytes)
             let number = try LMDBRowCoding.readEntityNumber(&r)
             if number != currentNumber { try enter(number, primaryKey: primaryKey) }
+            guard currentInFamily else { return false }
+            rowsInFamily += 1
             // The common case, one attribute (`score >= 5`, `a > 1 AND a < 9`): no buffer, one value.
-            if values.count == 1 {
-                var value = defaults[0]
-                if wanted == 1 {
+            if isOneSlot {
+                var value = oneDefault
+                if onePosition >= 0 {
                     while let found = try LMDBRowCoding.nextAttribute(&r, width: currentWidth, layout: currentLayout!, primaryKey: primaryKey) {
-                        guard slotAtPosition[found] == 0 else {
+                        guard found == onePosition else {
                             try LMDBRowCoding.skipValue(&r)
                             continue
                         }
@@ -188,10 +209,10 @@ package struct LMDBBytePredicate {
                     }
                 }
                 if case .other = value { return nil }
-                if let single {
+                if isSingle {
                     // Null compared with a constant is unknown, which does not match.
                     if LMDBBytePredicate.isNull(value) { return false }
-                    return LMDBBytePredicate.holds(single.op, LMDBBytePredicate.order(value, single.constant))
+                    return LMDBBytePredicate.holds(singleOp, LMDBBytePredicate.order(value, singleConstant))
                 }
                 if case .true = predicate.truth(predicate.root, { _ in value }) { return true }
                 return false
@@ -245,17 +266,24 @@ package struct LMDBBytePredicate {
 
         /// Makes the layout of entity `number` the current one.
         private mutating func enter(_ number: Int, primaryKey: Int64) throws {
+            currentNumber = number
+            // Outside the family (an unknown number too): skipped, as a fetch skips it, without its layout.
+            currentInFamily = number >= 0 && number < family.count && family[number]
+            guard currentInFamily else { return }
             guard let layout = schema.layout(number: number) else {
                 throw LMDBRowCoding.DecodingError(description: "row p\(primaryKey) has unknown entity number \(number)")
             }
             let slots = layouts[number] ?? makeSlots(for: layout)
             layouts[number] = slots
-            currentNumber = number
             currentLayout = layout
             currentWidth = layout.attributeNames.count
             slotAtPosition = slots.slotAtPosition
             defaults = slots.defaults
             wanted = slots.wanted
+            if isOneSlot {
+                onePosition = slots.slotAtPosition.firstIndex(of: 0) ?? -1
+                oneDefault = slots.defaults[0]
+            }
         }
 
         private func makeSlots(for layout: LMDBEntityLayout) -> LayoutSlots {

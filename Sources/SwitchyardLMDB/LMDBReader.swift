@@ -137,6 +137,34 @@ package final class LMDBReader {
         return total
     }
 
+    /// Counts the rows of table `root` that `scan` selects (it checks each row's entity itself, once per change
+    /// of entity number), asking `general` for a row `scan` cannot decide. One loop around the cursor: the
+    /// closures `scan(root:)` and a counting closure would add per row were a tenth of a count's work.
+    package func count(
+        root: Int, scan: inout LMDBBytePredicate.Scan, general: (Int64, UnsafeRawBufferPointer) throws -> Bool
+    ) throws -> Int {
+        var total = 0
+        try transaction.withCursor(store.databases.rows) { cursor in
+            try LMDBRowKey.prefix(root: root).withUnsafeBytes { start in
+                try cursor.walk(from: start) { key, bytes in
+                    guard LMDBRowKey.root(of: key) == root else { return false }
+                    let primaryKey = LMDBRowKey.primaryKey(of: key)
+                    do {
+                        if let matches = try scan.matches(bytes, primaryKey: primaryKey) {
+                            if matches { total += 1 }
+                        } else if try general(primaryKey, bytes) {
+                            total += 1
+                        }
+                    } catch where error is LMDBRowCoding.DecodingError || error is LMDBByteReader.Overrun {
+                        throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(primaryKey): \(error)")
+                    }
+                    return true
+                }
+            }
+        }
+        return total
+    }
+
     /// Walks every row of table `root` in key order; `body` gets the primary key and encoded row.
     package func scan(root: Int, from firstKey: Int64 = 0, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
         try transaction.withCursor(store.databases.rows) { cursor in

@@ -120,17 +120,14 @@ extension LMDBStore {
                 // comparisons are compiled against the encoded bytes; a row they cannot read goes the general way.
                 let prepared = PredicateEvaluator.Prepared(predicate)
                 let positions = LMDBEncodedRowSubject.Positions()
-                let byteScan = LMDBBytePredicate(predicate, entity: entity).map { LMDBBytePredicate.Scan($0, schema: self.schema) }
+                let byteScan = LMDBBytePredicate(predicate, entity: entity).map { LMDBBytePredicate.Scan($0, schema: self.schema, family: family) }
                 let general = GeneralRowMatcher(prepared: prepared, positions: positions, schema: schema)
                 guard var scan = byteScan else {
                     return (try reader.count(root: layout.rootNumber, family: family, where: general.matches), reader.rowsVisited)
                 }
                 // Unwrapped once: testing and unwrapping the optional per row copied the scan's state.
-                let count = try reader.count(root: layout.rootNumber, family: family) { key, bytes in
-                    if let matches = try scan.matches(bytes, primaryKey: key) { return matches }
-                    return try general.matches(key, bytes)
-                }
-                return (count, reader.rowsVisited)
+                let count = try reader.count(root: layout.rootNumber, scan: &scan, general: general.matches)
+                return (count, scan.rowsInFamily)
             }
             let rows = try matchingRows(
                 request.predicate, layout: layout, includesSubentities: request.includesSubentities, reader: reader,
@@ -203,20 +200,13 @@ extension LMDBStore {
 
     private func sort(_ rows: [StoreRow], by sortKeys: [SortKey], reader: LMDBReader) throws -> [StoreRow] {
         if sortKeys.allSatisfy({ !$0.key.contains(".") }) {
-            return rows.sorted { StoreRow.compare($0, $1, by: sortKeys) == .orderedAscending }
+            return rows.sortedByAttributes(sortKeys)
         }
         let subjects = rows.map { LMDBRowSubject(row: $0, reader: reader) }
-        var failure: Error?
-        let order = subjects.indices.sorted { i, j in
-            do {
-                let r = try PredicateEvaluator.compare(subjects[i], subjects[j], by: sortKeys)
-                return r == .orderedSame ? rows[i].primaryKey < rows[j].primaryKey : r == .orderedAscending
-            } catch {
-                failure = failure ?? error
-                return false
-            }
-        }
-        if let failure { throw failure }
+        let paths = PredicateEvaluator.paths(of: sortKeys)
+        let order = try PredicateEvaluator.order(of: rows.count, by: sortKeys) {
+            try PredicateEvaluator.sortValue(subjects[$0], paths[$1])
+        } tie: { rows[$0].primaryKey < rows[$1].primaryKey }
         return order.map { rows[$0] }
     }
 }

@@ -16,20 +16,21 @@ extension ObjectModel {
     /// is refused on every backend alike rather than answered differently.
     public func validateFetch(predicate: FetchPredicate?, sortKeys: [SortKey], entityName: String) throws {
         if let predicate {
-            var failure: (any Error)?
+            // The walk only collects: a closure that used `self` copied the model's fields at every operand.
+            var paths: [[String]] = []
+            var hasNaN = false
             predicate.visitExpressions { operand in
-                guard failure == nil else { return }
                 switch operand {
-                case .keyPath(let path):
-                    do { try check(path, from: entityName, sorting: false) } catch { failure = error }
-                case .constant(let value) where value.isNaN:
-                    failure = QueryError.unsupported(
-                        "a comparison with NaN (\(predicate)): no value is NaN, and SQLite, PostgreSQL and Swift disagree on what it selects; compare with nil or a number")
-                default:
-                    break
+                case .keyPath(let path): paths.append(path)
+                case .constant(let value): if value.isNaN { hasNaN = true }
+                default: break
                 }
             }
-            if let failure { throw failure }
+            for path in paths { try check(path, from: entityName, sorting: false) }
+            if hasNaN {
+                throw QueryError.unsupported(
+                    "a comparison with NaN (\(predicate)): no value is NaN, and SQLite, PostgreSQL and Swift disagree on what it selects; compare with nil or a number")
+            }
         }
         for sortKey in sortKeys {
             try check(sortKey.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init), from: entityName, sorting: true)

@@ -153,6 +153,18 @@ import Testing
         items.includesSubentities = false
         #expect(try names(context, items) == [])
         #expect(try context.count(items) == 0)
+        // Counts with a predicate over a table that holds every entity of the tree: only the family counts.
+        func count(_ entity: String, _ format: String, own: Bool = false) throws -> Int {
+            var request = FetchRequest(entityName: entity, predicate: try FetchPredicate(format: format))
+            request.includesSubentities = !own
+            return try context.count(request)
+        }
+        #expect(try count("Book", "price > 1.5") == 3)                      // b1, e1, e2
+        #expect(try count("Book", "price > 1.5", own: true) == 1)           // b1
+        #expect(try count("EBook", "price < 3") == 1)                       // e1
+        #expect(try count("Item", "price > 0", own: true) == 0)
+        #expect(try count("Item", "price > 1.5") == 4)                      // all but b2
+        #expect(try count("Book", "price > 1.5 AND name >= 'e'") == 2)      // e1, e2
         // Subentities with limits and a predicate on an inherited attribute, unsaved objects included.
         try Catalogue.item(context, "EBook", "e0", price: 0.5)
         let cheapest = FetchRequest(entityName: "Book", predicate: try FetchPredicate(format: "price < 3"), sortKeys: [SortKey("price")], fetchLimit: 2)
