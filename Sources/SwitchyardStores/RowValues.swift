@@ -130,6 +130,12 @@ package struct RowValues: Sendable {
     /// The number of layout positions.
     private var width: Int { layout?.names.count ?? 0 }
 
+    /// Whether every value sits at a position of `layout` (none beside it): then the slots are the whole row.
+    package var isLaidOut: Bool {
+        if case .laid = shape { return true }
+        return false
+    }
+
     /// The value at `position` of `layout` (`.null` when absent), without looking the name up.
     package func slot(_ position: Int) -> AttributeValue { storage[row, position] }
 
