@@ -18,12 +18,16 @@ import SwitchyardStores
 public final class ObjectContext {
     /// The coordinator whose stores this context reads and writes.
     public let coordinator: StoreCoordinator
+    // The bookkeeping `var`s below skip the dynamic exclusivity check, as `ManagedObject`'s fields do and for
+    // the same reasons: a check per access on the per-object paths (registering a fetched row, validating
+    // and finishing a save), and no access that can overlap (assignments and mutating methods of plain values
+    // that run no closure of ours; `shared(in:)` is handed `homes` and reads nothing else of the context).
     /// Objects by ID; one instance per object per context.
-    package var registered = ObjectRegistry()
+    @exclusivity(unchecked) package var registered = ObjectRegistry()
     /// Unsaved inserts, in insertion order.
-    package var insertedObjects: [ManagedObject] = []
+    @exclusivity(unchecked) package var insertedObjects: [ManagedObject] = []
     /// Saved objects with unsaved changes or deletes.
-    package var changedObjects: [ObjectIdentifier: ManagedObject] = [:]
+    @exclusivity(unchecked) package var changedObjects: [ObjectIdentifier: ManagedObject] = [:]
     /// How `save()` treats an object another save changed since this context read it (Core Data's
     /// `mergePolicy`): `.error` (the default) throws `StoreError.conflict`; the other policies re-read that
     /// object, resolve it as `mergeChanges(from:policy:)` would, and save again.
@@ -37,14 +41,14 @@ public final class ObjectContext {
     package var memberReads = 0
     /// Whether some registered object may hold members read from its store (`committedToMany`): a save
     /// forgets them, and skips the walk over every registered object when none can.
-    package var cachesMembers = false
+    @exclusivity(unchecked) package var cachesMembers = false
     /// The last store layout compared with an entity's layout, and whether they are equivalent: a fetch's rows
     /// share one layout, so the comparison runs once per fetch rather than once per row (strong references,
     /// so the identities stay valid).
-    private var layoutMatch: (store: RowLayout, entity: RowLayout, equivalent: Bool)?
+    @exclusivity(unchecked) private var layoutMatch: (store: RowLayout, entity: RowLayout, equivalent: Bool)?
     /// The home of this context's objects in each store (see `ObjectHome`), held weakly: a home lives as long
     /// as objects use it, so the context alone never keeps a removed store (and its open files) alive.
-    private var homes: [ObjectIdentifier: WeakHome] = [:]
+    @exclusivity(unchecked) private var homes: [ObjectIdentifier: WeakHome] = [:]
     private struct WeakHome {
         weak var home: ObjectHome?
     }
