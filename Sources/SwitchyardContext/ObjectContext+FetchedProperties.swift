@@ -36,7 +36,11 @@ extension ObjectContext {
     /// Runs a fetched property's predicate with `$FETCH_SOURCE` bound to `object`, across every store that
     /// holds the destination entity.
     package func resolve(_ property: FetchedPropertyDescription, for object: ManagedObject) throws -> [ManagedObject] {
-        let predicate = try FetchPredicate(format: property.predicateFormat).substituting { name, keyPath in
+        let template = try FetchPredicate(format: property.predicateFormat)
+        // A NaN key (a legacy REAL column's NaN or infinity read into a decimal, a server's NaN) joins nothing,
+        // as SQLite binds NaN as NULL: the same answer `prefetchFetchedProperty` gives.
+        if let join = Self.batchableJoin(in: template), try object.singleValue(at: join.sourcePath).isNaN { return [] }
+        let predicate = try template.substituting { name, keyPath in
             try Self.variable(name, keyPath, source: object, property: property)
         }
         return try fetch(FetchRequest(entityName: property.destinationEntityName, predicate: predicate))
@@ -49,7 +53,12 @@ extension ObjectContext {
     ) throws -> AttributeValue {
         switch name {
         case "FETCH_SOURCE":
-            return try source.singleValue(at: keyPath)
+            let value = try source.singleValue(at: keyPath)
+            guard !value.isNaN else {
+                throw QueryError.unsupported(
+                    "fetched property \(property.name) of \(source): $FETCH_SOURCE.\(keyPath.joined(separator: ".")) is NaN, which SQLite, PostgreSQL and Swift compare differently")
+            }
+            return value
         case "FETCHED_PROPERTY":
             if keyPath.count == 2, keyPath[0] == "userInfo" { return property.userInfo[keyPath[1]].map { .string($0) } ?? .null }
             if keyPath == ["name"] || keyPath.isEmpty { return .string(property.name) }
@@ -106,7 +115,8 @@ extension ObjectContext {
         var sourceKey = KeyReader(path: join.sourcePath)
         for source in sources {
             let key = try sourceKey.value(of: source)
-            guard !key.isNull else {
+            // A null key matches nothing; nor does a NaN one (SQLite binds NaN as NULL).
+            guard !key.isNull, !key.isNaN else {
                 sourceSlots.append(nil)
                 continue
             }

@@ -190,10 +190,12 @@ package struct LMDBBytePredicate {
         /// the row holds a value this path does not read.
         package mutating func matches(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64) throws -> Bool? {
             var r = LMDBByteReader(bytes)
-            let number = try LMDBRowCoding.readEntityNumber(&r)
+            // The entity number first: a row outside the family is skipped before anything else of it is read.
+            let number = try LMDBRowCoding.readEntityNumberOnly(&r)
             if number != currentNumber { try enter(number, primaryKey: primaryKey) }
             guard currentInFamily else { return false }
             rowsInFamily += 1
+            _ = try r.signed()   // Z_OPT
             // The common case, one attribute (`score >= 5`, `a > 1 AND a < 9`): no buffer, one value.
             if isOneSlot {
                 var value = oneDefault

@@ -185,7 +185,7 @@ package final class LMDBReader {
         } catch {
             throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
         }
-        return number < family.count && family[number]
+        return number >= 0 && number < family.count && family[number]
     }
 
     // MARK: - Relationships

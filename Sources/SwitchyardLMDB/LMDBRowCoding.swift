@@ -137,6 +137,13 @@ package enum LMDBRowCoding {
         return Int(truncatingIfNeeded: try r.unsigned())
     }
 
+    /// Reads a row's format version and entity number, leaving the reader at its Z_OPT.
+    @inline(__always)
+    static func readEntityNumberOnly(_ r: inout LMDBByteReader) throws -> Int {
+        try checkVersion(&r)
+        return Int(truncatingIfNeeded: try r.unsigned())
+    }
+
     /// Reads a row's header without resolving its layout: the entity number (the caller looks it up, or
     /// recognises the one it saw last); Z_OPT is read past.
     @inline(__always)

@@ -75,6 +75,8 @@ extension AttributeValue {
             return d.isNaN ? "NaN cannot be stored: SQLite stores it as NULL" : nil
         case (.double, .decimal(let d)), (.float, .decimal(let d)):
             return d.isNaN ? "NaN cannot be stored: SQLite stores it as NULL" : nil
+        case (.date, .date(let d)):
+            return d.timeIntervalSinceReferenceDate.isNaN ? "NaN cannot be stored: SQLite stores it as NULL" : nil
         case (.decimal, .decimal(let d)):
             return Self.decimalSurvivesREAL(d)
                 ? nil : "a Decimal must be an exact 64-bit integer or have at most 15 significant digits (stored as REAL, as Core Data does)"

@@ -37,6 +37,13 @@ extension ObjectModel {
         }
     }
 
+    /// The key path checks of `validateFetch(predicate:sortKeys:entityName:)`, under the name they had before
+    /// that also refused NaN constants.
+    @available(*, deprecated, renamed: "validateFetch(predicate:sortKeys:entityName:)")
+    public func validateKeyPaths(of predicate: FetchPredicate?, sortKeys: [SortKey], entityName: String) throws {
+        try validateFetch(predicate: predicate, sortKeys: sortKeys, entityName: entityName)
+    }
+
     /// The entity a key path leads to when it ends at a relationship (or is `SELF`): the entity whose objects
     /// its values stand for. Nil for a path ending at an attribute or `@count`, or one that does not resolve.
     public func entityName(reachedBy path: [String], from entityName: String) -> String? {
@@ -77,7 +84,7 @@ extension ObjectModel {
 
 extension AttributeValue {
     /// Whether the value is a NaN: a Double, a Decimal, or a date whose interval is NaN.
-    fileprivate var isNaN: Bool {
+    package var isNaN: Bool {
         switch self {
         case .double(let d): return d.isNaN
         case .decimal(let d): return d.isNaN

@@ -87,7 +87,9 @@ package enum PredicateEvaluator {
     /// The positions `0..<count` in the order `sort` gives, ties by `tie`: what `compare(_:_:by:)` gives, with
     /// each item's sort values read once (`value(item, sortKeyIndex)`) rather than twice per comparison.
     /// Reading a value by name (or following a key path) costs more than comparing it, and a sort compares
-    /// each item about log2(count) times.
+    /// each item about log2(count) times. Every key is read for every item, also keys after the first that
+    /// only break ties (a comparator read those only on a tie), so a later key through a relationship reads it
+    /// for every item.
     package static func order(
         of count: Int, by sort: [SortKey], value: (Int, Int) throws -> AttributeValue, tie: (Int, Int) -> Bool
     ) rethrows -> [Int] {

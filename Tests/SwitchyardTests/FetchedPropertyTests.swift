@@ -111,4 +111,44 @@ import Testing
         try context.refresh(dune)
         #expect(try dune.fetchedProperty("feedbackList").compactMap { try $0.get("rating", as: Int.self) }.sorted() == [1, 4, 5])
     }
+
+    /// A legacy store's REAL column can hold infinity, which a decimal attribute reads as NaN (Decimal has no
+    /// infinity). A fetched property joined on such a key finds nothing, as SQLite would (it binds NaN as
+    /// NULL), one object at a time or batched, and the other sources' results are unaffected.
+    @Test(.enabled(if: SQLite3.available, "needs /usr/bin/sqlite3"))
+    func aNaNJoinKeyMatchesNothing() throws {
+        let product = EntityDescription(
+            name: "Product", attributes: [AttributeDescription(name: "name", type: .string), AttributeDescription(name: "code", type: .decimal)],
+            fetchedProperties: [FetchedPropertyDescription(name: "parts", destination: "Part", predicate: "code == $FETCH_SOURCE.code")])
+        let part = EntityDescription(name: "Part", attributes: [AttributeDescription(name: "code", type: .decimal)])
+        let model = try ObjectModel(entities: [product, part], configurations: [ConfigurationDescription(name: "Main", entityNames: ["Product", "Part"])])
+        let url = try #require(Backend.sqlite.url(in: dir, name: "nan"))
+        let writer = ObjectContext(coordinator: StoreCoordinator(model: model))
+        try writer.coordinator.addStore(.sqlite, configuration: "Main", at: url)
+        for (name, code) in [("ok", 1), ("broken", 2)] {
+            let p = try writer.insert("Product")
+            try p.set("name", name)
+            try p.setValue(.decimal(Decimal(code)), forKey: "code")
+            let q = try writer.insert("Part")
+            try q.setValue(.decimal(Decimal(code)), forKey: "code")
+        }
+        try writer.save()
+        try SQLite3.execute(url.path, "UPDATE ZPRODUCT SET ZCODE = 9e999 WHERE ZNAME = 'broken'")
+
+        func products() throws -> (ObjectContext, [ManagedObject]) {
+            let coordinator = StoreCoordinator(model: model)
+            try coordinator.addStore(.sqlite, configuration: "Main", at: url)
+            let context = ObjectContext(coordinator: coordinator)
+            return (context, try context.fetch(FetchRequest(entityName: "Product", sortKeys: [SortKey("name")])))
+        }
+        let (context, batched) = try products()
+        #expect(try batched.map { try $0.get("name", as: String.self) } == ["broken", "ok"])
+        guard case .decimal(let nan) = try batched[0].value(forKey: "code") else { Issue.record("code is not a decimal"); return }
+        #expect(nan.isNaN)
+        try context.prefetchFetchedProperty("parts", for: batched)
+        #expect(try batched.map { try $0.fetchedProperty("parts").count } == [0, 1])
+        let (other, single) = try products()
+        #expect(try single.map { try $0.fetchedProperty("parts").count } == [0, 1])
+        withExtendedLifetime(other) {}
+    }
 }

@@ -14,6 +14,7 @@ import Switchyard
                 AttributeDescription(name: "name", type: .string, isIndexed: true),
                 AttributeDescription(name: "real", type: .double),
                 AttributeDescription(name: "amount", type: .decimal),
+                AttributeDescription(name: "when", type: .date),
                 AttributeDescription(name: "token", type: .uuid),
             ]),
         ])
@@ -40,6 +41,7 @@ import Switchyard
 
     static let refusals: [(key: String, value: AttributeValue, reason: String)] = [
         ("real", .double(.nan), "NaN"),
+        ("when", .date(Date(timeIntervalSinceReferenceDate: .nan)), "NaN"),
         ("amount", .decimal(Decimal(string: "12345678901234567890123456789012345678")!), "15 significant digits"),
         ("amount", .decimal(Decimal(string: "0.1234567890123456789")!), "15 significant digits"),
         ("name", .string("a\u{0}b\u{0}"), "U+0000"),
