@@ -13,6 +13,7 @@ both); run as root, or with fusermount.
 """
 import errno
 import os
+import signal
 import sys
 import threading
 
@@ -155,4 +156,7 @@ class FaultFS(Operations):
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit(__doc__)
+    # A parent may start us with SIGTERM blocked (a thread's signal mask is inherited): unblock the signals
+    # libfuse uses to end its loop, so that terminating us works.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
     FUSE(FaultFS(sys.argv[1]), sys.argv[2], foreground=True, nothreads=True, allow_other=False)

@@ -44,20 +44,48 @@ import Testing
             process.standardError = FileHandle.nullDevice
             try process.run()
             self.process = process
-            let deadline = Date().addingTimeInterval(10)
+            let deadline = Date().addingTimeInterval(30)   // a loaded 2-core machine can take seconds
             while !FileManager.default.fileExists(atPath: control.path), Date() < deadline { usleep(20_000) }
             guard FileManager.default.fileExists(atPath: control.path) else { throw Failure("faultfs did not mount") }
         }
 
+        /// Unmounts and waits for faultfs to end, never forever. A fresh-clone run once hung here: the mount was
+        /// still there after `fusermount -u -z`, and faultfs ignored SIGTERM (a child started by Foundation's
+        /// `Process` from a test thread inherits that thread's blocked signals; faultfs now unblocks them). So
+        /// SIGTERM has a deadline, then SIGKILL, and a second `fusermount` clears what a killed daemon leaves.
         private func unmount() {
-            let unmount = Process()
-            unmount.executableURL = URL(fileURLWithPath: "/usr/bin/fusermount")
-            unmount.arguments = ["-u", "-z", point.url.path]
-            try? unmount.run()
-            unmount.waitUntilExit()
-            process?.terminate()
-            process?.waitUntilExit()
-            process = nil
+            guard let process else { return }
+            self.process = nil
+            /// Whether `fusermount -u -z` succeeded.
+            @discardableResult
+            func fusermount() -> Bool {
+                let unmount = Process()
+                unmount.executableURL = URL(fileURLWithPath: "/usr/bin/fusermount")
+                unmount.arguments = ["-u", "-z", point.url.path]
+                unmount.standardOutput = FileHandle.nullDevice
+                unmount.standardError = FileHandle.nullDevice
+                do {
+                    try unmount.run()
+                    unmount.waitUntilExit()
+                    return unmount.terminationStatus == 0
+                } catch {
+                    Issue.record("fusermount -u -z \(point.url.path) did not start: \(error)")
+                    return false
+                }
+            }
+            func ended(within seconds: Double) -> Bool {
+                let deadline = Date().addingTimeInterval(seconds)
+                while process.isRunning, Date() < deadline { usleep(20_000) }
+                return !process.isRunning
+            }
+            let unmounted = fusermount()
+            process.terminate()
+            if !ended(within: 3) {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+            // A daemon that ended before its mount went leaves a dead mount behind.
+            if !unmounted { fusermount() }
         }
 
         /// Unmounts and mounts again: the kernel's cached pages of the mount are gone, so what is read next is
