@@ -191,7 +191,7 @@ package struct LMDBBytePredicate {
         package mutating func matches(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64) throws -> Bool? {
             var r = LMDBByteReader(bytes)
             // The entity number first: a row outside the family is skipped before anything else of it is read.
-            let number = try LMDBRowCoding.readEntityNumberOnly(&r)
+            let number = try LMDBRowCoding.readEntityNumber(&r)
             if number != currentNumber { try enter(number, primaryKey: primaryKey) }
             guard currentInFamily else { return false }
             rowsInFamily += 1

@@ -133,25 +133,15 @@ package enum LMDBRowCoding {
     @inline(__always)
     package static func entityNumber(of bytes: UnsafeRawBufferPointer) throws -> Int {
         var r = LMDBByteReader(bytes)
-        try checkVersion(&r)
-        return Int(truncatingIfNeeded: try r.unsigned())
+        return try readEntityNumber(&r)
     }
 
-    /// Reads a row's format version and entity number, leaving the reader at its Z_OPT.
-    @inline(__always)
-    static func readEntityNumberOnly(_ r: inout LMDBByteReader) throws -> Int {
-        try checkVersion(&r)
-        return Int(truncatingIfNeeded: try r.unsigned())
-    }
-
-    /// Reads a row's header without resolving its layout: the entity number (the caller looks it up, or
-    /// recognises the one it saw last); Z_OPT is read past.
+    /// Reads a row's format version and entity number (the caller looks the entity up, or recognises the one
+    /// it saw last), leaving the reader at its Z_OPT.
     @inline(__always)
     static func readEntityNumber(_ r: inout LMDBByteReader) throws -> Int {
         try checkVersion(&r)
-        let number = Int(truncatingIfNeeded: try r.unsigned())
-        _ = try r.signed()
-        return number
+        return Int(truncatingIfNeeded: try r.unsigned())
     }
 
     /// Decodes a whole row straight into a `StoreRow` (what fetches return). `primaryKey` comes from the key.
