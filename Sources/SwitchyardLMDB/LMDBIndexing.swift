@@ -93,10 +93,8 @@ package enum LMDBIndexing {
 
     /// Decodes a row by position, reporting damage as `StoreError.notAStore` naming the store.
     package static func decodeImage(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema, path: String) throws -> LMDBRowImage {
-        do {
-            return try LMDBRowCoding.decodeImage(bytes, primaryKey: primaryKey, schema: schema)
-        } catch let error as LMDBRowCoding.DecodingError {
-            throw StoreError.notAStore(path: path, expected: .lmdb, reason: "damaged row: \(error)")
+        try LMDBRowCoding.reportingDamage(path: path, primaryKey: primaryKey) {
+            try LMDBRowCoding.decodeImage(bytes, primaryKey: primaryKey, schema: schema)
         }
     }
 }

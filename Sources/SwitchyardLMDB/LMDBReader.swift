@@ -14,6 +14,8 @@ package final class LMDBReader {
     /// reader is used by one thread, and the run-time check cost more than the increment.
     @exclusivity(unchecked) package private(set) var rowsVisited = 0
     private let builder: LMDBRowBuilder
+    /// The key of the last row read by key, reused (a save reads one row per update or delete).
+    @exclusivity(unchecked) private var rowKey = LMDBRowKey.make(root: 0, primaryKey: 0)
 
     package init(store: LMDBStore, transaction: LMDBTransaction) {
         self.store = store
@@ -46,9 +48,19 @@ package final class LMDBReader {
         return try LMDBIndexing.decodeImage(bytes, primaryKey: primaryKey, schema: schema, path: store.path)
     }
 
+    /// The stored bytes of a row (pointing into the map: valid until the transaction next writes), with its
+    /// entity and `Z_OPT` read from its header, or `nil` when missing. For updates that patch a row.
+    package func storedRow(root: Int, primaryKey: Int64) throws -> (bytes: UnsafeRawBufferPointer, layout: LMDBEntityLayout, version: Int64)? {
+        guard let bytes = try encodedRow(root: root, primaryKey: primaryKey) else { return nil }
+        let header = try LMDBRowCoding.reportingDamage(path: store.path, primaryKey: primaryKey) {
+            try LMDBRowCoding.header(of: bytes, primaryKey: primaryKey, schema: schema)
+        }
+        return (bytes, header.layout, header.version)
+    }
+
     private func encodedRow(root: Int, primaryKey: Int64) throws -> UnsafeRawBufferPointer? {
-        let key = LMDBRowKey.make(root: root, primaryKey: primaryKey)
-        return try key.withUnsafeBytes { try transaction.get(store.databases.rows, $0) }
+        LMDBRowKey.set(&rowKey, root: root, primaryKey: primaryKey)
+        return try rowKey.withUnsafeBytes { try transaction.get(store.databases.rows, $0) }
     }
 
     /// `true` at the entity numbers of `layout` (and its subentities when `includesSubentities`).
@@ -130,7 +142,7 @@ package final class LMDBReader {
             do {
                 if try matches(key, bytes) { total += 1 }
             } catch where error is LMDBRowCoding.DecodingError || error is LMDBByteReader.Overrun {
-                throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
+                throw LMDBRowCoding.damagedRow(path: store.path, primaryKey: key, error)
             }
             return true
         }
@@ -156,7 +168,7 @@ package final class LMDBReader {
                             total += 1
                         }
                     } catch where error is LMDBRowCoding.DecodingError || error is LMDBByteReader.Overrun {
-                        throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(primaryKey): \(error)")
+                        throw LMDBRowCoding.damagedRow(path: store.path, primaryKey: primaryKey, error)
                     }
                     return true
                 }
@@ -183,7 +195,7 @@ package final class LMDBReader {
         do {
             number = try LMDBRowCoding.entityNumber(of: bytes)
         } catch {
-            throw StoreError.notAStore(path: store.path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
+            throw LMDBRowCoding.damagedRow(path: store.path, primaryKey: key, error)
         }
         return number >= 0 && number < family.count && family[number]
     }

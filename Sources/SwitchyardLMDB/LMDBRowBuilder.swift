@@ -16,13 +16,7 @@ package struct LMDBRowBuilder {
 
     /// The row encoded in `bytes`; damage is `StoreError.notAStore` naming the store.
     package func row(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64) throws -> StoreRow {
-        do {
-            return try build(bytes, primaryKey: primaryKey)
-        } catch let error as LMDBRowCoding.DecodingError {
-            throw StoreError.notAStore(path: path, expected: .lmdb, reason: "damaged row: \(error)")
-        } catch is LMDBByteReader.Overrun {
-            throw StoreError.notAStore(path: path, expected: .lmdb, reason: "damaged row p\(primaryKey): it ends early")
-        }
+        try LMDBRowCoding.reportingDamage(path: path, primaryKey: primaryKey) { try build(bytes, primaryKey: primaryKey) }
     }
 
     private func build(_ bytes: UnsafeRawBufferPointer, primaryKey: Int64) throws -> StoreRow {

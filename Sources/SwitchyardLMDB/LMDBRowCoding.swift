@@ -34,6 +34,22 @@ package enum LMDBRowCoding {
         package var errorDescription: String? { description }
     }
 
+    /// The error for the row `primaryKey` of the store at `path` that cannot be decoded (`error` says why):
+    /// one wording for every reader.
+    package static func damagedRow(path: String, primaryKey: Int64, _ error: any Error) -> StoreError {
+        let reason = error is LMDBByteReader.Overrun ? "it ends early" : "\(error)"
+        return StoreError.notAStore(path: path, expected: .lmdb, reason: "damaged row p\(primaryKey): \(reason)")
+    }
+
+    /// Runs `body`, reporting a row it cannot decode as `damagedRow`.
+    package static func reportingDamage<T>(path: String, primaryKey: Int64, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch where error is DecodingError || error is LMDBByteReader.Overrun {
+            throw damagedRow(path: path, primaryKey: primaryKey, error)
+        }
+    }
+
     // MARK: - Encoding
 
     /// Appends the encoding of `image` (values already normalized) to `writer`.

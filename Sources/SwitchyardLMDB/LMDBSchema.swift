@@ -51,6 +51,9 @@ package final class LMDBEntityLayout: Sendable {
     package let relationships: [String: RelationshipDescription]
     /// For each index of the table (aligned with `LMDBSchema.indexes[rootName]`), the slots of its properties.
     package let indexSlots: [[Slot]]
+    /// `true` at each attribute position some index of the table reads: an update that changes none of them
+    /// leaves every index entry as it was.
+    package let indexedAttributes: [Bool]
     package let constraints: [Constraint]
     /// Whether this store holds the entity's table.
     package let isServed: Bool
@@ -138,6 +141,9 @@ package final class LMDBEntityLayout: Sendable {
             return .absent
         }
         indexSlots = indexes.map { $0.properties.map(slot) }
+        var indexed = [Bool](repeating: false, count: order.attributes.count)
+        for case .attribute(let position) in indexSlots.joined() { indexed[position] = true }
+        indexedAttributes = indexed
         constraints = entity.allUniquenessConstraints.compactMap { properties in
             // A constraint over a property no row stores (transient, to-many) is always null: it never binds.
             guard let index = indexes.firstIndex(where: { $0.properties == properties }) else { return nil }

@@ -23,7 +23,7 @@ extension LMDBStore: BulkCopyStore {
                     do {
                         number = try LMDBRowCoding.entityNumber(of: current.value)
                     } catch {
-                        throw StoreError.notAStore(path: path, expected: .lmdb, reason: "damaged row p\(key): \(error)")
+                        throw LMDBRowCoding.damagedRow(path: path, primaryKey: key, error)
                     }
                     if number < layout.alone.count, layout.alone[number], let row = try reader.row(root: root, primaryKey: key) {
                         rows.append(row)

@@ -143,24 +143,41 @@ extension LMDBStore {
 
         for update in changes.updates {
             let (layout, indexes) = try resolve(update.entityName)
-            let existing = try reader.image(root: layout.rootNumber, primaryKey: update.primaryKey)
-            guard let old = existing, old.layout === layout, old.version == update.expectedVersion else {
-                throw StoreError.conflict(
-                    path: path, configuration: configurationName,
-                    objectID: ObjectID(store: identifier, entityName: update.entityName, primaryKey: update.primaryKey),
-                    entity: update.entityName, primaryKey: update.primaryKey,
-                    expectedVersion: update.expectedVersion, actualVersion: existing?.version)
+            let changed = try normalized(update.values, layout: layout)
+            LMDBRowKey.set(&key, root: layout.rootNumber, primaryKey: update.primaryKey)
+            if update.toOne.isEmpty, !changed.contains(where: { layout.indexedAttributes[$0.position] }) {
+                // No index reads a changed value: the stored row is patched, its other values copied as bytes
+                // rather than decoded (most of an update's work in the store before).
+                let stored = try reader.storedRow(root: layout.rootNumber, primaryKey: update.primaryKey)
+                guard let stored, stored.layout === layout, stored.version == update.expectedVersion else {
+                    throw conflict(
+                        entityName: update.entityName, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion,
+                        actualVersion: stored?.version)
+                }
+                writer.bytes.removeAll(keepingCapacity: true)
+                try LMDBRowCoding.reportingDamage(path: path, primaryKey: update.primaryKey) {
+                    try LMDBRowCoding.patch(
+                        stored.bytes, layout: layout, schema: schema, primaryKey: update.primaryKey, version: stored.version + 1,
+                        changes: changed, into: &writer)
+                }
+                try txn.put(databases.rows, key, writer.bytes)
+            } else {
+                let existing = try reader.image(root: layout.rootNumber, primaryKey: update.primaryKey)
+                guard let old = existing, old.layout === layout, old.version == update.expectedVersion else {
+                    throw conflict(
+                        entityName: update.entityName, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion,
+                        actualVersion: existing?.version)
+                }
+                var image = old
+                for (position, value) in changed { image.attributes[position] = value }
+                try setToOnes(update.toOne, in: &image)
+                image.version += 1
+                writer.bytes.removeAll(keepingCapacity: true)
+                LMDBRowCoding.encode(image, into: &writer)
+                try txn.put(databases.rows, key, writer.bytes)
+                try LMDBIndexing.update(from: old, to: image, databases: indexes, txn: txn)
             }
-            var image = old
-            try setValues(update.values, in: &image)
-            try setToOnes(update.toOne, in: &image)
-            image.version += 1
-            writer.bytes.removeAll(keepingCapacity: true)
-            LMDBRowCoding.encode(image, into: &writer)
-            LMDBRowKey.set(&key, root: layout.rootNumber, primaryKey: image.primaryKey)
-            try txn.put(databases.rows, key, writer.bytes)
-            try LMDBIndexing.update(from: old, to: image, databases: indexes, txn: txn)
-            if !layout.constraints.isEmpty { touched.append((layout, image.primaryKey)) }
+            if !layout.constraints.isEmpty { touched.append((layout, update.primaryKey)) }
         }
 
         var deleted: [RowReference] = []
@@ -168,11 +185,9 @@ extension LMDBStore {
             let (layout, _) = try resolve(deletion.entityName)
             let existing = try reader.image(root: layout.rootNumber, primaryKey: deletion.primaryKey)
             guard let old = existing, old.version == deletion.expectedVersion else {
-                throw StoreError.conflict(
-                    path: path, configuration: configurationName,
-                    objectID: ObjectID(store: identifier, entityName: deletion.entityName, primaryKey: deletion.primaryKey),
-                    entity: deletion.entityName, primaryKey: deletion.primaryKey,
-                    expectedVersion: deletion.expectedVersion, actualVersion: existing?.version)
+                throw conflict(
+                    entityName: deletion.entityName, primaryKey: deletion.primaryKey, expectedVersion: deletion.expectedVersion,
+                    actualVersion: existing?.version)
             }
             LMDBRowKey.set(&key, root: layout.rootNumber, primaryKey: old.primaryKey)
             try txn.delete(databases.rows, key)
@@ -212,32 +227,51 @@ extension LMDBStore {
         for position in 0..<valuesLayout.names.count {
             let value = values.slot(position)
             if value.isNull { continue }
-            let type = layout.attributeTypes[position]
-            guard let normalized = value.normalized(for: type) else {
-                throw StoreError.invalidValue(
-                    path: path, configuration: configurationName, entity: layout.name, attribute: valuesLayout.names[position],
-                    value: "\(value) (\(value.kindName))", expected: type.rawValue)
-            }
-            image.attributes[position] = normalized
+            image.attributes[position] = try normalized(value, at: position, layout: layout)
         }
     }
 
     /// Stores every value, normalized for its attribute, at its position (`.null` clears it).
+    private func setValues(_ values: some Sequence<(key: String, value: AttributeValue)>, in image: inout LMDBRowImage) throws {
+        for (position, value) in try normalized(values, layout: image.layout) { image.attributes[position] = value }
+    }
+
+    /// Each value normalized for its attribute, with the attribute's position, in ascending position.
     /// `StoreError.invalidValue` for a value the attribute cannot hold; a key that is not a persistent attribute
     /// is `StoreError.unknownProperty`, as on every backend.
-    private func setValues(_ values: some Sequence<(key: String, value: AttributeValue)>, in image: inout LMDBRowImage) throws {
-        let layout = image.layout
+    private func normalized(
+        _ values: some Sequence<(key: String, value: AttributeValue)>, layout: LMDBEntityLayout
+    ) throws -> [(position: Int, value: AttributeValue)] {
+        var result: [(position: Int, value: AttributeValue)] = []
+        result.reserveCapacity(values.underestimatedCount)
         for (key, value) in values {
             guard let position = layout.attributeIndex[key] else {
                 throw StoreError.unknownProperty(path: path, configuration: configurationName, entity: layout.name, property: key)
             }
-            let type = layout.attributeTypes[position]
-            guard let normalized = value.normalized(for: type) else {
-                throw StoreError.invalidValue(
-                    path: path, configuration: configurationName, entity: layout.name, attribute: key, value: "\(value) (\(value.kindName))", expected: type.rawValue)
-            }
-            image.attributes[position] = normalized
+            result.append((position, try normalized(value, at: position, layout: layout)))
         }
+        if result.count > 1 { result.sort { $0.position < $1.position } }
+        return result
+    }
+
+    /// `value` as attribute `position` of `layout` stores it, or `StoreError.invalidValue`.
+    @inline(__always)
+    private func normalized(_ value: AttributeValue, at position: Int, layout: LMDBEntityLayout) throws -> AttributeValue {
+        let type = layout.attributeTypes[position]
+        guard let normalized = value.normalized(for: type) else {
+            throw StoreError.invalidValue(
+                path: path, configuration: configurationName, entity: layout.name, attribute: layout.attributeNames[position],
+                value: "\(value) (\(value.kindName))", expected: type.rawValue)
+        }
+        return normalized
+    }
+
+    /// The error for a change of a row that is gone or holds another `Z_OPT` than the one expected.
+    private func conflict(entityName: String, primaryKey: Int64, expectedVersion: Int64, actualVersion: Int64?) -> StoreError {
+        StoreError.conflict(
+            path: path, configuration: configurationName,
+            objectID: ObjectID(store: identifier, entityName: entityName, primaryKey: primaryKey),
+            entity: entityName, primaryKey: primaryKey, expectedVersion: expectedVersion, actualVersion: actualVersion)
     }
 
     /// To-one keys must be persistent to-one relationships (a row has nowhere else to keep them) and targets

@@ -83,10 +83,23 @@ import Testing
             try first.set("label", "kept?")
             try context.save()
         }
+        do {
+            let context = try Self.open(backend, 3, in: dir)
+            #expect(try Self.count(context, "tag == 'fresh'") == 20)
+            #expect(try Self.count(context, "rank == 7") == 20)
+            let items = try context.fetch(FetchRequest(entityName: "Item", sortKeys: [SortKey("name")]))
+            #expect(try items.allSatisfy { try $0.get("tag", as: String.self) == "fresh" })
+            // An update of the row that held the removed value (LMDB copies that value's bytes as they are).
+            try items[0].set("rank", Int64(9))
+            try items[1].set("tag", String?.none)
+            try context.save()
+        }
         let context = try Self.open(backend, 3, in: dir)
-        #expect(try Self.count(context, "tag == 'fresh'") == 20)
-        #expect(try Self.count(context, "rank == 7") == 20)
-        let items = try context.fetch(FetchRequest(entityName: "Item"))
-        #expect(try items.allSatisfy { try $0.get("tag", as: String.self) == "fresh" })
+        let items = try context.fetch(FetchRequest(entityName: "Item", sortKeys: [SortKey("name")]))
+        #expect(try items[0].get("rank", as: Int64.self) == 9)
+        #expect(try items[0].get("tag", as: String.self) == "fresh", "the updated row still reads the default, not the removed value")
+        #expect(try items[1].get("tag", as: String.self) == nil, "a nil set over an implicit default stays nil")
+        #expect(try Self.count(context, "tag == 'fresh'") == 19)
+        #expect(try Self.count(context, "rank == 7") == 19)
     }
 }

@@ -1,0 +1,89 @@
+import Foundation
+import SwitchyardModel
+import SwitchyardStores
+
+// MARK: - Patching a stored row
+
+extension LMDBRowCoding {
+    /// A stored row's header, read without decoding its values: its entity and `Z_OPT`.
+    package static func header(
+        of bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema
+    ) throws -> (layout: LMDBEntityLayout, version: Int64) {
+        var r = LMDBByteReader(bytes)
+        do {
+            return try readHeader(&r, primaryKey: primaryKey, schema: schema)
+        } catch is LMDBByteReader.Overrun {
+            throw DecodingError(description: "row p\(primaryKey) ends early (\(bytes.count) bytes)")
+        }
+    }
+
+    /// Re-encodes the stored row `old` of `layout` with `version` as its `Z_OPT` and the attributes at the
+    /// positions of `changes` (ascending, each at most once, values already normalized; `.null` clears)
+    /// replaced, copying the bytes of every other attribute and of the to-ones as they are (retired positions
+    /// included). What an update of unindexed attributes writes: no value it does not change is decoded.
+    package static func patch(
+        _ old: UnsafeRawBufferPointer, layout: LMDBEntityLayout, schema: LMDBSchema, primaryKey: Int64, version: Int64,
+        changes: [(position: Int, value: AttributeValue)], into w: inout LMDBByteWriter
+    ) throws {
+        var r = LMDBByteReader(old)
+        var next = 0
+        func emit(_ change: (position: Int, value: AttributeValue)) {
+            if change.value.isNull {
+                // Absent means null, except where an implicit default would be read instead.
+                guard layout.implicitDefaultPositions.contains(change.position) else { return }
+                w.unsigned(UInt64(change.position + 1))
+                w.byte(Tag.null.rawValue)
+            } else {
+                w.unsigned(UInt64(change.position + 1))
+                encode(change.value, into: &w)
+            }
+        }
+        do {
+            guard try readHeader(&r, primaryKey: primaryKey, schema: schema).layout === layout else {
+                throw DecodingError(description: "row p\(primaryKey) is not a \(layout.name)")
+            }
+            w.byte(formatVersion)
+            w.unsigned(UInt64(layout.number))
+            w.signed(version)
+            let width = layout.attributeNames.count
+            while let position = try nextAttribute(&r, width: width, layout: layout, primaryKey: primaryKey) {
+                let start = r.offset
+                try skipValue(&r)
+                while next < changes.count, changes[next].position < position {
+                    emit(changes[next])
+                    next += 1
+                }
+                if next < changes.count, changes[next].position == position {
+                    emit(changes[next])
+                    next += 1
+                } else {
+                    w.unsigned(UInt64(position + 1))
+                    w.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: old[start..<r.offset]))
+                }
+            }
+            while next < changes.count {
+                emit(changes[next])
+                next += 1
+            }
+            w.byte(0)
+            // The to-ones are unchanged: checked as the decoder would, then copied.
+            let toOnes = r.offset
+            while let position = try nextToOneSkipping(&r, layout: layout, primaryKey: primaryKey) { _ = position }
+            w.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: old[toOnes..<r.offset]))
+        } catch is LMDBByteReader.Overrun {
+            throw DecodingError(description: "row p\(primaryKey) ends early (\(old.count) bytes)")
+        }
+    }
+
+    /// Steps over the next to-one of a row, returning its position, or `nil` at the end of the row.
+    private static func nextToOneSkipping(_ r: inout LMDBByteReader, layout: LMDBEntityLayout, primaryKey: Int64) throws -> Int? {
+        let tagged = Int(truncatingIfNeeded: try r.unsigned())
+        if tagged == 0 { return nil }
+        _ = try r.unsigned()
+        _ = try r.signed()
+        guard tagged > 0, tagged <= layout.toOneNames.count else {
+            throw DecodingError(description: "\(layout.name)/p\(primaryKey) has an unknown to-one \(tagged - 1)")
+        }
+        return tagged - 1
+    }
+}
