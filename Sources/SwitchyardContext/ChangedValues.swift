@@ -76,15 +76,33 @@ package struct ChangedValues {
 
     /// The changes as (position, value), in position order.
     package var changes: [(position: Int, value: AttributeValue)] {
-        guard let storage, !isEmpty else { return [] }
-        return (0..<storage.pattern.width).compactMap { isChanged($0) ? ($0, storage[0, $0]) : nil }
+        var result: [(position: Int, value: AttributeValue)] = []
+        forEachChange { result.append(($0, $1)) }
+        return result
+    }
+
+    /// Calls `body` with each change's position and value, in position order, reading the change masks' bits
+    /// (no array is built, no position without a change is visited).
+    @inline(__always)
+    package func forEachChange(_ body: (Int, AttributeValue) throws -> Void) rethrows {
+        guard let storage else { return }
+        var mask = storage.changeMask
+        while mask != 0 {
+            let position = mask.trailingZeroBitCount
+            try body(position, storage[0, position])
+            mask &= mask &- 1
+        }
+        if !storage.wideChangeMask.isEmpty {
+            for position in storage.wideChangeMask.sorted() { try body(position, storage[0, position]) }
+        }
     }
 
     /// The changes by attribute name (`layout` names the positions); `.null` entries kept unless `droppingNulls`.
     package func dictionary(_ layout: RowLayout, droppingNulls: Bool = false) -> [String: AttributeValue] {
-        var result: [String: AttributeValue] = [:]
-        result.reserveCapacity(count)
-        for (position, value) in changes where !(droppingNulls && value.isNull) { result[layout.names[position]] = value }
+        var result = [String: AttributeValue](minimumCapacity: count)
+        forEachChange { position, value in
+            if !(droppingNulls && value.isNull) { result[layout.names[position]] = value }
+        }
         return result
     }
 

@@ -52,6 +52,12 @@ public final class ManagedObject {
         }
     }
 
+    /// `objectID.primaryKey` (nil while the ID is temporary), without building the ID.
+    package var savedPrimaryKey: Int64? {
+        if case .permanent(_, let pk) = idStorage { return pk }
+        return nil
+    }
+
     /// `objectID.predicateKey`, without building the ID.
     package var predicateKey: Int64 { idStorage.predicateKey }
 

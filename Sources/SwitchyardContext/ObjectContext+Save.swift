@@ -61,7 +61,9 @@ extension ObjectContext {
         guard hasChanges else { return }
         try applyDeleteRules()
         let inserts = insertedObjects
-        let changed = changedObjects.values.filter(\.hasChanges).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        // In primary-key order (the comparison reads the key without building each object's ID: building it was a
+        // sixth of an update's save in callgrind).
+        let changed = changedObjects.values.filter(\.hasChanges).sorted { ($0.savedPrimaryKey ?? 0) < ($1.savedPrimaryKey ?? 0) }
 
         // Route and validate everything before writing anything.
         var routes: [String: any PersistentStore] = [:]
@@ -144,7 +146,7 @@ extension ObjectContext {
                 }
                 for object in b.updates {
                     var update = RowUpdate(
-                        entityName: object.entity.name, primaryKey: object.objectID.primaryKey!,
+                        entityName: object.handle.name, primaryKey: object.savedPrimaryKey!,
                         expectedVersion: object.snapshot?.version ?? 0, values: object.changedValues.dictionary(object.handle.layout))
                     for position in object.handle.transientPositions { update.values[object.handle.layout.names[position]] = nil }
                     for (name, target) in object.changedToOne { update.toOne[name] = .some(reference(target)) }
@@ -301,7 +303,13 @@ extension ObjectContext {
                 continue
             }
             var row = object.snapshot!
-            for (position, v) in object.changedValues.changes { row.values[object.handle.layout.names[position]] = v.isNull ? nil : v }
+            let layout = object.handle.layout
+            if row.values.layout === layout {
+                // The snapshot has the entity's layout (see `register`): the change's position is the row's.
+                object.changedValues.forEachChange { row.values.setSlot($0, $1) }
+            } else {
+                object.changedValues.forEachChange { row.values[layout.names[$0]] = $1.isNull ? nil : $1 }
+            }
             for (name, target) in object.changedToOne {
                 row.toOne[name] = target.flatMap { t in t.objectID.primaryKey.map { RowReference(entityName: t.entity.name, primaryKey: $0) } }
             }

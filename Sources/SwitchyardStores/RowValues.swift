@@ -149,8 +149,9 @@ package struct RowValues: Sendable {
         return copy
     }
 
-    /// Writes a slot, first copying this row out of a block other rows share.
-    private mutating func setSlot(_ position: Int, _ value: AttributeValue) {
+    /// Writes the value at `position` of `layout` (`.null` clears it), first copying this row out of a block
+    /// other rows share: the subscript's write for a caller that knows the position.
+    package mutating func setSlot(_ position: Int, _ value: AttributeValue) {
         if !isKnownUniquelyReferenced(&storage) {
             storage = storage.copy(row: row)
             row = 0
