@@ -199,15 +199,7 @@ extension LMDBStore {
     }
 
     private func sort(_ rows: [StoreRow], by sortKeys: [SortKey], reader: LMDBReader) throws -> [StoreRow] {
-        if sortKeys.allSatisfy({ !$0.key.contains(".") }) {
-            return rows.sortedByAttributes(sortKeys)
-        }
-        let subjects = rows.map { LMDBRowSubject(row: $0, reader: reader) }
-        let paths = PredicateEvaluator.paths(of: sortKeys)
-        let order = try PredicateEvaluator.order(of: rows.count, by: sortKeys) {
-            try PredicateEvaluator.sortValue(subjects[$0], paths[$1])
-        } tie: { rows[$0].primaryKey < rows[$1].primaryKey }
-        return order.map { rows[$0] }
+        try rows.sorted(by: sortKeys) { LMDBRowSubject(row: $0, reader: reader) }
     }
 }
 

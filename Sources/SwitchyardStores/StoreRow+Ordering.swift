@@ -32,24 +32,23 @@ extension Array where Element == StoreRow {
         return order.map { self[$0] }
     }
 
+    /// The rows sorted by `sortKeys`, ties in primary-key order: by attribute position when every key is an
+    /// attribute, else through `subject` (a store's view of a row, which follows key paths through relationships).
+    package func sorted(by sortKeys: [SortKey], subject: (StoreRow) -> any PredicateSubject) throws -> [StoreRow] {
+        if sortKeys.allSatisfy({ !$0.key.contains(".") }) { return sortedByAttributes(sortKeys) }
+        let subjects = map(subject)
+        let paths = PredicateEvaluator.paths(of: sortKeys)
+        let order = try PredicateEvaluator.order(of: count, by: sortKeys) {
+            try PredicateEvaluator.sortValue(subjects[$0], paths[$1])
+        } tie: { self[$0].primaryKey < self[$1].primaryKey }
+        return order.map { self[$0] }
+    }
+
     /// The rows a fetch returns from the matching rows in primary-key order: sorted by `request`'s sort keys
-    /// (key paths through relationships read through `subject`, a store's view of a row for the predicate
-    /// evaluator), then cut to its offset and limit. The stores that sort in Swift (memory, PostgreSQL) share it.
+    /// (see `sorted(by:subject:)`), then cut to its offset and limit. The stores that sort in Swift (memory,
+    /// PostgreSQL) share it.
     package func ordered(for request: StoreFetchRequest, subject: (StoreRow) -> any PredicateSubject) throws -> [StoreRow] {
-        var rows = self
-        if !request.sortKeys.isEmpty {
-            if request.sortKeys.allSatisfy({ !$0.key.contains(".") }) {
-                rows = rows.sortedByAttributes(request.sortKeys)
-            } else {
-                let subjects = rows.map(subject)
-                let paths = PredicateEvaluator.paths(of: request.sortKeys)
-                let unsorted = rows
-                let order = try PredicateEvaluator.order(of: rows.count, by: request.sortKeys) {
-                    try PredicateEvaluator.sortValue(subjects[$0], paths[$1])
-                } tie: { unsorted[$0].primaryKey < unsorted[$1].primaryKey }
-                rows = order.map { unsorted[$0] }
-            }
-        }
+        let rows = request.sortKeys.isEmpty ? self : try sorted(by: request.sortKeys, subject: subject)
         let start = Swift.min(request.fetchOffset, rows.count)
         let end = request.fetchLimit.map { Swift.min(start + $0, rows.count) } ?? rows.count
         return Array(rows[start..<end])
