@@ -66,24 +66,14 @@ extension LMDBRowCoding {
                 next += 1
             }
             w.byte(0)
-            // The to-ones are unchanged: checked as the decoder would, then copied.
+            // The to-ones are unchanged: their positions and target entities checked as the decoder checks them,
+            // then copied. (Unchanged attribute values are stepped over, not decoded: a damaged payload inside
+            // one is found when the row is read, as before the update.)
             let toOnes = r.offset
-            while let position = try nextToOneSkipping(&r, layout: layout, primaryKey: primaryKey) { _ = position }
+            while try nextToOne(&r, layout: layout, primaryKey: primaryKey, schema: schema) != nil {}
             w.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: old[toOnes..<r.offset]))
         } catch is LMDBByteReader.Overrun {
             throw DecodingError(description: "row p\(primaryKey) ends early (\(old.count) bytes)")
         }
-    }
-
-    /// Steps over the next to-one of a row, returning its position, or `nil` at the end of the row.
-    private static func nextToOneSkipping(_ r: inout LMDBByteReader, layout: LMDBEntityLayout, primaryKey: Int64) throws -> Int? {
-        let tagged = Int(truncatingIfNeeded: try r.unsigned())
-        if tagged == 0 { return nil }
-        _ = try r.unsigned()
-        _ = try r.signed()
-        guard tagged > 0, tagged <= layout.toOneNames.count else {
-            throw DecodingError(description: "\(layout.name)/p\(primaryKey) has an unknown to-one \(tagged - 1)")
-        }
-        return tagged - 1
     }
 }

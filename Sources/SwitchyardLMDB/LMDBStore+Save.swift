@@ -143,18 +143,21 @@ extension LMDBStore {
 
         for update in changes.updates {
             let (layout, indexes) = try resolve(update.entityName)
+            // The row's version first (as the memory store checks it): a stale update is a conflict, whatever else
+            // is wrong with it. `stored.bytes` point into the map until this transaction next writes.
+            let stored = try reader.storedRow(root: layout.rootNumber, primaryKey: update.primaryKey)
+            guard let stored, stored.layout === layout, stored.version == update.expectedVersion else {
+                throw conflict(
+                    entityName: update.entityName, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion,
+                    actualVersion: stored?.version)
+            }
             let changed = try normalized(update.values, layout: layout)
             LMDBRowKey.set(&key, root: layout.rootNumber, primaryKey: update.primaryKey)
+            writer.bytes.removeAll(keepingCapacity: true)
             if update.toOne.isEmpty, !changed.contains(where: { layout.indexedAttributes[$0.position] }) {
                 // No index reads a changed value: the stored row is patched, its other values copied as bytes
-                // rather than decoded (most of an update's work in the store before).
-                let stored = try reader.storedRow(root: layout.rootNumber, primaryKey: update.primaryKey)
-                guard let stored, stored.layout === layout, stored.version == update.expectedVersion else {
-                    throw conflict(
-                        entityName: update.entityName, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion,
-                        actualVersion: stored?.version)
-                }
-                writer.bytes.removeAll(keepingCapacity: true)
+                // rather than decoded (most of an update's work in the store before). Nor can a uniqueness
+                // constraint's values change (each has an index over exactly its properties).
                 try LMDBRowCoding.reportingDamage(path: path, primaryKey: update.primaryKey) {
                     try LMDBRowCoding.patch(
                         stored.bytes, layout: layout, schema: schema, primaryKey: update.primaryKey, version: stored.version + 1,
@@ -162,22 +165,16 @@ extension LMDBStore {
                 }
                 try txn.put(databases.rows, key, writer.bytes)
             } else {
-                let existing = try reader.image(root: layout.rootNumber, primaryKey: update.primaryKey)
-                guard let old = existing, old.layout === layout, old.version == update.expectedVersion else {
-                    throw conflict(
-                        entityName: update.entityName, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion,
-                        actualVersion: existing?.version)
-                }
+                let old = try LMDBIndexing.decodeImage(stored.bytes, primaryKey: update.primaryKey, schema: schema, path: path)
                 var image = old
                 for (position, value) in changed { image.attributes[position] = value }
                 try setToOnes(update.toOne, in: &image)
                 image.version += 1
-                writer.bytes.removeAll(keepingCapacity: true)
                 LMDBRowCoding.encode(image, into: &writer)
                 try txn.put(databases.rows, key, writer.bytes)
                 try LMDBIndexing.update(from: old, to: image, databases: indexes, txn: txn)
+                if !layout.constraints.isEmpty { touched.append((layout, update.primaryKey)) }
             }
-            if !layout.constraints.isEmpty { touched.append((layout, update.primaryKey)) }
         }
 
         var deleted: [RowReference] = []

@@ -261,6 +261,11 @@ import Testing
         }
         #expect { try store.save(StoreChangeSet(updates: [RowUpdate(entityName: "AllTypes", primaryKey: 77, expectedVersion: 1)])) }
             throws: { ($0 as? StoreError) == .conflict(path: path, configuration: store.configurationName, objectID: ObjectID(store: store.identifier, entityName: "AllTypes", primaryKey: 77), entity: "AllTypes", primaryKey: 77, expectedVersion: 1, actualVersion: nil) }
+        // A stale update is a conflict whatever else is wrong with it (the memory store's order of checks).
+        #expect { try store.save(StoreChangeSet(updates: [RowUpdate(entityName: "AllTypes", primaryKey: keys.lowerBound, expectedVersion: 5, values: ["nosuch": 1])])) }
+            throws: { ($0 as? StoreError) == .conflict(path: path, configuration: store.configurationName, objectID: ObjectID(store: store.identifier, entityName: "AllTypes", primaryKey: keys.lowerBound), entity: "AllTypes", primaryKey: keys.lowerBound, expectedVersion: 5, actualVersion: 1) }
+        #expect { try store.save(StoreChangeSet(updates: [RowUpdate(entityName: "AllTypes", primaryKey: keys.lowerBound, expectedVersion: 1, values: ["nosuch": 1])])) }
+            throws: { ($0 as? StoreError) == .unknownProperty(path: path, configuration: store.configurationName, entity: "AllTypes", property: "nosuch") }
         #expect(try store.fetch(StoreFetchRequest(entityName: "AllTypes")).map { $0["str"] } == ["a"])
         #expect(try store.allocatePrimaryKeys(for: "AllTypes", count: 1) == 4...4)
         #expect(throws: StoreError.self) { try store.allocatePrimaryKeys(for: "AllTypes", count: 0) }
