@@ -74,13 +74,6 @@ package struct ChangedValues {
         storage = nil
     }
 
-    /// The changes as (position, value), in position order.
-    package var changes: [(position: Int, value: AttributeValue)] {
-        var result: [(position: Int, value: AttributeValue)] = []
-        forEachChange { result.append(($0, $1)) }
-        return result
-    }
-
     /// Calls `body` with each change's position and value, in position order, reading the change masks' bits
     /// (no array is built, no position without a change is visited).
     @inline(__always)
@@ -114,6 +107,8 @@ package struct ChangedValues {
 
     /// The names of the changed attributes.
     package func names(_ layout: RowLayout) -> [String] {
-        changes.map { layout.names[$0.position] }
+        var names: [String] = []
+        forEachChange { position, _ in names.append(layout.names[position]) }
+        return names
     }
 }

@@ -53,7 +53,8 @@ package final class LMDBReader {
     package func storedRow(root: Int, primaryKey: Int64) throws -> (bytes: UnsafeRawBufferPointer, layout: LMDBEntityLayout, version: Int64)? {
         guard let bytes = try encodedRow(root: root, primaryKey: primaryKey) else { return nil }
         let header = try LMDBRowCoding.reportingDamage(path: store.path, primaryKey: primaryKey) {
-            try LMDBRowCoding.header(of: bytes, primaryKey: primaryKey, schema: schema)
+            var r = LMDBByteReader(bytes)
+            return try LMDBRowCoding.readHeader(&r, primaryKey: primaryKey, schema: schema)
         }
         return (bytes, header.layout, header.version)
     }

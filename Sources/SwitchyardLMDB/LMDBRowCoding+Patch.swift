@@ -5,22 +5,11 @@ import SwitchyardStores
 // MARK: - Patching a stored row
 
 extension LMDBRowCoding {
-    /// A stored row's header, read without decoding its values: its entity and `Z_OPT`.
-    package static func header(
-        of bytes: UnsafeRawBufferPointer, primaryKey: Int64, schema: LMDBSchema
-    ) throws -> (layout: LMDBEntityLayout, version: Int64) {
-        var r = LMDBByteReader(bytes)
-        do {
-            return try readHeader(&r, primaryKey: primaryKey, schema: schema)
-        } catch is LMDBByteReader.Overrun {
-            throw DecodingError(description: "row p\(primaryKey) ends early (\(bytes.count) bytes)")
-        }
-    }
-
     /// Re-encodes the stored row `old` of `layout` with `version` as its `Z_OPT` and the attributes at the
     /// positions of `changes` (ascending, each at most once, values already normalized; `.null` clears)
     /// replaced, copying the bytes of every other attribute and of the to-ones as they are (retired positions
     /// included). What an update of unindexed attributes writes: no value it does not change is decoded.
+    /// A damaged row throws `DecodingError` or `LMDBByteReader.Overrun` (see `reportingDamage`).
     package static func patch(
         _ old: UnsafeRawBufferPointer, layout: LMDBEntityLayout, schema: LMDBSchema, primaryKey: Int64, version: Int64,
         changes: [(position: Int, value: AttributeValue)], into w: inout LMDBByteWriter
@@ -38,42 +27,38 @@ extension LMDBRowCoding {
                 encode(change.value, into: &w)
             }
         }
-        do {
-            guard try readHeader(&r, primaryKey: primaryKey, schema: schema).layout === layout else {
-                throw DecodingError(description: "row p\(primaryKey) is not a \(layout.name)")
-            }
-            w.byte(formatVersion)
-            w.unsigned(UInt64(layout.number))
-            w.signed(version)
-            let width = layout.attributeNames.count
-            while let position = try nextAttribute(&r, width: width, layout: layout, primaryKey: primaryKey) {
-                let start = r.offset
-                try skipValue(&r)
-                while next < changes.count, changes[next].position < position {
-                    emit(changes[next])
-                    next += 1
-                }
-                if next < changes.count, changes[next].position == position {
-                    emit(changes[next])
-                    next += 1
-                } else {
-                    w.unsigned(UInt64(position + 1))
-                    w.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: old[start..<r.offset]))
-                }
-            }
-            while next < changes.count {
+        guard try readHeader(&r, primaryKey: primaryKey, schema: schema).layout === layout else {
+            throw DecodingError(description: "row p\(primaryKey) is not a \(layout.name)")
+        }
+        w.byte(formatVersion)
+        w.unsigned(UInt64(layout.number))
+        w.signed(version)
+        let width = layout.attributeNames.count
+        while let position = try nextAttribute(&r, width: width, layout: layout, primaryKey: primaryKey) {
+            let start = r.offset
+            try skipValue(&r)
+            while next < changes.count, changes[next].position < position {
                 emit(changes[next])
                 next += 1
             }
-            w.byte(0)
-            // The to-ones are unchanged: their positions and target entities checked as the decoder checks them,
-            // then copied. (Unchanged attribute values are stepped over, not decoded: a damaged payload inside
-            // one is found when the row is read, as before the update.)
-            let toOnes = r.offset
-            while try nextToOne(&r, layout: layout, primaryKey: primaryKey, schema: schema) != nil {}
-            w.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: old[toOnes..<r.offset]))
-        } catch is LMDBByteReader.Overrun {
-            throw DecodingError(description: "row p\(primaryKey) ends early (\(old.count) bytes)")
+            if next < changes.count, changes[next].position == position {
+                emit(changes[next])
+                next += 1
+            } else {
+                w.unsigned(UInt64(position + 1))
+                w.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: old[start..<r.offset]))
+            }
         }
+        while next < changes.count {
+            emit(changes[next])
+            next += 1
+        }
+        w.byte(0)
+        // The to-ones are unchanged: their positions and target entities checked as the decoder checks them,
+        // then copied. (Unchanged attribute values are stepped over, not decoded: a damaged payload inside
+        // one is found when the row is read, as before the update.)
+        let toOnes = r.offset
+        while try nextToOne(&r, layout: layout, primaryKey: primaryKey, schema: schema) != nil {}
+        w.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: old[toOnes..<r.offset]))
     }
 }

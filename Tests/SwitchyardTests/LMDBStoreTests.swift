@@ -272,6 +272,41 @@ import Testing
         #expect(throws: StoreError.self) { try store.allocatePrimaryKeys(for: "Owner", count: 1) }
     }
 
+    /// An update of a damaged row (the patch path, which copies unchanged values as bytes) stops with an error
+    /// naming the store and the row, and writes nothing: the damaged bytes stay as they were, and so does every
+    /// other row of the save.
+    @Test func updatingADamagedRowNamesTheStoreAndWritesNothing() throws {
+        let store = try open("types", configuration: "Types")
+        let keys = try store.allocatePrimaryKeys(for: "AllTypes", count: 2)
+        try store.save(StoreChangeSet(inserts: [
+            StoreRow(entityName: "AllTypes", primaryKey: keys.lowerBound, values: ["str": "intact", "i16": 1]),
+            StoreRow(entityName: "AllTypes", primaryKey: keys.upperBound, values: ["str": "to be cut", "i32": 2, "blob": .binary(Data(count: 40))]),
+        ]))
+        let root = try #require(store.schema.layout(named: "AllTypes")).rootNumber
+        let damagedKey = LMDBRowKey.make(root: root, primaryKey: keys.upperBound)
+        var damaged: [UInt8] = []
+        try store.environment.write { txn in
+            let whole = try #require(try txn.get(store.databases.rows, damagedKey))
+            damaged = Array(whole.prefix(whole.count - 10))   // inside the blob's payload
+            try txn.put(store.databases.rows, damagedKey, damaged)
+        }
+        #expect {
+            try store.save(StoreChangeSet(updates: [
+                RowUpdate(entityName: "AllTypes", primaryKey: keys.lowerBound, expectedVersion: 1, values: ["i32": 7]),
+                RowUpdate(entityName: "AllTypes", primaryKey: keys.upperBound, expectedVersion: 1, values: ["i64": 9]),
+            ]))
+        } throws: { error in
+            guard case StoreError.notAStore(let path, .lmdb, let reason)? = error as? StoreError else { return false }
+            return path == store.path && reason.contains("damaged row p\(keys.upperBound)")
+        }
+        try store.environment.read { txn in
+            #expect(try txn.get(store.databases.rows, damagedKey) == damaged, "the damaged row is left as it was")
+            // (Read by key: a scan would stop at the damaged row.)
+            let intact = try #require(try LMDBReader(store: store, transaction: txn).row(root: root, primaryKey: keys.lowerBound))
+            #expect(intact.version == 1 && intact["i32"] == nil, "the other update of the failed save was not written")
+        }
+    }
+
     // MARK: - Reopening
 
     @Test func reopenWithAModelThatRenumbersEntitiesKeepsRows() throws {
