@@ -29,6 +29,11 @@ package final class EntityHandle: Sendable {
     package let defaults: [(position: Int, value: AttributeValue)]
     /// Positions of the transient attributes: the object keeps their values, no store is given them.
     package let transientPositions: [Int]
+    /// The persistent to-many relationships with a minimum or maximum count, which a save checks.
+    package let countedToMany: [RelationshipDescription]
+    /// The persistent to-one relationships (also `description.persistentToOneRelationships`), read by a save's
+    /// checks without borrowing the description.
+    package let persistentToOnes: [RelationshipDescription]
 
     package init(_ description: EntityDescription) {
         self.description = description
@@ -43,6 +48,10 @@ package final class EntityHandle: Sendable {
             return !attribute.isOptional && !attribute.isTransient
         }
         transientPositions = description.allAttributes.indices.filter { description.allAttributes[$0].isTransient }
+        countedToMany = description.allRelationships.filter {
+            $0.isToMany && !$0.isTransient && ($0.minCount > 0 || $0.maxCount > 0)
+        }
+        persistentToOnes = description.persistentToOneRelationships
         defaults = description.allAttributes.enumerated().compactMap { position, attribute in
             guard let value = attribute.defaultValue, !value.isNull else { return nil }
             return (position, value.normalized(for: attribute.type) ?? value)

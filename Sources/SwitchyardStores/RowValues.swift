@@ -139,6 +139,15 @@ package struct RowValues: Sendable {
     /// The value at `position` of `layout` (`.null` when absent), without looking the name up.
     package func slot(_ position: Int) -> AttributeValue { storage[row, position] }
 
+    /// The value at `position` (`.null` when absent) when these values lie by `layout` itself, nil otherwise: a
+    /// read by position for a caller holding its entity's layout, which neither retains the layout nor hashes a
+    /// name.
+    @inline(__always)
+    package func slot(_ position: Int, laidOutBy layout: RowLayout) -> AttributeValue? {
+        guard case .laid(let own) = shape, own === layout else { return nil }
+        return storage[row, position]
+    }
+
     /// The same values under `other`, which the caller has checked is equivalent to `layout`
     /// (`RowLayout.isEquivalent(to:)`): the context's layout for a store's, so its reads go by position. A row
     /// without a layout, or with values outside it, is returned as it is.
