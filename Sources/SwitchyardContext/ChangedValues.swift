@@ -20,7 +20,7 @@ package struct ChangedValues {
     package init() {}
 
     /// The number of positions holding a change.
-    package var count: Int { storage.map { $0.changeMask.nonzeroBitCount + $0.wideChangeMask.count } ?? 0 }
+    package var count: Int { storage?.changeCount ?? 0 }
 
     /// Whether nothing changed.
     package var isEmpty: Bool { storage == nil }
@@ -74,20 +74,15 @@ package struct ChangedValues {
         storage = nil
     }
 
-    /// Calls `body` with each change's position and value, in position order, reading the change masks' bits
-    /// (no array is built, no position without a change is visited).
+    /// Calls `body` with each change's position and value, in position order (see `RowStorage.forEachChange`).
     @inline(__always)
     package func forEachChange(_ body: (Int, AttributeValue) throws -> Void) rethrows {
-        guard let storage else { return }
-        var mask = storage.changeMask
-        while mask != 0 {
-            let position = mask.trailingZeroBitCount
-            try body(position, storage[0, position])
-            mask &= mask &- 1
-        }
-        if !storage.wideChangeMask.isEmpty {
-            for position in storage.wideChangeMask.sorted() { try body(position, storage[0, position]) }
-        }
+        try storage?.forEachChange(body)
+    }
+
+    /// The changes as a store takes them, by position and sharing the block (nothing is copied); nil when none.
+    package func positioned(_ layout: RowLayout) -> PositionedChanges? {
+        storage.map { PositionedChanges(layout: layout, storage: $0) }
     }
 
     /// The changes by attribute name (`layout` names the positions); `.null` entries kept unless `droppingNulls`.

@@ -79,6 +79,26 @@ package final class LMDBCursor {
         try key.withUnsafeBytes { try seek(atLeast: $0) }
     }
 
+    /// The entry whose key is exactly `key` (`MDB_SET_KEY`), nil when there is none.
+    package func seek(exactly key: UnsafeRawBufferPointer) throws -> Entry? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        return try move(MDB_SET_KEY, &k)
+    }
+
+    // MARK: - Writing
+
+    /// Replaces the value of the entry the cursor is on, whose key is `key` (`mdb_cursor_put` with
+    /// `MDB_CURRENT`): the cursor knows the entry's page, so the tree is not searched again as
+    /// `LMDBTransaction.put` would. Entries the cursor returned before point at stale bytes afterwards.
+    package func replaceCurrent(key: UnsafeRawBufferPointer, with value: UnsafeRawBufferPointer) throws {
+        guard let handle else { throw closedError() }
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_cursor_put(handle, &k, &v, UInt32(MDB_CURRENT))
+        transaction.countPut()
+        try LMDB.check(rc, operation: database.cursorPutCall, path: transaction.path, configuration: transaction.configuration)
+    }
+
     /// The first entry of the database (`MDB_FIRST`).
     package func first() throws -> Entry? {
         var k = MDB_val()

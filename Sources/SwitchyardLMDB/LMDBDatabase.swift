@@ -27,6 +27,7 @@ package struct LMDBDatabase: Sendable, Hashable {
     package var putCall: String { calls.put }
     package var deleteCall: String { calls.delete }
     package var cursorCall: String { calls.cursor }
+    package var cursorPutCall: String { calls.cursorPut }
 
     init(name: String?, handle: MDB_dbi) {
         self.name = name
@@ -36,12 +37,13 @@ package struct LMDBDatabase: Sendable, Hashable {
 
     /// The call names of one database.
     private final class Calls: Sendable {
-        let get: String, put: String, delete: String, cursor: String
+        let get: String, put: String, delete: String, cursor: String, cursorPut: String
         init(_ label: String) {
             get = "mdb_get(\(label))"
             put = "mdb_put(\(label))"
             delete = "mdb_del(\(label))"
             cursor = "mdb_cursor_get(\(label))"
+            cursorPut = "mdb_cursor_put(\(label))"
         }
     }
 

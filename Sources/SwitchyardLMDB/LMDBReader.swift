@@ -50,8 +50,12 @@ package final class LMDBReader {
 
     /// The stored bytes of a row (pointing into the map: valid until the transaction next writes), with its
     /// entity and `Z_OPT` read from its header, or `nil` when missing. For updates that patch a row.
-    package func storedRow(root: Int, primaryKey: Int64) throws -> (bytes: UnsafeRawBufferPointer, layout: LMDBEntityLayout, version: Int64)? {
-        guard let bytes = try encodedRow(root: root, primaryKey: primaryKey) else { return nil }
+    /// `cursor` (on the rows database) is left on the row, for `LMDBCursor.replaceCurrent`.
+    package func storedRow(
+        root: Int, primaryKey: Int64, cursor: LMDBCursor
+    ) throws -> (bytes: UnsafeRawBufferPointer, layout: LMDBEntityLayout, version: Int64)? {
+        LMDBRowKey.set(&rowKey, root: root, primaryKey: primaryKey)
+        guard let bytes = try rowKey.withUnsafeBytes({ try cursor.seek(exactly: $0) })?.value else { return nil }
         let header = try LMDBRowCoding.reportingDamage(path: store.path, primaryKey: primaryKey) {
             var r = LMDBByteReader(bytes)
             return try LMDBRowCoding.readHeader(&r, primaryKey: primaryKey, schema: schema)

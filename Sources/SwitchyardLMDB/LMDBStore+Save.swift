@@ -141,39 +141,56 @@ extension LMDBStore {
         }
         if let last = highest { maxKeys[last.root] = max(maxKeys[last.root] ?? 0, last.key) }
 
-        for update in changes.updates {
-            let (layout, indexes) = try resolve(update.entityName)
-            // The row's version first (as the memory store checks it): a stale update is a conflict, whatever else
-            // is wrong with it. `stored.bytes` point into the map until this transaction next writes.
-            let stored = try reader.storedRow(root: layout.rootNumber, primaryKey: update.primaryKey)
-            guard let stored, stored.layout === layout, stored.version == update.expectedVersion else {
-                throw conflict(
-                    entityName: update.entityName, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion,
-                    actualVersion: stored?.version)
-            }
-            let changed = try normalized(update.values, layout: layout)
-            LMDBRowKey.set(&key, root: layout.rootNumber, primaryKey: update.primaryKey)
-            writer.bytes.removeAll(keepingCapacity: true)
-            if update.toOne.isEmpty, !changed.contains(where: { layout.indexedAttributes[$0.position] }) {
-                // No index reads a changed value: the stored row is patched, its other values copied as bytes
-                // rather than decoded (most of an update's work in the store before). Nor can a uniqueness
-                // constraint's values change (each has an index over exactly its properties).
-                try LMDBRowCoding.reportingDamage(path: path, primaryKey: update.primaryKey) {
-                    try LMDBRowCoding.patch(
-                        stored.bytes, layout: layout, schema: schema, primaryKey: update.primaryKey, version: stored.version + 1,
-                        changes: changed, into: &writer)
+        // One cursor for the updates: it finds each row and rewrites it where it found it (one search of the
+        // tree per update rather than two, a get and a put).
+        if !changes.updates.isEmpty {
+            try txn.withCursor(databases.rows) { rows in
+                for update in changes.updates {
+                    let (layout, indexes) = try resolve(update.entityName)
+                    // The row's version first (as the memory store checks it): a stale update is a conflict,
+                    // whatever else is wrong with it. `stored.bytes` point into the map until this transaction
+                    // next writes.
+                    let stored = try reader.storedRow(root: layout.rootNumber, primaryKey: update.primaryKey, cursor: rows)
+                    guard let stored, stored.layout === layout, stored.version == update.expectedVersion else {
+                        throw conflict(
+                            entityName: update.entityName, primaryKey: update.primaryKey, expectedVersion: update.expectedVersion,
+                            actualVersion: stored?.version)
+                    }
+                    let changed: [(position: Int, value: AttributeValue)]
+                    if let changes = update.positioned, isEquivalent(changes.layout, to: layout, cache: &sameLayout) {
+                        // By position: a context's changes, whose layout is the store's.
+                        var list: [(position: Int, value: AttributeValue)] = []
+                        list.reserveCapacity(changes.storage.changeCount)
+                        try changes.forEach { list.append(($0, try normalized($1, at: $0, layout: layout))) }
+                        changed = list
+                    } else {
+                        changed = try normalized(update.values, layout: layout)
+                    }
+                    LMDBRowKey.set(&key, root: layout.rootNumber, primaryKey: update.primaryKey)
+                    writer.bytes.removeAll(keepingCapacity: true)
+                    if update.toOne.isEmpty, !changed.contains(where: { layout.indexedAttributes[$0.position] }) {
+                        // No index reads a changed value: the stored row is patched, its other values copied as bytes
+                        // rather than decoded (most of an update's work in the store before). Nor can a uniqueness
+                        // constraint's values change (each has an index over exactly its properties).
+                        try LMDBRowCoding.reportingDamage(path: path, primaryKey: update.primaryKey) {
+                            try LMDBRowCoding.patch(
+                                stored.bytes, layout: layout, schema: schema, primaryKey: update.primaryKey,
+                                version: stored.version + 1, changes: changed, into: &writer)
+                        }
+                        try replace(rows, key, writer.bytes)
+                    } else {
+                        let old = try LMDBIndexing.decodeImage(
+                            stored.bytes, primaryKey: update.primaryKey, schema: schema, path: path)
+                        var image = old
+                        for (position, value) in changed { image.attributes[position] = value }
+                        try setToOnes(update.toOne, in: &image)
+                        image.version += 1
+                        LMDBRowCoding.encode(image, into: &writer)
+                        try replace(rows, key, writer.bytes)
+                        try LMDBIndexing.update(from: old, to: image, databases: indexes, txn: txn)
+                        if !layout.constraints.isEmpty { touched.append((layout, update.primaryKey)) }
+                    }
                 }
-                try txn.put(databases.rows, key, writer.bytes)
-            } else {
-                let old = try LMDBIndexing.decodeImage(stored.bytes, primaryKey: update.primaryKey, schema: schema, path: path)
-                var image = old
-                for (position, value) in changed { image.attributes[position] = value }
-                try setToOnes(update.toOne, in: &image)
-                image.version += 1
-                LMDBRowCoding.encode(image, into: &writer)
-                try txn.put(databases.rows, key, writer.bytes)
-                try LMDBIndexing.update(from: old, to: image, databases: indexes, txn: txn)
-                if !layout.constraints.isEmpty { touched.append((layout, update.primaryKey)) }
             }
         }
 
@@ -201,26 +218,37 @@ extension LMDBStore {
         return try recordHistory(changes, txn: txn)
     }
 
+    /// Rewrites the row `cursor` is on (see `LMDBCursor.replaceCurrent`).
+    private func replace(_ cursor: LMDBCursor, _ key: [UInt8], _ bytes: [UInt8]) throws {
+        try key.withUnsafeBytes { k in try bytes.withUnsafeBytes { try cursor.replaceCurrent(key: k, with: $0) } }
+    }
+
     // MARK: - Validation
 
-    /// Whether an inserted row's layout (the context's, for its entity) is equivalent to the store's: the last
-    /// pair compared, so a save of many rows of one entity compares the layouts once.
+    /// Whether a row's or an update's layout (the context's, for its entity) is equivalent to the store's: the
+    /// last pair compared, so a save of many rows of one entity compares the layouts once.
     struct LayoutMatch {
         let values: ObjectIdentifier
         let store: ObjectIdentifier
         let equivalent: Bool
     }
 
+    /// Whether values positioned by `valuesLayout` lie as `layout`'s, compared once per pair (see `LayoutMatch`).
+    private func isEquivalent(_ valuesLayout: RowLayout, to layout: LMDBEntityLayout, cache: inout LayoutMatch?) -> Bool {
+        let ids = (ObjectIdentifier(valuesLayout), ObjectIdentifier(layout.rowLayout))
+        if cache?.values != ids.0 || cache?.store != ids.1 {
+            cache = LayoutMatch(values: ids.0, store: ids.1, equivalent: valuesLayout.isEquivalent(to: layout.rowLayout))
+        }
+        return cache!.equivalent
+    }
+
     /// An inserted row's values into `image`: by position when the row's layout is equivalent to the store's
     /// (no name hashed per value, a third of an insert's work in the store before), else by name.
     private func setValues(_ values: RowValues, in image: inout LMDBRowImage, sameLayout: inout LayoutMatch?) throws {
         let layout = image.layout
-        guard let valuesLayout = values.layout, values.isLaidOut else { return try setValues(values, in: &image) }
-        let ids = (ObjectIdentifier(valuesLayout), ObjectIdentifier(layout.rowLayout))
-        if sameLayout?.values != ids.0 || sameLayout?.store != ids.1 {
-            sameLayout = LayoutMatch(values: ids.0, store: ids.1, equivalent: valuesLayout.isEquivalent(to: layout.rowLayout))
+        guard let valuesLayout = values.layout, values.isLaidOut, isEquivalent(valuesLayout, to: layout, cache: &sameLayout) else {
+            return try setValues(values, in: &image)
         }
-        guard sameLayout!.equivalent else { return try setValues(values, in: &image) }
         for position in 0..<valuesLayout.names.count {
             let value = values.slot(position)
             if value.isNull { continue }

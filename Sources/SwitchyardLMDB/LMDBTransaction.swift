@@ -150,6 +150,9 @@ package final class LMDBTransaction {
         return true
     }
 
+    /// Counts a put made through a cursor of this transaction (see `puts`).
+    package func countPut() { puts &+= 1 }
+
     /// `put` for byte arrays.
     @discardableResult
     package func put(_ database: LMDBDatabase, _ key: [UInt8], _ value: [UInt8], flags: PutFlags = []) throws -> Bool {

@@ -86,7 +86,11 @@ extension SQLiteStore {
                 inserts.append(EncodedInsert(layoutName: layout.name, arguments: try encodeInsert(row, layout: layout, newFiles: &newFiles), row: row))
             }
         }
-        let updates = try changes.updates.map { update in (update, try encodeUpdate(update, newFiles: &newFiles)) }
+        // `values` read once per update: a context's update builds the dictionary on each read.
+        let updates = try changes.updates.map { update in
+            let values = update.values
+            return (update, values, try encodeUpdate(update, values: values, newFiles: &newFiles))
+        }
         let deletes = try changes.deletes.map { ($0, try servedLayout($0.entityName)) }
         let history = tracksHistory ? StoredHistoryTransaction.recording(changes, model: model) : nil
 
@@ -101,14 +105,14 @@ extension SQLiteStore {
                     try throwConflict(db, layout: layout, primaryKey: deletion.primaryKey, expected: deletion.expectedVersion)
                 }
             }
-            for (update, encoded) in updates {
+            for (update, values, encoded) in updates {
                 if encoded.layout.attributes.contains(where: \.isExternal) {
-                    released += try externalFiles(db, layout: encoded.layout, primaryKey: update.primaryKey, attributes: Set(update.values.keys))
+                    released += try externalFiles(db, layout: encoded.layout, primaryKey: update.primaryKey, attributes: Set(values.keys))
                 }
                 let statement = try db.cachedStatement(sql: encoded.sql)
                 try bind(encoded.arguments, to: statement)
                 try execute(
-                    statement, layout: encoded.layout, primaryKey: update.primaryKey, values: RowValues(update.values),
+                    statement, layout: encoded.layout, primaryKey: update.primaryKey, values: RowValues(values),
                     toOne: update.toOne.compactMapValues { $0 })
                 if db.changesCount == 0 {
                     try throwConflict(db, layout: encoded.layout, primaryKey: update.primaryKey, expected: update.expectedVersion)
@@ -245,10 +249,12 @@ extension SQLiteStore {
 
     /// `UPDATE T SET <changed columns>, Z_OPT = Z_OPT + 1 WHERE Z_PK = ? AND Z_OPT = ?` with its arguments;
     /// columns in sorted order so the same shape of update reuses one cached statement.
-    private func encodeUpdate(_ update: RowUpdate, newFiles: inout [String]) throws -> (sql: String, arguments: [DatabaseValue], layout: SQLiteEntityLayout) {
+    private func encodeUpdate(
+        _ update: RowUpdate, values: [String: AttributeValue], newFiles: inout [String]
+    ) throws -> (sql: String, arguments: [DatabaseValue], layout: SQLiteEntityLayout) {
         let layout = try servedLayout(update.entityName)
         var assignments: [(String, DatabaseValue)] = []
-        for (name, value) in update.values {
+        for (name, value) in values {
             guard let index = layout.attributeIndex[name] else {
                 if layout.transientNames.contains(name) { continue }
                 throw unknownProperty(name, layout: layout)

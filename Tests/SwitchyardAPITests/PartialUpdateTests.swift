@@ -137,4 +137,49 @@ import Testing
         #expect(final["c0"]?["done"] == expected["c0"]?["done"], "the stale change wrote nothing")
         #expect(final["c2-renamed"] != nil && final["c2-again"] == nil, "the stale rename wrote nothing")
     }
+
+    /// One object saved again and again while the objects fetched with it stay untouched: each save is what a
+    /// fresh context reads, the object reads its own latest values, a value cleared and set again round-trips,
+    /// and the neighbours (fetched in the same batch, so sharing its storage until it changes) keep theirs.
+    @Test(arguments: Backend.everyStore)
+    func repeatedSavesOfOneObjectLeaveTheOthersFetchedWithItAlone(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Self.coordinator(backend, in: dir)
+        do {
+            let context = ObjectContext(coordinator: coordinator)
+            for i in 0..<20 {
+                let card = try context.insert("Card")
+                try card.set("title", "c\(i)")
+                try card.set("count", Int64(i))
+                try card.set("note", "note \(i)")
+            }
+            try context.save()
+        }
+        let before = try Self.snapshot(coordinator)
+        let context = ObjectContext(coordinator: coordinator)
+        let cards = try context.fetch(FetchRequest(entityName: "Card", sortKeys: [SortKey("count")]))
+        try #require(cards.count == 20)
+        let target = cards[7]
+        for round in 1...5 {
+            try target.set("count", Int64(1_000 * round))
+            try target.set("note", round == 3 ? nil : "round \(round)")
+            try context.save()
+            #expect(try target.get("count", as: Int64.self) == Int64(1_000 * round))
+            let stored = try Self.snapshot(coordinator)["c7"]
+            #expect(stored?["count"] == "\(AttributeValue.integer(Int64(1_000 * round)))", "round \(round)")
+            #expect(stored?["note"] == (round == 3 ? "\(AttributeValue.null)" : "\(AttributeValue.string("round \(round)"))"), "round \(round)")
+        }
+        for (i, card) in cards.enumerated() where i != 7 {
+            #expect(try card.get("count", as: Int64.self) == Int64(i), "the neighbour c\(i) changed in memory")
+            #expect(try card.get("note", as: String.self) == "note \(i)")
+            #expect(!card.hasChanges)
+        }
+        var after = try Self.snapshot(coordinator)
+        after["c7"] = before["c7"]
+        #expect(after == before, "only c7 changed in the store")
+        // The version moved on with every save: the object saves again without a conflict.
+        try target.set("score", 1.5)
+        try context.save()
+        #expect(try Self.snapshot(coordinator)["c7"]?["score"] == "\(AttributeValue.double(1.5))")
+    }
 }
