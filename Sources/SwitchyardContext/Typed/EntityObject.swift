@@ -40,7 +40,8 @@ public protocol EntityObject: Hashable, SendableMetatype {
     static var entityName: String { get }
     /// The properties the type declares, checked against the model when the type is registered.
     static var declaredProperties: [DeclaredProperty] { get }
-    /// The model name behind each key path the type offers to predicates and sort keys.
+    /// The model name behind each key path the type offers to predicates and sort keys. Read once per type
+    /// (a computed property is not recomputed for every predicate).
     static var keyPathNames: [PartialKeyPath<Self>: String] { get }
     /// The object this value views.
     var managedObject: ManagedObject { get }
@@ -63,13 +64,13 @@ extension EntityObject {
 
     /// The model name `keyPathNames` gives a key path rooted at this type, nil when it lists none.
     package static func listedName(of keyPath: AnyKeyPath) -> String? {
-        (keyPath as? PartialKeyPath<Self>).flatMap { keyPathNames[$0] }
+        (keyPath as? PartialKeyPath<Self>).flatMap { KeyPathNameCache.names(of: Self.self)[$0] }
     }
 
     /// The model name of `keyPath`, or `QueryError.unsupported` for a key path the type does not list (a
     /// computed property of the user's own, say).
     package static func name(of keyPath: PartialKeyPath<Self>) throws -> String {
-        guard let name = keyPathNames[keyPath] else { throw QueryError.unsupported(unlisted(keyPath)) }
+        guard let name = KeyPathNameCache.names(of: Self.self)[keyPath] else { throw QueryError.unsupported(unlisted(keyPath)) }
         return name
     }
 
