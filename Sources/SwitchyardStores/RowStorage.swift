@@ -19,28 +19,29 @@ package final class RowStorage: @unchecked Sendable {
     /// Where each row's values sit.
     package let pattern: SlotPattern
     @usableFromInline let bytes: UnsafeMutableRawPointer
-    // Two 32-bit counts: with them the object asks malloc for 48 bytes; two Ints made it 64 and an 80-byte
-    // chunk, 16 MB more for a million new objects' changes.
+    // Two 32-bit counts: with them the object asks malloc for 56 bytes, which it serves from a 64-byte chunk;
+    // two Ints made it 64 and an 80-byte chunk, 16 MB more for a million new objects' changes.
     private let rowCapacity: Int32
     // The `var`s skip Swift's dynamic exclusivity check (`@exclusivity(unchecked)`), as `ManagedObject`'s do.
     // No access to them can overlap another: they are read, assigned, or changed by a `Set` method that calls no
-    // code of ours, never while a closure runs, and written only under the rules above. (Read from another
-    // module, a stored `var` is checked all the same: hence `changeMask` lives in the block's bytes.)
+    // code of ours, never while a closure runs, and written only under the rules above.
     @exclusivity(unchecked) private var rowCount: Int32 = 0
+    /// See `changeMask`. Private, behind accessors: read directly from another module, the stored `var` was
+    /// checked all the same (a `swift_beginAccess` per read in callgrind). (Kept out of the block's bytes: eight
+    /// more bytes there moved a one-row block of the bench entity into the next malloc size, 16 MB more at the
+    /// peak of saving a million new objects.)
+    @exclusivity(unchecked) private var mask: UInt64 = 0
     /// Changed positions from 64 on (see `changeMask`); read only for a pattern wider than 64.
     @exclusivity(unchecked) private var wideChanges: Set<Int> = []
 
     /// For a block holding one object's unsaved values (the context's `ChangedValues`): which positions hold a
-    /// change, a bit each for the first 64, the rest in `wideChangeMask`. Kept in the block, after its rows,
-    /// rather than beside it, so that an object with no changes spends one word on them; in its bytes rather
-    /// than a stored `var`, since the context's reads of a stored `var` of this class each cost a
-    /// `swift_beginAccess` (`@exclusivity(unchecked)` is not honoured across modules: 380 instructions of each
-    /// object validated in a save, callgrind). Written only through a `ChangedValues` holding the only
-    /// reference (it copies a shared block first). Arena blocks leave it zero; a saved insert's row keeps its
-    /// object's block, masks included, and nothing reads them there.
+    /// change, a bit each for the first 64, the rest in `wideChangeMask`. Kept here rather than beside the
+    /// block so that an object with no changes spends one word on them. Written only through a `ChangedValues`
+    /// holding the only reference (it copies a shared block first). Arena blocks leave them zero; a saved
+    /// insert's row keeps its object's block, masks included, and nothing reads them there.
     package var changeMask: UInt64 {
-        @inline(__always) get { maskPointer.pointee }
-        @inline(__always) set { maskPointer.pointee = newValue }
+        get { mask }
+        set { mask = newValue }
     }
 
     /// Changed positions from 64 on (see `changeMask`): always empty for a pattern of 64 positions or fewer,
@@ -60,7 +61,7 @@ package final class RowStorage: @unchecked Sendable {
     /// the mask's bits (no position without a change is visited, no array is built).
     @inline(__always)
     package func forEachChange(_ body: (Int, AttributeValue) throws -> Void) rethrows {
-        var mask = changeMask
+        var mask = self.mask
         while mask != 0 {
             let position = mask.trailingZeroBitCount
             try body(position, self[0, position])
@@ -69,10 +70,6 @@ package final class RowStorage: @unchecked Sendable {
         if pattern.width > 64, !wideChanges.isEmpty {
             for position in wideChanges.sorted() { try body(position, self[0, position]) }
         }
-    }
-
-    @inline(__always) private var maskPointer: UnsafeMutablePointer<UInt64> {
-        (bytes + pattern.stride * Int(rowCapacity)).assumingMemoryBound(to: UInt64.self)
     }
 
     /// What a position's bytes hold.
@@ -94,9 +91,7 @@ package final class RowStorage: @unchecked Sendable {
         let rows = max(capacity, 1)
         precondition(rows <= Int(Int32.max), "RowStorage: \(rows) rows in one block")
         rowCapacity = Int32(rows)
-        // The rows, then the change mask (a stride is a multiple of 8, so the mask is aligned).
-        bytes = .allocate(byteCount: pattern.stride * rows + MemoryLayout<UInt64>.size, alignment: 16)
-        maskPointer.initialize(to: 0)
+        bytes = .allocate(byteCount: max(pattern.stride * rows, 1), alignment: 16)
     }
 
     /// Rows the block has room for.
