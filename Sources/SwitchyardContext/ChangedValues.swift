@@ -85,15 +85,6 @@ package struct ChangedValues {
         storage.map { PositionedChanges(layout: layout, storage: $0) }
     }
 
-    /// The changes by attribute name (`layout` names the positions); `.null` entries kept unless `droppingNulls`.
-    package func dictionary(_ layout: RowLayout, droppingNulls: Bool = false) -> [String: AttributeValue] {
-        var result = [String: AttributeValue](minimumCapacity: count)
-        forEachChange { position, value in
-            if !(droppingNulls && value.isNull) { result[layout.names[position]] = value }
-        }
-        return result
-    }
-
     /// The non-null changes as row values positioned by `layout`, sharing the block (nothing is copied).
     package func rowValues(_ layout: RowLayout) -> RowValues {
         if let storage { return RowValues(layout: layout, storage: storage, row: 0) }

@@ -147,16 +147,11 @@ extension ObjectContext {
                 for object in b.updates {
                     let handle = object.handle
                     let (primaryKey, version) = (object.savedPrimaryKey!, object.snapshot?.version ?? 0)
-                    var update: RowUpdate
-                    if handle.transientPositions.isEmpty, let changes = object.changedValues.positioned(handle.layout) {
-                        // By position, as the object holds them: no dictionary is built for a store that reads positions.
-                        update = RowUpdate(entityName: handle.name, primaryKey: primaryKey, expectedVersion: version, changes: changes)
-                    } else {
-                        update = RowUpdate(
-                            entityName: handle.name, primaryKey: primaryKey, expectedVersion: version,
-                            values: object.changedValues.dictionary(handle.layout))
-                        for position in handle.transientPositions { update.values[handle.layout.names[position]] = nil }
-                    }
+                    // By position, as the object holds them (no dictionary is built for a store that reads
+                    // positions), unless transient attributes are to be left out.
+                    var update = RowUpdate(
+                        entityName: handle.name, primaryKey: primaryKey, expectedVersion: version,
+                        changes: object.changedValues.positioned(handle.layout), excluding: handle.transientPositions)
                     for (name, target) in object.changedToOne { update.toOne[name] = .some(reference(target)) }
                     update.toManyKeys = object.touchedToMany.union(object.changedToMany.keys)
                     changes.updates.append(update)

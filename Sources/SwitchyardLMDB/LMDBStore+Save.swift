@@ -158,11 +158,7 @@ extension LMDBStore {
                     }
                     let changed: [(position: Int, value: AttributeValue)]
                     if let changes = update.positioned, isEquivalent(changes.layout, to: layout, cache: &sameLayout) {
-                        // By position: a context's changes, whose layout is the store's.
-                        var list: [(position: Int, value: AttributeValue)] = []
-                        list.reserveCapacity(changes.storage.changeCount)
-                        try changes.forEach { list.append(($0, try normalized($1, at: $0, layout: layout))) }
-                        changed = list
+                        changed = try normalized(changes, layout: layout)
                     } else {
                         changed = try normalized(update.values, layout: layout)
                     }
@@ -276,6 +272,14 @@ extension LMDBStore {
             result.append((position, try normalized(value, at: position, layout: layout)))
         }
         if result.count > 1 { result.sort { $0.position < $1.position } }
+        return result
+    }
+
+    /// A context's changes, whose layout is equivalent to `layout`'s, normalized by position: no name hashed.
+    private func normalized(_ changes: PositionedChanges, layout: LMDBEntityLayout) throws -> [(position: Int, value: AttributeValue)] {
+        var result: [(position: Int, value: AttributeValue)] = []
+        result.reserveCapacity(changes.storage.changeCount)
+        try changes.forEach { result.append(($0, try normalized($1, at: $0, layout: layout))) }
         return result
     }
 

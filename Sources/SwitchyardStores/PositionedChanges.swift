@@ -24,10 +24,12 @@ package struct PositionedChanges: Sendable {
         try storage.forEachChange(body)
     }
 
-    /// The changes by attribute name.
-    package var dictionary: [String: AttributeValue] {
+    /// The changes by attribute name (`.null` where a value was cleared), leaving out the positions in `excluded`.
+    package func dictionary(excluding excluded: [Int] = []) -> [String: AttributeValue] {
         var result = [String: AttributeValue](minimumCapacity: storage.changeCount)
-        forEach { position, value in result[layout.names[position]] = value }
+        forEach { position, value in
+            if !excluded.contains(position) { result[layout.names[position]] = value }
+        }
         return result
     }
 }

@@ -89,10 +89,19 @@ public struct RowUpdate: Sendable, Hashable {
     public var expectedVersion: Int64
     /// New attribute values by name (`.null` clears one).
     public var values: [String: AttributeValue] {
-        get { positioned?.dictionary ?? named }
+        get { positioned?.dictionary() ?? named }
         set {
             named = newValue
             positioned = nil
+        }
+        _modify {
+            // A change in place builds the dictionary of a positioned update once, and edits a named one without
+            // copying it.
+            if let positioned {
+                named = positioned.dictionary()
+                self.positioned = nil
+            }
+            yield &named
         }
     }
     /// Changed to-one relationships; `nil` clears the relationship.
@@ -120,10 +129,17 @@ public struct RowUpdate: Sendable, Hashable {
         self.toOne = toOne
     }
 
-    /// An update whose values are the changes of `changes`, read by position.
-    package init(entityName: String, primaryKey: Int64, expectedVersion: Int64, changes: PositionedChanges) {
+    /// An update whose values are `changes` (none when nil) without the positions in `excluded`: read by
+    /// position when nothing is excluded, else by name.
+    package init(
+        entityName: String, primaryKey: Int64, expectedVersion: Int64, changes: PositionedChanges?, excluding excluded: [Int] = []
+    ) {
         self.init(entityName: entityName, primaryKey: primaryKey, expectedVersion: expectedVersion)
-        positioned = changes
+        if excluded.isEmpty {
+            positioned = changes
+        } else {
+            named = changes?.dictionary(excluding: excluded) ?? [:]
+        }
     }
 
     public static func == (a: RowUpdate, b: RowUpdate) -> Bool {
@@ -138,6 +154,23 @@ public struct RowUpdate: Sendable, Hashable {
         hasher.combine(values)
         hasher.combine(toOne)
         hasher.combine(toManyKeys)
+    }
+}
+
+extension RowUpdate: CustomStringConvertible, CustomReflectable {
+    /// The update as its public properties show it (whether a context handed the values over by position is
+    /// not shown).
+    public var description: String {
+        "RowUpdate(entityName: \(entityName.debugDescription), primaryKey: \(primaryKey), expectedVersion: \(expectedVersion), "
+            + "values: \(values), toOne: \(toOne), toManyKeys: \(toManyKeys))"
+    }
+
+    /// The public properties, for `dump` and debuggers.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "entityName": entityName, "primaryKey": primaryKey, "expectedVersion": expectedVersion, "values": values,
+            "toOne": toOne, "toManyKeys": toManyKeys,
+        ])
     }
 }
 
