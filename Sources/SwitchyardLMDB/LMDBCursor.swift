@@ -92,11 +92,21 @@ package final class LMDBCursor {
     /// `LMDBTransaction.put` would. Entries the cursor returned before point at stale bytes afterwards.
     package func replaceCurrent(key: UnsafeRawBufferPointer, with value: UnsafeRawBufferPointer) throws {
         guard let handle else { throw closedError() }
+        // LMDB does not compare the key given with `MDB_CURRENT` (outside `MDB_DUPSORT`), yet re-adds the entry
+        // under it when the value changes size: a key other than the current one would break the tree's order.
+        assert(isOn(key), "replaceCurrent: the cursor is not on the key given")
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = mdb_cursor_put(handle, &k, &v, UInt32(MDB_CURRENT))
         transaction.countPut()
         try LMDB.check(rc, operation: database.cursorPutCall, path: transaction.path, configuration: transaction.configuration)
+    }
+
+    /// Whether the cursor is on an entry whose key is `key` (`MDB_GET_CURRENT`), for `replaceCurrent`'s assertion.
+    private func isOn(_ key: UnsafeRawBufferPointer) -> Bool {
+        var k = MDB_val()
+        guard let current = (try? move(MDB_GET_CURRENT, &k)) ?? nil else { return false }
+        return current.key.elementsEqual(key)
     }
 
     /// The first entry of the database (`MDB_FIRST`).
