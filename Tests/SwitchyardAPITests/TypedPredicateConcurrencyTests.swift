@@ -1,0 +1,52 @@
+import Foundation
+import Switchyard
+import Testing
+
+/// Typed predicates of a type no thread has used yet, built on many threads at once: each one names the right
+/// attributes and fetches what it should (a type's key-path names are read once and shared between threads).
+@Suite struct TypedPredicateConcurrencyTests {
+    @Test func firstUseOfATypeOnManyThreadsAtOnce() async throws {
+        let dir = try TempDir()
+        let url = try #require(Bundle.module.url(forResource: "Shop", withExtension: "xcdatamodeld"))
+        let coordinator = try Backend.memory.coordinator(ModelLoader.load(at: url), in: dir)
+        do {
+            let context = ObjectContext(coordinator: coordinator)
+            for (name, tier) in [("Ann", 1), ("Bob", 2), ("Cid", 3)] {
+                let customer = try context.insert(Customer.self)
+                customer.name = name
+                customer.tier = Int16(tier)
+            }
+            try context.save()
+        }
+        let results = try await withThrowingTaskGroup(of: (Int, [String], Int).self) { group in
+            for task in 0..<32 {
+                group.addTask {
+                    let context = ObjectContext(coordinator: coordinator)
+                    let name = ["Ann", "Bob", "Cid"][task % 3]
+                    let byName = try context.fetch(RaceCustomer.self, where: \.name == name).map(\.name)
+                    let count = try context.count(RaceCustomer.self, where: \.tier >= Int16(task % 3 + 1))
+                    return (task, byName, count)
+                }
+            }
+            var all: [(Int, [String], Int)] = []
+            for try await result in group { all.append(result) }
+            return all
+        }
+        #expect(results.count == 32)
+        for (task, byName, count) in results {
+            #expect(byName == [["Ann", "Bob", "Cid"][task % 3]], "task \(task)")
+            #expect(count == 3 - task % 3, "task \(task)")
+        }
+    }
+}
+
+/// A hand-written view of `Customer` used by no other test, so its first typed predicate is built here.
+struct RaceCustomer: EntityObject {
+    static let entityName = "Customer"
+    static let declaredProperties: [DeclaredProperty] = [.attribute("name", String.self), .attribute("tier", Int16.self)]
+    static var keyPathNames: [PartialKeyPath<RaceCustomer>: String] { [\.name: "name", \.tier: "tier"] }
+    let managedObject: ManagedObject
+    init(managedObject: ManagedObject) { self.managedObject = managedObject }
+    var name: String { managedObject[attribute: "name"] }
+    var tier: Int16 { managedObject[attribute: "tier"] }
+}
