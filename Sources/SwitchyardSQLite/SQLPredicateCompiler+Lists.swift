@@ -65,6 +65,52 @@ extension SQLPredicateCompiler {
         return String(decoding: json, as: UTF8.self)
     }
 
+    /// The rows of a long `IN` list that drives a query (see `drivingList`): a JSON array of the list's texts
+    /// (a text column) or integers (an integer column), each once, since a join returns a row once per equal
+    /// value. Texts are told apart by their bytes, as SQLite's binary collation tells them apart (Swift's `==`
+    /// takes canonically equivalent texts as one). Nil for a short list, one holding anything else (NULL, a
+    /// text with U+0000, a number for a text column or the reverse), or when SQLite lacks `json_each`.
+    static func distinctJSONList(_ items: [PredicateOperand], type: AttributeType) -> String? {
+        guard items.count > longListLength, jsonEachAvailable else { return nil }
+        var json: [UInt8] = [UInt8(ascii: "[")]
+        switch type {
+        case .string:
+            json.reserveCapacity(items.count * 24)
+            var seen = Set<TextBytes>(minimumCapacity: items.count)
+            for item in items {
+                guard case .constant(.string(let text)) = item, !text.utf8.contains(0) else { return nil }
+                guard seen.insert(TextBytes(text: text)).inserted else { continue }
+                if json.count > 1 { json.append(UInt8(ascii: ",")) }
+                appendJSONString(text, to: &json, tag: nil)
+            }
+        case .integer16, .integer32, .integer64:
+            json.reserveCapacity(items.count * 8)
+            var seen = Set<Int64>(minimumCapacity: items.count)
+            for item in items {
+                guard case .constant(.integer(let integer)) = item else { return nil }
+                guard seen.insert(integer).inserted else { continue }
+                if json.count > 1 { json.append(UInt8(ascii: ",")) }
+                json.append(contentsOf: String(integer).utf8)
+            }
+        default:
+            return nil
+        }
+        json.append(UInt8(ascii: "]"))
+        return String(decoding: json, as: UTF8.self)
+    }
+
+    /// A text hashed and compared by its UTF-8 bytes.
+    private struct TextBytes: Hashable {
+        let text: String
+
+        func hash(into hasher: inout Hasher) {
+            var text = text
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+
+        static func == (a: TextBytes, b: TextBytes) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+    }
+
     /// Appends `text` as a JSON string, `tag` before it inside the quotes: `"` and `\` escaped, control
     /// characters as `\u00XX`, the rest as is.
     private static func appendJSONString(_ text: String, to json: inout [UInt8], tag: UInt8?) {

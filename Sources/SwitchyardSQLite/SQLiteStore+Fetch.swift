@@ -10,6 +10,20 @@ extension SQLiteStore {
         SQLPredicateCompiler(schema: schema, model: model, path: displayPath, configurationName: configurationName)
     }
 
+    /// The SELECT `fetch` would run for `request` (with the file's indexes at hand), for tests to look at.
+    /// Only its text crosses the module: a compiled fragment holds GRDB's values, which this module imports
+    /// internally.
+    package func selectSQL(_ request: StoreFetchRequest) throws -> String {
+        let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
+        let request = try request.prepared(forStore: identifier, model: model)
+        guard let projection = request.includesSubentities
+            ? schema.projections[layout.name] : schema.exactProjections[layout.name]
+        else { throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: layout.name) }
+        var compiler = self.compiler
+        compiler.leadingIndexes = try leadingIndexes()
+        return try compiler.select(request, projection: projection).sql
+    }
+
     /// Rows of the request's entity (and subentities unless excluded) matching its predicate, sorted, with
     /// offset and limit applied: one SELECT with bound parameters.
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
@@ -51,11 +65,13 @@ extension SQLiteStore {
         guard let projection = request.includesSubentities
             ? schema.projections[layout.name] : schema.exactProjections[layout.name]
         else { throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: layout.name) }
-        let query = try compiler.select(request, projection: projection)
-        try read { db in
-            let statement = try statement(for: query, in: db)
+        var delivered = false
+        try withStatement(compiling: { try $0.select(request, projection: projection) }, retryable: { !delivered }) { statement, query in
             var decoder = SQLiteRowDecoder(projection: projection, entityNames: schema.entityNamesByNumber, externalData: externalData)
-            try decoder.forEachRow(of: statement, arguments: query.arguments, body)
+            try decoder.forEachRow(of: statement, arguments: query.arguments) { row in
+                delivered = true
+                try body(row)
+            }
         }
     }
 
@@ -71,9 +87,7 @@ extension SQLiteStore {
         unlimited.fetchLimit = nil
         unlimited.fetchOffset = 0
         unlimited.sortKeys = []
-        let query = try compiler.count(unlimited)
-        return try read { db in
-            let statement = try statement(for: query, in: db)
+        return try withStatement(compiling: { try $0.count(unlimited) }, retryable: { true }) { statement, query in
             if let (index, code) = statement.bindDirectly(query.arguments) {
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind parameter \(index)", sql: query.sql)
             }
@@ -107,6 +121,43 @@ extension SQLiteStore {
             }
             return result
         }
+    }
+
+    /// Runs `body` in a read with the statement `make` compiles, given the file's indexes (read on first use) so
+    /// that a long `IN` list on an indexed column drives the query (`SQLPredicateCompiler.drivingList`). Should
+    /// SQLite refuse the index the statement names (another connection dropped it, or it cannot serve the
+    /// comparison) — when preparing the statement, or when a cached statement is prepared again at its first step
+    /// after the schema changed — the index is forgotten and the query compiled again without it, provided
+    /// `retryable()` (nothing was handed to the caller yet).
+    private func withStatement<T>(
+        compiling make: (SQLPredicateCompiler) throws -> SQLFragment, retryable: () -> Bool,
+        _ body: (Statement, SQLFragment) throws -> T
+    ) throws -> T {
+        var compiler = self.compiler
+        compiler.leadingIndexes = try leadingIndexes()
+        while true {
+            let query = try make(compiler)
+            var refused = false
+            let result: T? = try read { db in
+                do {
+                    return try body(try self.statement(for: query, in: db), query)
+                } catch let error as DatabaseError where query.drivingIndex != nil && error.resultCode == .SQLITE_ERROR && retryable() {
+                    refused = true
+                    return nil
+                }
+            }
+            guard refused, let index = query.drivingIndex else { return result! }
+            state.forget(index)
+            compiler.leadingIndexes.forget(index)
+        }
+    }
+
+    /// The file's indexes (see `SQLiteLeadingIndexes`), read once per store.
+    private func leadingIndexes() throws -> SQLiteLeadingIndexes {
+        if let known = state.leadingIndexes { return known }
+        let indexes = try read { db in try SQLiteLeadingIndexes.read(db, tables: schema.tables.map(\.name)) }
+        state.leadingIndexes = indexes
+        return indexes
     }
 
     /// The prepared statement of a compiled query: from the connection's cache, unless the query binds more

@@ -317,8 +317,20 @@ package final class SQLiteStoreState: @unchecked Sendable {
     private var _closed = false
     private var _tracksHistory = false
     private var _schemaVersion: Int64?
+    private var _leadingIndexes: SQLiteLeadingIndexes?
 
     package init(identifier: UUID) { _identifier = identifier }
+
+    /// The file's indexes as first read (see `SQLiteLeadingIndexes`); nil until then.
+    package var leadingIndexes: SQLiteLeadingIndexes? {
+        get { lock.withLock { _leadingIndexes } }
+        set { lock.withLock { _leadingIndexes = newValue } }
+    }
+
+    /// Stops offering `index` to queries: SQLite refused it.
+    package func forget(_ index: SQLiteLeadingIndexes.Index) {
+        lock.withLock { _leadingIndexes?.forget(index) }
+    }
 
     /// Whether saves record persistent history: set at open, and once another connection creates the tables.
     package var tracksHistory: Bool {
