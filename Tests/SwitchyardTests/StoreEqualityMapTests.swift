@@ -10,6 +10,8 @@ import Testing
         .decimal(Decimal(string: "1")!), .decimal(Decimal(string: "0.1")!), .double(0.1), .integer(2), .double(2.5),
         .string("a"), .string("A"), .string("é"), .string("e\u{301}"), .uri(URL(string: "a")!), .binary(Data([1, 2])),
         .uuid(UUID(uuid: (1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))), .binary(Data()),
+        .double(0), .double(-0.0), .integer(0), .integer(9_007_199_254_740_993), .double(9_007_199_254_740_992),
+        .binary(Data([1, 2] + Array(repeating: 0, count: 14))), .string(""),
     ]
 
     @Test(arguments: [UInt64(1), 2, 3, 4, 5])
@@ -52,5 +54,26 @@ import Testing
             let present = reference.compactMap { slots.slot(of: $0.0) }
             #expect(Set(present).count == reference.count && present.allSatisfy { $0 < slots.slotCount })
         }
+    }
+
+    /// Thousands of distinct values inserted, removed and inserted again: the table grows and reuses removed
+    /// entries, and every value keeps the slot it was given until removed.
+    @Test func manyValuesGrowAndShrinkTheTable() {
+        var index = StoreEqualityIndex(capacity: 3)
+        var expected: [Int: Int] = [:]   // value number -> slot
+        func value(_ n: Int) -> AttributeValue { n % 2 == 0 ? .string("key-\(n)") : .integer(Int64(n)) }
+        for round in 0..<3 {
+            for n in 0..<3_000 {
+                let (slot, inserted) = index.insert(value(n))
+                #expect(inserted == (expected[n] == nil), "round \(round) value \(n)")
+                if let known = expected[n] { #expect(slot == known) } else { expected[n] = slot }
+            }
+            for n in stride(from: round, to: 3_000, by: 3) {
+                #expect(index.remove(value(n)) == expected[n])
+                expected[n] = nil
+            }
+            for n in 0..<3_000 { #expect(index.slot(of: value(n)) == expected[n], "round \(round) value \(n)") }
+        }
+        #expect(Set(expected.values).count == expected.count)
     }
 }
