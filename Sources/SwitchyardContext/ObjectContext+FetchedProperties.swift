@@ -17,8 +17,14 @@ extension ObjectContext {
     /// try context.prefetchFetchedProperty("preview", for: messages)
     /// ```
     public func prefetchFetchedProperty(_ name: String, for objects: [ManagedObject]) throws {
-        let groups = Dictionary(grouping: objects, by: { $0.entity.name })
-        for (_, members) in groups.sorted(by: { $0.key < $1.key }) {
+        // Objects of one entity (the usual case) are one group, found without hashing a name per object.
+        let groups: [(key: String, value: [ManagedObject])]
+        if let first = objects.first, objects.allSatisfy({ $0.handle === first.handle }) {
+            groups = [(first.handle.name, objects)]
+        } else {
+            groups = Dictionary(grouping: objects, by: { $0.handle.name }).sorted(by: { $0.key < $1.key })
+        }
+        for (_, members) in groups {
             guard let property = members[0].entity.fetchedProperty(named: name) else {
                 throw ContextError.unknownKey(entity: members[0].entity.name, key: name)
             }

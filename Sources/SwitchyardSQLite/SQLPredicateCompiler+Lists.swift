@@ -76,12 +76,18 @@ extension SQLPredicateCompiler {
         switch type {
         case .string:
             json.reserveCapacity(items.count * 24)
-            var seen = Set<TextBytes>(minimumCapacity: items.count)
+            // Each text's JSON form is its bytes, escaped the one way appendJSONString escapes: equal forms are
+            // equal texts. A duplicate's form is taken off again.
+            var seen = EncodedSpans(capacity: items.count)
             for item in items {
-                guard case .constant(.string(let text)) = item, !text.utf8.contains(0) else { return nil }
-                guard seen.insert(TextBytes(text: text)).inserted else { continue }
+                guard case .constant(.string(var text)) = item,
+                      text.withUTF8({ $0.isEmpty || memchr($0.baseAddress!, 0, $0.count) == nil })
+                else { return nil }
+                let mark = json.count
                 if json.count > 1 { json.append(UInt8(ascii: ",")) }
+                let start = json.count
                 appendJSONString(text, to: &json, tag: nil)
+                if !seen.insert(start..<json.count, of: json) { json.removeSubrange(mark...) }
             }
         case .integer16, .integer32, .integer64:
             json.reserveCapacity(items.count * 8)
@@ -99,16 +105,55 @@ extension SQLPredicateCompiler {
         return String(decoding: json, as: UTF8.self)
     }
 
-    /// A text hashed and compared by its UTF-8 bytes.
-    private struct TextBytes: Hashable {
-        let text: String
+    /// Byte ranges of one buffer, each once by content: open addressing over FNV-1a hashes, the ranges compared
+    /// with `memcmp`. (A `Set` of the texts hashed with `Hasher` cost more than SQLite's temporary index this
+    /// de-duplication lets a driving list avoid: 1,700 instructions a text in callgrind, against about 200.)
+    private struct EncodedSpans {
+        private var spans: [Range<Int>] = []
+        /// Index into `spans` plus one; 0 is empty. A power of two at least twice the capacity.
+        private var table: [Int32]
 
-        func hash(into hasher: inout Hasher) {
-            var text = text
-            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        init(capacity: Int) {
+            var size = 16
+            while size < capacity * 2 { size *= 2 }
+            table = Array(repeating: 0, count: size)
+            spans.reserveCapacity(capacity)
         }
 
-        static func == (a: TextBytes, b: TextBytes) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+        /// Adds `span` of `buffer` unless an equal one is in; whether it was added.
+        mutating func insert(_ span: Range<Int>, of buffer: [UInt8]) -> Bool {
+            if spans.count * 2 >= table.count { grow(buffer) }
+            return buffer.withUnsafeBufferPointer { bytes in
+                let mask = table.count - 1
+                var slot = Int(truncatingIfNeeded: Self.hash(bytes, span)) & mask
+                while table[slot] != 0 {
+                    let other = spans[Int(table[slot]) - 1]
+                    if other.count == span.count
+                        && memcmp(bytes.baseAddress! + other.lowerBound, bytes.baseAddress! + span.lowerBound, span.count) == 0 {
+                        return false
+                    }
+                    slot = (slot + 1) & mask
+                }
+                spans.append(span)
+                table[slot] = Int32(spans.count)
+                return true
+            }
+        }
+
+        private mutating func grow(_ buffer: [UInt8]) {
+            let old = spans
+            spans.removeAll(keepingCapacity: true)
+            table = Array(repeating: 0, count: table.count * 2)
+            for span in old { _ = insert(span, of: buffer) }
+        }
+
+        private static func hash(_ bytes: UnsafeBufferPointer<UInt8>, _ span: Range<Int>) -> UInt64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for i in span {
+                hash = (hash ^ UInt64(bytes[i])) &* 0x100_0000_01b3
+            }
+            return hash ^ (hash >> 29)
+        }
     }
 
     /// Appends `text` as a JSON string, `tag` before it inside the quotes: `"` and `\` escaped, control
