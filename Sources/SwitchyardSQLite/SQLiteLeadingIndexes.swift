@@ -22,14 +22,16 @@ package struct SQLiteLeadingIndexes: Sendable {
     /// No indexes: every `IN` list stays an `IN`.
     package init() {}
 
-    /// The indexes of `tables` as the file has them now; partial indexes, which serve only some rows, and
-    /// indexes on an expression are left out.
+    /// The indexes of `tables` as the file has them now. Partial indexes (which serve only some rows), indexes
+    /// on an expression and indexes whose first column has another collation than `BINARY` are left out: with
+    /// `INDEXED BY` SQLite would still prepare a statement over such an index and scan it whole once per value.
     static func read(_ db: Database, tables: [String]) throws -> SQLiteLeadingIndexes {
         var indexes = SQLiteLeadingIndexes()
         for table in tables {
             let rows = try Row.fetchAll(db, sql: """
-                SELECT l.name, i.name FROM pragma_index_list(?) AS l JOIN pragma_index_info(l.name) AS i
-                WHERE i.seqno = 0 AND l.partial = 0 AND i.name IS NOT NULL ORDER BY l.seq
+                SELECT l.name, i.name FROM pragma_index_list(?) AS l JOIN pragma_index_xinfo(l.name) AS i
+                WHERE i.seqno = 0 AND i.key = 1 AND i.coll = 'BINARY' AND l.partial = 0 AND i.name IS NOT NULL
+                ORDER BY l.seq
                 """, arguments: [table])
             var columns: [String: String] = [:]
             for row in rows {
@@ -44,6 +46,12 @@ package struct SQLiteLeadingIndexes: Sendable {
     /// An index of `table` whose first column is `column`.
     package func index(table: String, column: String) -> Index? {
         byTable[table]?[column.uppercased()].map { Index(table: table, column: column, name: $0) }
+    }
+
+    /// Whether `error` is SQLite refusing the index a statement names (`INDEXED BY`): gone, or unable to serve.
+    static func isRefusal(_ error: DatabaseError) -> Bool {
+        guard error.resultCode == .SQLITE_ERROR, let message = error.message else { return false }
+        return message.hasPrefix("no such index") || message.hasPrefix("no query solution")
     }
 
     /// Stops offering `index` (SQLite refused to use it).

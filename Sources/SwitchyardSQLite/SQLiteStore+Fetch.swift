@@ -125,8 +125,8 @@ extension SQLiteStore {
 
     /// Runs `body` in a read with the statement `make` compiles, given the file's indexes (read on first use) so
     /// that a long `IN` list on an indexed column drives the query (`SQLPredicateCompiler.drivingList`). Should
-    /// SQLite refuse the index the statement names (another connection dropped it, or it cannot serve the
-    /// comparison) — when preparing the statement, or when a cached statement is prepared again at its first step
+    /// SQLite refuse the index the statement names ("no such index": another connection dropped it; "no query
+    /// solution") — when preparing the statement, or when a cached statement is prepared again at its first step
     /// after the schema changed — the index is forgotten and the query compiled again without it, provided
     /// `retryable()` (nothing was handed to the caller yet).
     private func withStatement<T>(
@@ -141,7 +141,7 @@ extension SQLiteStore {
             let result: T? = try read { db in
                 do {
                     return try body(try self.statement(for: query, in: db), query)
-                } catch let error as DatabaseError where query.drivingIndex != nil && error.resultCode == .SQLITE_ERROR && retryable() {
+                } catch let error as DatabaseError where query.drivingIndex != nil && SQLiteLeadingIndexes.isRefusal(error) && retryable() {
                     refused = true
                     return nil
                 }
@@ -152,10 +152,18 @@ extension SQLiteStore {
         }
     }
 
-    /// The file's indexes (see `SQLiteLeadingIndexes`), read once per store.
+    /// The file's indexes (see `SQLiteLeadingIndexes`), read once per store. An SQLite without the table-valued
+    /// pragma functions (`SQLITE_OMIT_INTROSPECTION_PRAGMAS`) offers none: every list stays an `IN`, as before.
     private func leadingIndexes() throws -> SQLiteLeadingIndexes {
         if let known = state.leadingIndexes { return known }
-        let indexes = try read { db in try SQLiteLeadingIndexes.read(db, tables: schema.tables.map(\.name)) }
+        let indexes: SQLiteLeadingIndexes
+        do {
+            indexes = try read { db in try SQLiteLeadingIndexes.read(db, tables: schema.tables.map(\.name)) }
+        } catch let error as StoreError {
+            // SQLITE_ERROR: no such function. Anything else (I/O, a busy file) is the store's problem to report.
+            guard case .sqlite(_, _, _, let code, _) = error, code & 0xFF == 1 else { throw error }
+            indexes = SQLiteLeadingIndexes()
+        }
         state.leadingIndexes = indexes
         return indexes
     }
