@@ -148,10 +148,11 @@ extension ObjectContext {
                     let handle = object.handle
                     let (primaryKey, version) = (object.savedPrimaryKey!, object.snapshot?.version ?? 0)
                     // By position, as the object holds them (no dictionary is built for a store that reads
-                    // positions), unless transient attributes are to be left out.
+                    // positions), unless a changed transient attribute is to be left out.
+                    let changedTransient = handle.transientPositions.contains { object.changedValues[$0] != nil }
                     var update = RowUpdate(
                         entityName: handle.name, primaryKey: primaryKey, expectedVersion: version,
-                        changes: object.changedValues.positioned(handle.layout), excluding: handle.transientPositions)
+                        changes: object.changedValues.positioned(handle.layout), excluding: changedTransient ? handle.transientPositions : [])
                     for (name, target) in object.changedToOne { update.toOne[name] = .some(reference(target)) }
                     update.toManyKeys = object.touchedToMany.union(object.changedToMany.keys)
                     changes.updates.append(update)

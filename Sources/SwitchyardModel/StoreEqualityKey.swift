@@ -32,8 +32,8 @@ package enum StoreEqualityKey: Hashable, Sendable {
 /// type metadata at every call, which callgrind put at half of a fetched-property prefetch's instructions.
 /// Callers keep their payloads in an array indexed by the slot (see `StoreEqualityMap`).
 ///
-/// Its own open-addressing table over hashes it computes (`hash(_:)`: numbers by their value as a `Double`,
-/// text by its UTF-8 bytes, data and UUIDs by their bytes — what `storeEqual` compares), rather than a
+/// Its own open-addressing table over hashes it computes (`hash(_:)`, with `ByteHash`: numbers by their value as
+/// a `Double`, text by its UTF-8 bytes, data and UUIDs by their bytes — what `storeEqual` compares), rather than a
 /// `Dictionary` keyed by `StoreEqualityKey`: hashing a key with `Hasher`, copying it into the dictionary and
 /// the bucket's values out of it was 1,300 instructions a value in a prefetch's callgrind profile.
 package struct StoreEqualityIndex: Sendable {
@@ -136,32 +136,14 @@ package struct StoreEqualityIndex: Sendable {
             return 0x6A09_E667_F3BC_C908
         case .integer, .double, .decimal, .bool, .date:
             let number = value.numericValue ?? 0
-            if number.isNaN { return mix(0x7FF8_0000_0000_0000) }
-            return mix(number == 0 ? 0 : number.bitPattern)
+            if number.isNaN { return ByteHash.mix(0x7FF8_0000_0000_0000) }
+            return ByteHash.mix(number == 0 ? 0 : number.bitPattern)
         case .string, .uri:
             var text = value.stringValue ?? ""
-            return text.withUTF8 { mix(fnv(UnsafeRawBufferPointer($0)) ^ 0x2) }
+            return text.withUTF8 { ByteHash.hash(UnsafeRawBufferPointer($0), seed: 0x2) }
         case .binary, .uuid:
-            return (value.bytesValue ?? Data()).withUnsafeBytes { mix(fnv($0) ^ 0x3) }
+            return (value.bytesValue ?? Data()).withUnsafeBytes { ByteHash.hash($0, seed: 0x3) }
         }
-    }
-
-    /// FNV-1a over `bytes`.
-    private static func fnv(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
-        return hash
-    }
-
-    /// Spreads `x`'s bits over the low ones the table's mask keeps (MurmurHash3's finalizer).
-    private static func mix(_ x: UInt64) -> UInt64 {
-        var x = x
-        x ^= x >> 33
-        x &*= 0xFF51_AFD7_ED55_8CCD
-        x ^= x >> 33
-        x &*= 0xC4CE_B9FE_1A85_EC53
-        x ^= x >> 33
-        return x
     }
 }
 

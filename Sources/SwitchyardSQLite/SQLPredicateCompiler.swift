@@ -15,28 +15,23 @@ package struct SQLFragment {
     /// `jsonArray(of:hint:)`): such a statement is not cached, so no cached statement keeps the text bound
     /// after it ran. Shorter lists share one cached statement whatever their length.
     var bindsLongJSONList = false
-    /// The index a long `IN` list drives the statement through (`INDEXED BY`; see
-    /// `SQLPredicateCompiler.drivingList`), for the store to forget it should SQLite refuse it.
-    var drivingIndex: SQLiteLeadingIndexes.Index?
 
-    init(_ sql: String, _ arguments: [DatabaseValue] = [], bindsLongJSONList: Bool = false, drivingIndex: SQLiteLeadingIndexes.Index? = nil) {
+    init(_ sql: String, _ arguments: [DatabaseValue] = [], bindsLongJSONList: Bool = false) {
         self.sql = sql
         self.arguments = arguments
         self.bindsLongJSONList = bindsLongJSONList
-        self.drivingIndex = drivingIndex
     }
 
     package static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
         SQLFragment(
-            lhs.sql + rhs.sql, lhs.arguments + rhs.arguments, bindsLongJSONList: lhs.bindsLongJSONList || rhs.bindsLongJSONList,
-            drivingIndex: lhs.drivingIndex ?? rhs.drivingIndex)
+            lhs.sql + rhs.sql, lhs.arguments + rhs.arguments, bindsLongJSONList: lhs.bindsLongJSONList || rhs.bindsLongJSONList)
     }
 
     package static func + (lhs: SQLFragment, rhs: String) -> SQLFragment {
-        SQLFragment(lhs.sql + rhs, lhs.arguments, bindsLongJSONList: lhs.bindsLongJSONList, drivingIndex: lhs.drivingIndex)
+        SQLFragment(lhs.sql + rhs, lhs.arguments, bindsLongJSONList: lhs.bindsLongJSONList)
     }
     package static func + (lhs: String, rhs: SQLFragment) -> SQLFragment {
-        SQLFragment(lhs + rhs.sql, rhs.arguments, bindsLongJSONList: rhs.bindsLongJSONList, drivingIndex: rhs.drivingIndex)
+        SQLFragment(lhs + rhs.sql, rhs.arguments, bindsLongJSONList: rhs.bindsLongJSONList)
     }
 
     /// `parts` joined by `separator`.
@@ -47,7 +42,6 @@ package struct SQLFragment {
             result.sql += part.sql
             result.arguments += part.arguments
             result.bindsLongJSONList = result.bindsLongJSONList || part.bindsLongJSONList
-            result.drivingIndex = result.drivingIndex ?? part.drivingIndex
         }
         return result
     }
@@ -67,6 +61,15 @@ package struct SQLFragment {
     }
 }
 
+// MARK: - SQLQuery
+
+/// A compiled `SELECT`: its fragment, and the index a long `IN` list drives it through (`INDEXED BY`; see
+/// `SQLPredicateCompiler.drivingList`), for the store to forget should SQLite refuse it.
+package struct SQLQuery {
+    package var fragment: SQLFragment
+    package var drivingIndex: SQLiteLeadingIndexes.Index?
+}
+
 // MARK: - SQLPredicateCompiler
 
 /// Compiles a `StoreFetchRequest` into one SQL statement over Core Data's tables: attributes become columns,
@@ -75,7 +78,7 @@ package struct SQLFragment {
 ///
 /// ```swift
 /// let compiler = SQLPredicateCompiler(schema: schema, model: model, path: path, configurationName: configurationName)
-/// let select = try compiler.select(request)   // select.sql, select.arguments
+/// let select = try compiler.select(request, projection: projection)   // select.fragment.sql, .arguments
 /// ```
 package struct SQLPredicateCompiler {
     /// The name of the SQL function every connection registers for `[c]`/`[d]`, BEGINSWITH, ENDSWITH,
@@ -99,7 +102,7 @@ package struct SQLPredicateCompiler {
     // MARK: - Statements
 
     /// `SELECT <projection> FROM ... WHERE ... ORDER BY ... LIMIT ? OFFSET ?`.
-    package func select(_ request: StoreFetchRequest, projection: SQLiteProjection) throws -> SQLFragment {
+    package func select(_ request: StoreFetchRequest, projection: SQLiteProjection) throws -> SQLQuery {
         let state = State(requestEntity: request.entityName)
         let (root, filter) = try base(request, state: state, driving: true)
         var order: [String] = []
@@ -118,14 +121,14 @@ package struct SQLPredicateCompiler {
                 " LIMIT ? OFFSET ?",
                 [Int64(request.fetchLimit ?? -1).databaseValue, Int64(max(0, request.fetchOffset)).databaseValue])
         }
-        return sql
+        return SQLQuery(fragment: sql, drivingIndex: root.driver?.index)
     }
 
     /// `SELECT COUNT(*) FROM ... WHERE ...`.
-    package func count(_ request: StoreFetchRequest) throws -> SQLFragment {
+    package func count(_ request: StoreFetchRequest) throws -> SQLQuery {
         let state = State(requestEntity: request.entityName)
         let (root, filter) = try base(request, state: state, driving: true)
-        return SQLFragment("SELECT COUNT(*) FROM ") + from(root) + whereClause(filter)
+        return SQLQuery(fragment: SQLFragment("SELECT COUNT(*) FROM ") + from(root) + whereClause(filter), drivingIndex: root.driver?.index)
     }
 
     /// What a batch statement on the request's table needs: the ` WHERE ...` clause over the table named `t0`
@@ -148,7 +151,7 @@ package struct SQLPredicateCompiler {
         var parts: [SQLFragment] = []
         var predicate = request.predicate
         if driving, let whole = predicate, let driver = drivingList(whole, in: root) {
-            root.driver = driver.list
+            root.driver = (driver.list, driver.index)
             parts.append(SQLFragment(driver.condition))
             predicate = driver.remaining
         }
@@ -165,8 +168,8 @@ package struct SQLPredicateCompiler {
     private func from(_ scope: Scope) -> SQLFragment {
         let table = SQLiteNames.quote(schema.table(of: scope.entity).name) + " AS " + scope.alias
         let joins = scope.joins.map { " " + $0 }.joined()
-        guard let driver = scope.driver, let index = driver.drivingIndex else { return SQLFragment(table + joins) }
-        return driver + " CROSS JOIN " + table + " INDEXED BY " + SQLiteNames.quote(index.name) + joins
+        guard let (list, index) = scope.driver else { return SQLFragment(table + joins) }
+        return list + " CROSS JOIN " + table + " INDEXED BY " + SQLiteNames.quote(index.name) + joins
     }
 
     /// The alias of the driving list's rows (see `drivingList`); the scopes' aliases are `t<n>`.
@@ -184,9 +187,9 @@ package struct SQLPredicateCompiler {
     /// storage class, so no affinity changes it either way, and both compare with the column's collation.
     private func drivingList(
         _ predicate: FetchPredicate, in root: Scope
-    ) -> (list: SQLFragment, condition: String, remaining: FetchPredicate?)? {
+    ) -> (list: SQLFragment, index: SQLiteLeadingIndexes.Index, condition: String, remaining: FetchPredicate?)? {
         let table = schema.table(of: root.entity).name
-        func driver(_ term: FetchPredicate) -> (list: SQLFragment, condition: String)? {
+        func driver(_ term: FetchPredicate) -> (list: SQLFragment, index: SQLiteLeadingIndexes.Index, condition: String)? {
             guard case .comparison(let c) = term, c.op == .in, c.options.isEmpty, c.modifier == .direct,
                   case .keyPath(let path) = c.left, path.count == 1, case .list(let items) = c.right,
                   let position = root.entity.attributeIndex[path[0]]
@@ -197,16 +200,16 @@ package struct SQLPredicateCompiler {
             else { return nil }
             let list = SQLFragment(
                 "json_each(?) AS \(Self.drivingAlias)", [json.databaseValue],
-                bindsLongJSONList: json.utf8.count > Self.cachedJSONLength, drivingIndex: index)
-            return (list, "\(root.alias).\(SQLiteNames.quote(attribute.column)) = \(Self.drivingAlias).value")
+                bindsLongJSONList: json.utf8.count > Self.cachedJSONLength)
+            return (list, index, "\(root.alias).\(SQLiteNames.quote(attribute.column)) = \(Self.drivingAlias).value")
         }
-        if let found = driver(predicate) { return (found.list, found.condition, nil) }
+        if let found = driver(predicate) { return (found.list, found.index, found.condition, nil) }
         guard case .and(let terms) = predicate else { return nil }
         for (i, term) in terms.enumerated() {
             guard let found = driver(term) else { continue }
             var rest = terms
             rest.remove(at: i)
-            return (found.list, found.condition, rest.count == 1 ? rest[0] : .and(rest))
+            return (found.list, found.index, found.condition, rest.count == 1 ? rest[0] : .and(rest))
         }
         return nil
     }
@@ -240,8 +243,8 @@ package struct SQLPredicateCompiler {
         let entity: SQLiteEntityLayout
         var joins: [String] = []
         var joinAliases: [String: (String, SQLiteEntityLayout)] = [:]
-        /// `json_each(?) AS l0` when a long `IN` list drives the query (see `drivingList`).
-        var driver: SQLFragment?
+        /// `json_each(?) AS l0` and the index it probes when a long `IN` list drives the query (see `drivingList`).
+        var driver: (list: SQLFragment, index: SQLiteLeadingIndexes.Index)?
         init(alias: String, entity: SQLiteEntityLayout) {
             self.alias = alias
             self.entity = entity

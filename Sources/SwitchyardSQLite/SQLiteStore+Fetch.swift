@@ -21,7 +21,7 @@ extension SQLiteStore {
         else { throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: layout.name) }
         var compiler = self.compiler
         compiler.leadingIndexes = try leadingIndexes()
-        return try compiler.select(request, projection: projection).sql
+        return try compiler.select(request, projection: projection).fragment.sql
     }
 
     /// Rows of the request's entity (and subentities unless excluded) matching its predicate, sorted, with
@@ -130,23 +130,23 @@ extension SQLiteStore {
     /// after the schema changed — the index is forgotten and the query compiled again without it, provided
     /// `retryable()` (nothing was handed to the caller yet).
     private func withStatement<T>(
-        compiling make: (SQLPredicateCompiler) throws -> SQLFragment, retryable: () -> Bool,
+        compiling make: (SQLPredicateCompiler) throws -> SQLQuery, retryable: () -> Bool,
         _ body: (Statement, SQLFragment) throws -> T
     ) throws -> T {
         var compiler = self.compiler
         compiler.leadingIndexes = try leadingIndexes()
         while true {
-            let query = try make(compiler)
+            let compiled = try make(compiler), query = compiled.fragment
             var refused = false
             let result: T? = try read { db in
                 do {
                     return try body(try self.statement(for: query, in: db), query)
-                } catch let error as DatabaseError where query.drivingIndex != nil && SQLiteLeadingIndexes.isRefusal(error) && retryable() {
+                } catch let error as DatabaseError where compiled.drivingIndex != nil && SQLiteLeadingIndexes.isRefusal(error) && retryable() {
                     refused = true
                     return nil
                 }
             }
-            guard refused, let index = query.drivingIndex else { return result! }
+            guard refused, let index = compiled.drivingIndex else { return result! }
             state.forget(index)
             compiler.leadingIndexes.forget(index)
         }
