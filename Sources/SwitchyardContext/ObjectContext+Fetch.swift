@@ -31,7 +31,7 @@ extension ObjectContext {
         let sortsThroughRelationships = targets.count > 1 && request.sortKeys.contains { $0.key.contains(".") }
         if pending.isEmpty, !relatedChanged, !sortsThroughRelationships {
             // Each row becomes an object as the store reads it: the rows are never all held at once.
-            return try registerRows(request)
+            return try registerRows(request, targets: targets)
         }
         return try fetchMerged(request, targets: targets, pending: pending, relatedChanged: relatedChanged)
     }
@@ -64,7 +64,7 @@ extension ObjectContext {
         let storeIndex = Dictionary(uniqueKeysWithValues: targets.enumerated().map { (ObjectIdentifier($1), $0) })
         var seen = Set<ObjectIdentifier>()
         var candidates: [(object: ManagedObject, checked: Bool)] = []
-        for object in try registerRows(unbounded) {
+        for object in try registerRows(unbounded, targets: targets) {
             guard !object.isDeleted, seen.insert(ObjectIdentifier(object)).inserted else { continue }
             // The store already applied the predicate to the saved state, which is current for an unchanged object.
             candidates.append((object, !relatedChanged && !object.hasChanges))
@@ -123,6 +123,7 @@ extension ObjectContext {
 
     /// Unsaved inserts and changed (or deleted) objects of the request's entity family, in its affected stores.
     private func pendingObjects(for request: FetchRequest) -> [ManagedObject] {
+        guard !insertedObjects.isEmpty || !changedObjects.isEmpty else { return [] }
         let model = coordinator.model
         let matchesEntity: (ManagedObject) -> Bool = { object in
             request.includesSubentities

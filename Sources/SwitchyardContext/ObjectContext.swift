@@ -188,11 +188,14 @@ public final class ObjectContext {
     }
 
     /// Fetches `request`'s rows and registers each as the store hands it over (see
-    /// `StoreCoordinator.fetchRows(_:each:)`), in order.
-    package func registerRows(_ request: FetchRequest) throws -> [ManagedObject] {
+    /// `StoreCoordinator.fetchRows(_:targets:validated:each:)`), in order. The caller has checked `request`
+    /// against the coordinator's model (`validateFetch`) and found its `targets` (`targetStores(for:)`).
+    package func registerRows(_ request: FetchRequest, targets: [any PersistentStore]) throws -> [ManagedObject] {
         var run = RowRun()
         var objects: [ManagedObject] = []
-        try coordinator.fetchRows(request) { store, row in objects.append(register(row, from: store, run: &run)) }
+        try coordinator.fetchRows(request, targets: targets, validated: true) { store, row in
+            objects.append(register(row, from: store, run: &run))
+        }
         return objects
     }
 

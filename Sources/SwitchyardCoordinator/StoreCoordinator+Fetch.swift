@@ -54,16 +54,25 @@ extension StoreCoordinator {
     /// The rows of `fetchRows(_:)`, in its order, each handed to `body` with its store. From one store they
     /// come as the store reads them (see `PersistentStore.fetch(_:each:)`), so they are never all held at
     /// once; rows of several stores are merged first.
-    package func fetchRows(_ request: FetchRequest, each body: (any PersistentStore, StoreRow) throws -> Void) throws {
+    ///
+    /// `targets`: what `targetStores(for:)` returned for this request, when the caller asked already.
+    /// `validated`: the caller checked the request against `model` (`ObjectModel.validateFetch`), so a store
+    /// with this model does not check it again (`StoreFetchRequest.validatedAgainst`).
+    package func fetchRows(
+        _ request: FetchRequest, targets known: [any PersistentStore]? = nil, validated: Bool = false,
+        each body: (any PersistentStore, StoreRow) throws -> Void
+    ) throws {
         let request = try request.normalized()
-        let targets = try targetStores(for: request)
+        let targets = try known ?? targetStores(for: request)
         guard targets.count == 1 else {
             for fetched in try fetchRows(request) { try body(fetched.store, fetched.row) }
             return
         }
         storeFetchCount.withLock { $0 += 1 }
         let store = targets[0]
-        try store.fetch(storeRequest(request)) { try body(store, $0) }
+        var storeRequest = storeRequest(request)
+        if validated { storeRequest.validatedAgainst = model.identity }
+        try store.fetch(storeRequest) { try body(store, $0) }
     }
 
     /// Counts matching rows across every store serving the entity (or the affected stores).

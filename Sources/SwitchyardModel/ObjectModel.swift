@@ -22,6 +22,16 @@ public struct ObjectModel: Sendable, Hashable {
     public let entitySources: [String: String]
 
     private let indexByName: [String: Int]
+    /// Shared by every copy of this model and by no other model, equal or not (see `identity`).
+    private let token = Token()
+
+    /// The same for every copy of one model, different for every model built (even an equal one): a store
+    /// given a fetch its coordinator already checked against this very model (`validateFetch`) need not check
+    /// it again.
+    package var identity: ObjectIdentifier { ObjectIdentifier(token) }
+
+    /// See `identity`.
+    private final class Token: Sendable {}
 
     /// Validates and resolves `entities`. `source` names the file in errors.
     public init(

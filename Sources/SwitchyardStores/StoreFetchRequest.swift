@@ -19,6 +19,11 @@ public struct StoreFetchRequest: Sendable, Hashable {
     public var fetchOffset: Int
     /// Whether rows of subentities match too (Core Data's default: yes).
     public var includesSubentities: Bool
+    /// The `ObjectModel.identity` of the model this request's key paths and constants were checked against
+    /// (`validateFetch`) by whoever made it — a coordinator, for a context that checked them before asking. A
+    /// store with that very model skips the check (`prepared(forStore:model:)`); any other store checks. Not
+    /// part of the request's equality.
+    package var validatedAgainst: ObjectIdentifier?
 
     /// A request for `entityName`'s rows in one store.
     public init(
@@ -31,6 +36,20 @@ public struct StoreFetchRequest: Sendable, Hashable {
         self.fetchLimit = fetchLimit
         self.fetchOffset = fetchOffset
         self.includesSubentities = includesSubentities
+    }
+
+    public static func == (a: StoreFetchRequest, b: StoreFetchRequest) -> Bool {
+        a.entityName == b.entityName && a.predicate == b.predicate && a.sortKeys == b.sortKeys && a.fetchLimit == b.fetchLimit
+            && a.fetchOffset == b.fetchOffset && a.includesSubentities == b.includesSubentities
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(entityName)
+        hasher.combine(predicate)
+        hasher.combine(sortKeys)
+        hasher.combine(fetchLimit)
+        hasher.combine(fetchOffset)
+        hasher.combine(includesSubentities)
     }
 }
 
@@ -195,10 +214,13 @@ public struct RowDeletion: Sendable, Hashable {
 
 extension StoreFetchRequest {
     /// The request as one store runs it: a `fetchLimit` of 0 read as no limit (negative limits and offsets
-    /// refused), its key paths checked against the model before any row is read, and
-    /// its object arguments bound to this store's primary keys (an object of another store matches no row).
+    /// refused), its key paths checked against the model before any row is read (unless they were checked
+    /// against this very model: `validatedAgainst`), and its object arguments bound to this store's primary
+    /// keys (an object of another store matches no row).
     package func prepared(forStore identifier: UUID, model: ObjectModel) throws -> StoreFetchRequest {
-        try model.validateFetch(predicate: predicate, sortKeys: sortKeys, entityName: entityName)
+        if validatedAgainst != model.identity {
+            try model.validateFetch(predicate: predicate, sortKeys: sortKeys, entityName: entityName)
+        }
         var prepared = self
         try FetchRequest.checkLimits(&prepared.fetchLimit, fetchOffset)
         guard let predicate, predicate.hasObjectArguments else { return prepared }

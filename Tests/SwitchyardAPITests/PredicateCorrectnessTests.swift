@@ -86,12 +86,16 @@ import Testing
             FetchRequest(entityName: "Order", sortKeys: [SortKey("tags")]),
         ]
         for request in requests {
-            for attempt in ["fetch", "count", "coordinator"] {
+            // "store": straight to the store, which checks what a context would have checked for it.
+            for attempt in ["fetch", "count", "coordinator", "store"] {
                 do {
                     switch attempt {
                     case "fetch": _ = try context.fetch(request)
                     case "count": _ = try context.count(request)
-                    default: _ = try coordinator.fetchRows(request)
+                    case "coordinator": _ = try coordinator.fetchRows(request)
+                    default:
+                        _ = try #require(coordinator.stores.first).fetch(StoreFetchRequest(
+                            entityName: request.entityName, predicate: request.predicate, sortKeys: request.sortKeys))
                     }
                     Issue.record("\(attempt) accepted \(request)")
                 } catch let error as QueryError {
