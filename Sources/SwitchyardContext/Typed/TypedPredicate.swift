@@ -36,6 +36,7 @@ public struct TypedPredicate<Root: EntityObject>: Sendable {
     }
 
     /// The predicate to run, or `QueryError.unsupported` saying why it cannot be.
+    @usableFromInline
     package func checked() throws -> FetchPredicate {
         if let problem { throw QueryError.unsupported(problem) }
         return stored
@@ -288,6 +289,7 @@ public struct TypedSortKey<Root: EntityObject>: Sendable {
     /// A loop, not `keys.map(\.sortKey)`: a key path literal in a generic context is instantiated by
     /// `swift_getKeyPath` at every call, which callgrind put at 18,000 instructions each, over a third of a
     /// typed indexed lookup.
+    @usableFromInline
     package static func checked(_ keys: [Self]) throws -> [SortKey] {
         var sortKeys: [SortKey] = []
         sortKeys.reserveCapacity(keys.count)
