@@ -56,8 +56,9 @@ extension StoreCoordinator {
     /// once; rows of several stores are merged first.
     ///
     /// `targets`: what `targetStores(for:)` returned for this request, when the caller asked already.
-    /// `validated`: the caller checked the request against `model` (`ObjectModel.validateFetch`), so a store
-    /// with this model does not check it again (`StoreFetchRequest.validatedAgainst`).
+    /// `validated`: the caller checked the request against `model` (`ObjectModel.validateFetch`), so the one
+    /// store serving it, when it has this model, does not check it again (`StoreFetchRequest.validatedAgainst`);
+    /// rows merged from several stores go through `fetchRows(_:)`, where each store checks.
     package func fetchRows(
         _ request: FetchRequest, targets known: [any PersistentStore]? = nil, validated: Bool = false,
         each body: (any PersistentStore, StoreRow) throws -> Void

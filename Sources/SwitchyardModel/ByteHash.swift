@@ -5,7 +5,7 @@
 /// bits a power-of-two table keeps depend on every byte. Not for anything stored or sent: the value may change
 /// between versions.
 package enum ByteHash {
-    /// FNV-1a over `bytes`, finalized; `seed` is mixed in first, to tell kinds of values apart.
+    /// FNV-1a over `bytes`, then `seed` (which tells kinds of values apart) XORed in before the finalizer.
     @inlinable
     package static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325

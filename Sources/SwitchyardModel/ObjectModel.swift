@@ -22,16 +22,13 @@ public struct ObjectModel: Sendable, Hashable {
     public let entitySources: [String: String]
 
     private let indexByName: [String: Int]
-    /// Shared by every copy of this model and by no other model, equal or not (see `identity`).
-    private let token = Token()
-
-    /// The same for every copy of one model, different for every model built (even an equal one): a store
-    /// given a fetch its coordinator already checked against this very model (`validateFetch`) need not check
-    /// it again.
-    package var identity: ObjectIdentifier { ObjectIdentifier(token) }
+    /// Shared by every copy of this model and by no other model, equal or not: a store given a fetch its
+    /// coordinator already checked against this very model (`validateFetch`) need not check it again. Compared
+    /// with `===`; whoever holds it keeps it alive, so no later model can take its address.
+    package let identity = Identity()
 
     /// See `identity`.
-    private final class Token: Sendable {}
+    package final class Identity: Sendable {}
 
     /// Validates and resolves `entities`. `source` names the file in errors.
     public init(

@@ -8,11 +8,11 @@ import SwitchyardQuery
 /// sort, limit and offset.
 public struct StoreFetchRequest: Sendable, Hashable {
     /// The entity to fetch.
-    public var entityName: String
+    public var entityName: String { didSet { validatedAgainst = nil } }
     /// Which rows match; `nil` matches all.
-    public var predicate: FetchPredicate?
+    public var predicate: FetchPredicate? { didSet { validatedAgainst = nil } }
     /// The order of the rows, ties broken by primary key.
-    public var sortKeys: [SortKey]
+    public var sortKeys: [SortKey] { didSet { validatedAgainst = nil } }
     /// At most this many rows; `nil` for no limit.
     public var fetchLimit: Int?
     /// Rows to skip first.
@@ -21,9 +21,9 @@ public struct StoreFetchRequest: Sendable, Hashable {
     public var includesSubentities: Bool
     /// The `ObjectModel.identity` of the model this request's key paths and constants were checked against
     /// (`validateFetch`) by whoever made it — a coordinator, for a context that checked them before asking. A
-    /// store with that very model skips the check (`prepared(forStore:model:)`); any other store checks. Not
-    /// part of the request's equality.
-    package var validatedAgainst: ObjectIdentifier?
+    /// store with that very model skips the check (`prepared(forStore:model:)`); any other store checks. Changing
+    /// the entity, predicate or sort keys clears it. Not part of the request's equality, nor of its description.
+    package var validatedAgainst: ObjectModel.Identity?
 
     /// A request for `entityName`'s rows in one store.
     public init(
@@ -50,6 +50,23 @@ public struct StoreFetchRequest: Sendable, Hashable {
         hasher.combine(fetchLimit)
         hasher.combine(fetchOffset)
         hasher.combine(includesSubentities)
+    }
+}
+
+extension StoreFetchRequest: CustomStringConvertible, CustomReflectable {
+    /// The request as its public properties show it.
+    public var description: String {
+        "StoreFetchRequest(entityName: \(entityName.debugDescription), predicate: \(predicate.map { "\($0)" } ?? "nil"), "
+            + "sortKeys: \(sortKeys), fetchLimit: \(fetchLimit.map(String.init) ?? "nil"), fetchOffset: \(fetchOffset), "
+            + "includesSubentities: \(includesSubentities))"
+    }
+
+    /// The public properties, for `dump` and debuggers.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "entityName": entityName, "predicate": predicate as Any, "sortKeys": sortKeys, "fetchLimit": fetchLimit as Any,
+            "fetchOffset": fetchOffset, "includesSubentities": includesSubentities,
+        ], displayStyle: .struct)
     }
 }
 
@@ -218,7 +235,7 @@ extension StoreFetchRequest {
     /// against this very model: `validatedAgainst`), and its object arguments bound to this store's primary
     /// keys (an object of another store matches no row).
     package func prepared(forStore identifier: UUID, model: ObjectModel) throws -> StoreFetchRequest {
-        if validatedAgainst != model.identity {
+        if validatedAgainst !== model.identity {
             try model.validateFetch(predicate: predicate, sortKeys: sortKeys, entityName: entityName)
         }
         var prepared = self
