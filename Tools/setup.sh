@@ -16,7 +16,14 @@ if [ "${#needed[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${needed[@]}" >/dev/null
 fi
 command -v swift >/dev/null 2>&1 || export PATH="/opt/swift/usr/bin:$PATH"
-if command -v python3 >/dev/null 2>&1 && ! python3 -c "import fuse" >/dev/null 2>&1; then
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import fuse" >/dev/null 2>&1 \
+  && ! python3 -c "import fusepy" >/dev/null 2>&1; then
+  # pip first (a pyenv or venv python); Debian's own python refuses pip (EXTERNALLY-MANAGED), so for it the
+  # distribution's package.
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   python3 -m pip install --quiet --disable-pip-version-check fusepy >/dev/null 2>&1 \
+    || { [ "$(command -v python3)" = /usr/bin/python3 ] \
+         && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq python3-fusepy >/dev/null 2>&1; } \
     || echo "setup: fusepy could not be installed; the I/O-error injection tests will be skipped"
 fi

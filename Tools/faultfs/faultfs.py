@@ -17,7 +17,10 @@ import signal
 import sys
 import threading
 
-from fuse import FUSE, FuseOSError, Operations
+try:
+    from fuse import FUSE, FuseOSError, Operations
+except ImportError:  # Debian's python3-fusepy names the module fusepy (python3-fuse owns "fuse")
+    from fusepy import FUSE, FuseOSError, Operations
 
 CONTROL = "/.faultfs"
 

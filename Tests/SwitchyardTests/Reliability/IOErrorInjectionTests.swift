@@ -17,7 +17,8 @@ import Testing
         else { return false }
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        probe.arguments = ["python3", "-c", "import fuse"]
+        // fusepy from pip is `fuse`; Debian's python3-fusepy is `fusepy` (Tools/faultfs/faultfs.py takes either).
+        probe.arguments = ["python3", "-c", "try:\n import fuse\nexcept ImportError:\n import fusepy"]
         probe.standardOutput = FileHandle.nullDevice
         probe.standardError = FileHandle.nullDevice
         guard (try? probe.run()) != nil else { return false }
