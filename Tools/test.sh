@@ -6,10 +6,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source Tools/setup.sh
 # A throwaway PostgreSQL cluster on a loopback port for the PostgreSQL store's tests (or the server at
-# SWITCHYARD_POSTGRES_URL when set), stopped and removed whatever happens.
-source Tools/postgres.sh
-trap postgres_stop EXIT
-postgres_start
+# SWITCHYARD_POSTGRES_URL when set), stopped and removed whatever happens; none with SWITCHYARD_SKIP_POSTGRES=1,
+# which leaves those tests out.
+if [ "${SWITCHYARD_SKIP_POSTGRES:-}" = 1 ]; then
+    echo "test: SWITCHYARD_SKIP_POSTGRES=1: no PostgreSQL cluster; the PostgreSQL tests are left out"
+else
+    source Tools/postgres.sh
+    trap postgres_stop EXIT
+    postgres_start
+fi
 swift build --build-tests --traits PostgreSQL
 swift test --skip-build --traits PostgreSQL "$@"
 if [ "$#" -eq 0 ]; then
