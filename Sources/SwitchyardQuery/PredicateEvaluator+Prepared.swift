@@ -5,7 +5,7 @@ import SwitchyardModel
 
 extension PredicateEvaluator {
     /// A predicate prepared once for evaluation over many rows: every `key IN {constants}` (without `[c]`/`[d]`)
-    /// becomes a hash lookup (`StoreEqualityKey`, confirmed with `storeEqual`) instead of rebuilding and
+    /// becomes a hash lookup (`StoreEqualityIndex`, confirmed with `storeEqual`) instead of rebuilding and
     /// scanning the list for each row, so filtering n rows with an m-element list costs O(n + m), not O(n·m).
     /// Results are exactly `evaluate(predicate, on:)`'s.
     package struct Prepared: Sendable {

@@ -57,5 +57,6 @@ import Testing
         request.validatedAgainst = model.identity
         #expect(throws: QueryError.self) { try store.fetch(request) }
         #expect(throws: QueryError.self) { try store.fetch(request) { _ in } }
+        #expect(throws: QueryError.self) { try store.count(request) }
     }
 }

@@ -2,25 +2,19 @@ import Foundation
 
 // MARK: - StoreEqualityKey
 
-/// A hashable stand-in for an `AttributeValue` under `AttributeValue.storeEqual`: two values the store calls
-/// equal always get the same key (numbers by their value as a `Double`, text and URIs by their text, data and
-/// UUIDs by their bytes), so sets and groupings of values are hash lookups instead of scans. Different values
-/// may share a key (integers beyond 2^53, canonically equivalent strings with different bytes), so a match
-/// by key is confirmed with `storeEqual` (see `StoreEqualityIndex`).
-package enum StoreEqualityKey: Hashable, Sendable {
-    case null
-    case number(Double)
-    case text(String)
-    case bytes(Data)
+/// A hashable stand-in for an `AttributeValue` under `AttributeValue.storeEqual`, for keys of a `Dictionary`
+/// or `Set` (the memory store groups rows by the values of a uniqueness constraint with arrays of them): equal
+/// when `storeEqual` says so, hashed with `StoreEqualityIndex`'s hash, the one place the rule "numbers by their
+/// value as a `Double`, text by its bytes, data and UUIDs by their bytes" is written.
+package struct StoreEqualityKey: Hashable, Sendable {
+    /// The value it stands for.
+    package let value: AttributeValue
 
-    package init(_ value: AttributeValue) {
-        switch value {
-        case .null: self = .null
-        case .integer, .double, .decimal, .bool, .date: self = .number(value.numericValue ?? 0)
-        case .string, .uri: self = .text(value.stringValue ?? "")
-        case .binary, .uuid: self = .bytes(value.bytesValue ?? Data())
-        }
-    }
+    package init(_ value: AttributeValue) { self.value = value }
+
+    package static func == (lhs: Self, rhs: Self) -> Bool { AttributeValue.storeEqual(lhs.value, rhs.value) }
+
+    package func hash(into hasher: inout Hasher) { hasher.combine(StoreEqualityIndex.hash(value)) }
 }
 
 // MARK: - StoreEqualityIndex
