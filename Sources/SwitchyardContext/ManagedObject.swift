@@ -185,7 +185,7 @@ public final class ManagedObject {
 
     /// The current value of attribute `key` (`.null` when unset).
     public func value(forKey key: String) throws -> AttributeValue {
-        guard let position = handle.attributePositions[key] else {
+        guard let position = handle.attributePositions[name: key] else {
             throw ContextError.unknownKey(entity: handle.name, key: key)
         }
         return value(at: position)
@@ -211,6 +211,7 @@ public final class ManagedObject {
     }
 
     /// The value of attribute `key` as `T`, `nil` when unset; another stored kind is `ContextError.typeMismatch`.
+    @inlinable
     public func get<T: AttributeConvertible>(_ key: String, as type: T.Type = T.self) throws -> T? {
         let v = try value(forKey: key)
         if v.isNull { return nil }
@@ -222,6 +223,7 @@ public final class ManagedObject {
     }
 
     /// Sets attribute `key` from a Swift value (`nil` clears it).
+    @inlinable
     public func set<T: AttributeConvertible>(_ key: String, _ value: T?) throws {
         try setValue(value?.attributeValue ?? .null, forKey: key)
     }
@@ -370,7 +372,7 @@ extension EntityHandle {
     /// attribute and a batch operation check alike. An unknown key is `ContextError.unknownKey`, a value that
     /// does not fit the attribute's type `ContextError.typeMismatch` saying why.
     package func checked(_ value: AttributeValue, forKey key: String) throws -> (position: Int, value: AttributeValue) {
-        guard let position = attributePositions[key] else { throw ContextError.unknownKey(entity: name, key: key) }
+        guard let position = attributePositions[name: key] else { throw ContextError.unknownKey(entity: name, key: key) }
         let type = attributeTypes[position]
         guard let normalized = value.normalized(for: type) else {
             let refusal = value.storageRefusal(for: type)

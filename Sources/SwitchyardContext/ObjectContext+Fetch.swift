@@ -173,7 +173,7 @@ extension ManagedObject: PredicateSubject {
     package func predicateValues(at keyPath: [String]) throws -> PredicateValue {
         guard let first = keyPath.first else { return .single(.integer(objectID.predicateKey)) }
         // The common case, one attribute: by position, without copying the entity or the path.
-        if keyPath.count == 1, let position = handle.attributePositions[first] { return .single(value(at: position)) }
+        if keyPath.count == 1, let position = handle.attributePositions[name: first] { return .single(value(at: position)) }
         let rest = Array(keyPath.dropFirst())
         guard let relationship = entity.relationship(named: first) else {
             throw QueryError.unknownKeyPath(entity: entity.name, keyPath: keyPath.joined(separator: "."))

@@ -95,9 +95,8 @@ public final class ObjectContext {
 
     /// Inserts a new object of `entityName`, with the model's default values.
     public func insert(_ entityName: String) throws -> ManagedObject {
-        guard let handle = coordinator.entityHandles[entityName] else { throw ContextError.unknownEntity(entityName) }
-        let entity = handle.description
-        guard !entity.isAbstract else { throw ContextError.abstractEntity(entityName) }
+        guard let handle = coordinator.entityHandles[name: entityName] else { throw ContextError.unknownEntity(entityName) }
+        guard !handle.isAbstract else { throw ContextError.abstractEntity(entityName) }
         let object = ManagedObject(entity: handle, objectID: .temporary(entityName: entityName), home: unassignedHome)
         for (position, value) in handle.defaults {
             object.changedValues.set(value, at: position, layout: handle.layout)
@@ -216,7 +215,7 @@ public final class ObjectContext {
             run.identifier = store.identifier
             run.home = home(for: store)
         }
-        if run.entity?.name != row.entityName { run.entity = coordinator.entityHandles[row.entityName] }
+        if run.entity?.name != row.entityName { run.entity = coordinator.entityHandles[name: row.entityName] }
         return register(row, from: store, storeIdentifier: run.identifier, entity: run.entity, home: run.home)
     }
 
@@ -233,7 +232,7 @@ public final class ObjectContext {
             }
             return existing
         }
-        let entity = known ?? coordinator.entityHandles[row.entityName]!
+        let entity = known ?? coordinator.entityHandles[name: row.entityName]!
         let object = ManagedObject(entity: entity, objectID: id, home: home ?? self.home(for: store))
         object.snapshot = snapshot(of: row, entity: entity)
         registered[id] = object

@@ -157,7 +157,7 @@ extension StoreCoordinator {
         _ values: [String: AttributeValue], entity: EntityDescription, filling: Bool, what: String
     ) throws -> [String: AttributeValue] {
         var result: [String: AttributeValue] = [:]
-        let handle = entityHandles[entity.name]!
+        let handle = entityHandles[name: entity.name]!
         for (key, value) in values {
             // Transient attributes are never stored: a batch cannot set them.
             guard let attribute = entity.attribute(named: key), !attribute.isTransient else {

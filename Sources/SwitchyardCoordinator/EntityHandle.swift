@@ -18,7 +18,10 @@ package final class EntityHandle: Sendable {
     /// The entity's name (also `description.name`), read without touching the description.
     package let name: String
     /// Positions in `description.allAttributes` by attribute name.
-    package let attributePositions: [String: Int]
+    package let attributePositions: NameIndex
+    /// Whether the entity is abstract (`description.isAbstract`), read by every insert without copying the
+    /// description.
+    package let isAbstract: Bool
     /// Each attribute's type, by position.
     package let attributeTypes: [AttributeType]
     /// The attributes by position: what an object's changed values are positioned by.
@@ -38,7 +41,8 @@ package final class EntityHandle: Sendable {
     package init(_ description: EntityDescription) {
         self.description = description
         name = description.name
-        attributePositions = description.attributeIndex
+        attributePositions = NameIndex(description.attributeIndex)
+        isAbstract = description.isAbstract
         attributeTypes = description.allAttributes.map(\.type)
         layout = RowLayout(
             names: description.allAttributes.map(\.name), positions: description.attributeIndex,
@@ -56,10 +60,5 @@ package final class EntityHandle: Sendable {
             guard let value = attribute.defaultValue, !value.isNull else { return nil }
             return (position, value.normalized(for: attribute.type) ?? value)
         }
-    }
-
-    /// One handle per entity of `model`, by entity name.
-    package static func handles(for model: ObjectModel) -> [String: EntityHandle] {
-        Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, EntityHandle($0)) })
     }
 }

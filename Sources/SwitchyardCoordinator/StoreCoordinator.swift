@@ -21,7 +21,7 @@ public final class StoreCoordinator: Sendable {
     /// The merged model every store is opened with.
     public let model: ObjectModel
     /// Each entity of `model` once, shared by the objects of every context (see `EntityHandle`).
-    package let entityHandles: [String: EntityHandle]
+    package let entityHandles: EntityHandles
     package let registry = Locked(StoreRegistry())
     /// Store fetches issued so far (one per store per `fetchRows`); tests use it to prove batching.
     package let storeFetchCount = Locked<Int>(0)
@@ -61,7 +61,7 @@ public final class StoreCoordinator: Sendable {
     /// ```
     public init(model: ObjectModel, logger: Logger? = nil) {
         self.model = model
-        self.entityHandles = EntityHandle.handles(for: model)
+        self.entityHandles = EntityHandles(for: model)
         self.logger = logger ?? Logger(label: "switchyard.coordinator") { _ in SwiftLogNoOpLogHandler() }
         self.hasCallerLogger = logger != nil
     }

@@ -16,7 +16,7 @@ package final class RowLayout: Sendable {
     /// Attribute names by position.
     public let names: [String]
     /// Position of each name.
-    package let positions: [String: Int]
+    package let positions: NameIndex
     /// Whether each position can hold a value (false for a store's retired positions).
     package let isLive: [Bool]
     /// How rows of this layout keep their values in memory (`RowStorage`).
@@ -27,7 +27,7 @@ package final class RowLayout: Sendable {
     public init(names: [String], types: [AttributeType]? = nil) {
         precondition(Set(names).count == names.count, "RowLayout: duplicate names in \(names)")
         self.names = names
-        positions = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
+        positions = NameIndex(Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) }))
         isLive = Array(repeating: true, count: names.count)
         slots = Self.slotPattern(names: names, types: types)
     }
@@ -48,7 +48,7 @@ package final class RowLayout: Sendable {
     /// by name and never hold a value.
     package init(names: [String], positions: [String: Int], types: [AttributeType]? = nil) {
         self.names = names
-        self.positions = positions
+        self.positions = NameIndex(positions)
         var live = Array(repeating: false, count: names.count)
         for position in positions.values where position < names.count { live[position] = true }
         isLive = live

@@ -174,7 +174,7 @@ package struct RowValues: Sendable {
     package func value(named name: String, cache: inout (layout: ObjectIdentifier?, position: Int?)) -> AttributeValue {
         guard let layout else { return extra[name] ?? .null }
         let id = ObjectIdentifier(layout)
-        if cache.layout != id { cache = (id, layout.positions[name]) }
+        if cache.layout != id { cache = (id, layout.positions[name: name]) }
         if let position = cache.position { return slot(position) }
         return extra.isEmpty ? .null : extra[name] ?? .null
     }
@@ -182,7 +182,7 @@ package struct RowValues: Sendable {
     /// The value stored under `name`; nil when absent or null. Assigning nil or `.null` removes it.
     public subscript(name: String) -> AttributeValue? {
         get {
-            if let layout, let position = layout.positions[name] {
+            if let layout, let position = layout.positions[name: name] {
                 let value = slot(position)
                 // Not `value.isNull ? nil : value`: that `nil` would be `AttributeValue.null`, not `.none`.
                 if value.isNull { return .none }
@@ -192,7 +192,7 @@ package struct RowValues: Sendable {
         }
         set {
             let value = (newValue?.isNull ?? true) ? nil : newValue
-            if let layout, let position = layout.positions[name] {
+            if let layout, let position = layout.positions[name: name] {
                 setSlot(position, value ?? .null)
             } else {
                 extra[name] = value

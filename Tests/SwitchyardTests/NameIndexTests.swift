@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+@testable import Switchyard
+
+/// `NameIndex` must answer every lookup exactly as the `[String: Int]` it is made from, including names that
+/// are equal as Swift strings but not byte for byte.
+@Suite struct NameIndexTests {
+    /// Random names (ASCII, accented in both normal forms, a Kelvin sign), looked up by themselves, by
+    /// canonically equivalent spellings and by names that are not there: the index agrees with the dictionary.
+    @Test(arguments: [UInt64(1), 2, 3, 4, 5])
+    func answersAsTheDictionaryDoes(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        let pieces = ["a", "Z", "name", "_", "é", "e\u{301}", "\u{212A}", "K", "ü", "u\u{308}", "日本", "x1", ""]
+        func name() -> String { (0..<Int.random(in: 1...4, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined() }
+        var positions: [String: Int] = [:]
+        for _ in 0..<Int.random(in: 0...40, using: &random) { positions[name()] = positions.count }
+        let index = NameIndex(positions)
+        for key in positions.keys { #expect(index[name: key] == positions[key], "\(key)") }
+        for _ in 0..<500 {
+            let key = name()
+            #expect(index[name: key] == positions[key], "\(key.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+        #expect(index == NameIndex(positions))
+    }
+
+    @Test func equivalentSpellingsAreFound() {
+        let index = NameIndex(["caf\u{E9}": 0, "\u{212A}elvin": 1, "plain": 2, "": 3])
+        #expect(index[name: "cafe\u{301}"] == 0, "decomposed key, precomposed name")
+        #expect(index[name: "Kelvin"] == 1, "ASCII key, a name with a Kelvin sign")
+        #expect(index[name: "plain"] == 2)
+        #expect(index[name: ""] == 3)
+        #expect(index[name: "plai"] == nil)
+        #expect(index[name: "Plain"] == nil)
+        let ascii = NameIndex(["count": 0, "name": 1])
+        #expect(ascii[name: "count"] == 0 && ascii[name: "name"] == 1 && ascii[name: "note"] == nil)
+        #expect(NameIndex([:])[name: "x"] == nil)
+    }
+}
