@@ -164,6 +164,16 @@ import Testing
         #expect(LMDBIndexKey.entry([long, long, long, long, long], primaryKey: 1).count <= 511)
         let entry = LMDBIndexKey.entry(["x"], primaryKey: 42)
         #expect(entry.withUnsafeBytes { LMDBIndexKey.primaryKey(of: $0) } == 42)
+        // The exact bytes, whether the value is copied at once (no 00 among its first 120 bytes) or byte by byte.
+        let a = UInt8(ascii: "a")
+        #expect(prefix("ab") == [0x20, a, a + 1, 0, 0])
+        #expect(prefix("") == [0x20, 0, 0])
+        #expect(prefix("a\u{0}b") == [0x20, a, 0, 0xFF, a + 1, 0, 0])
+        #expect(prefix(.string(String(repeating: "a", count: 200))) == [0x20] + Array(repeating: a, count: 120) + [0, 0])
+        #expect(prefix(.string(String(repeating: "a", count: 130) + "\u{0}")) == [0x20] + Array(repeating: a, count: 120) + [0, 0])
+        #expect(prefix(.string(String(repeating: "a", count: 119) + "\u{0}")) == [0x20] + Array(repeating: a, count: 119) + [0, 0])
+        #expect(prefix(.binary(Data(repeating: 7, count: 200))) == [0x30] + Array(repeating: 7, count: 120) + [0, 0])
+        #expect(prefix(.binary(Data([1, 0, 2]))) == [0x30, 1, 0, 0xFF, 2, 0, 0])
     }
 
     @Test func entityNumbersSurviveModelChanges() throws {
