@@ -293,7 +293,7 @@ package struct LMDBBytePredicate {
             var defaults: [Scalar] = []
             var wanted = 0
             for (slot, name) in predicate.names.enumerated() {
-                guard let position = layout.attributeIndex[name] else {
+                guard let position = layout.attributeIndex[name: name] else {
                     defaults.append(.null)
                     continue
                 }

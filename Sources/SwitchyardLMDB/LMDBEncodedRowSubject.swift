@@ -29,7 +29,7 @@ package struct LMDBEncodedRowSubject: PredicateSubject {
         if positions.number != layout.number || positions.name != name {
             positions.number = layout.number
             positions.name = name
-            positions.position = layout.attributeIndex[name]
+            positions.position = layout.attributeIndex[name: name]
         }
         guard let position = positions.position else { return .single(.null) }
         while let found = try LMDBRowCoding.nextAttribute(&r, layout: layout, primaryKey: primaryKey) {

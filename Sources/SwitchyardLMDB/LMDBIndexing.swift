@@ -208,7 +208,7 @@ package enum LMDBQueryPlanner {
         default:
             return nil
         }
-        guard let index = table.indexByFirstProperty[key], index < available.count, available[index] != nil else {
+        guard let index = table.indexByFirstProperty[name: key], index < available.count, available[index] != nil else {
             return nil
         }
         if values.count == 1 { return values[0].isNull ? IndexLookup(index: index, values: []) : IndexLookup(index: index, values: values) }

@@ -164,7 +164,7 @@ package struct LMDBMigration {
             for p in change.properties {
                 if !p.isRelationship, p.kind == .added || p.kind == .becameRequired,
                     let attribute = entity.attribute(named: p.name), let value = attribute.defaultValue,
-                    let position = layout.attributeIndex[p.name]
+                    let position = layout.attributeIndex[name: p.name]
                 {
                     guard let normalized = value.normalized(for: attribute.type) else {
                         throw StoreError.invalidValue(

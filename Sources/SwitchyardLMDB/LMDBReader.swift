@@ -238,7 +238,7 @@ package final class LMDBReader {
         }
         var members: [StoreRow] = []
         let databases = store.databases.indexes(root: root)
-        if let index = destination.indexByFirstProperty[inverse], index < databases.count, let database = databases[index] {
+        if let index = destination.indexByFirstProperty[name: inverse], index < databases.count, let database = databases[index] {
             let prefix = LMDBIndexKey.prefix(.integer(item.primaryKey))
             for key in try LMDBIndexing.primaryKeys(withPrefix: prefix, in: database, txn: transaction) {
                 if let member = try row(root: root, primaryKey: key), isMember(member) { members.append(member) }
@@ -269,12 +269,12 @@ package struct LMDBRowSubject: PredicateSubject {
     package func predicateValues(at keyPath: [String]) throws -> PredicateValue {
         let schema = reader.schema
         // The common case, an attribute of the row itself, without building the general walk.
-        if keyPath.count == 1, let layout = schema.layout(named: row.entityName), layout.attributeIndex[keyPath[0]] != nil {
+        if keyPath.count == 1, let layout = schema.layout(named: row.entityName), layout.attributeIndex[name: keyPath[0]] != nil {
             return .single(row[keyPath[0]])
         }
         return try RowKeyPathWalk(
             // `attributeIndex` holds the persistent attributes: a transient one falls through, as in memory.
-            isPersistentAttribute: { entity, key in schema.layout(named: entity).map { $0.attributeIndex[key] != nil } },
+            isPersistentAttribute: { entity, key in schema.layout(named: entity).map { $0.attributeIndex[name: key] != nil } },
             relationship: { entity, key in schema.layout(named: entity)?.relationships[key] },
             related: { item, relationship in try reader.related(item, relationship, from: item.entityName) }
         ).values(at: keyPath, from: row)

@@ -87,7 +87,7 @@ package enum LMDBRowCoding {
     package static func image(of row: StoreRow, layout: LMDBEntityLayout, schema: LMDBSchema) -> LMDBRowImage {
         var image = LMDBRowImage(layout: layout, primaryKey: row.primaryKey, version: row.version)
         for (name, value) in row.values {
-            if let i = layout.attributeIndex[name] { image.attributes[i] = value }
+            if let i = layout.attributeIndex[name: name] { image.attributes[i] = value }
         }
         for (name, target) in row.toOne {
             if let i = layout.toOneIndex[name], let number = schema.numbers[target.entityName] {

@@ -38,7 +38,7 @@ package final class LMDBEntityLayout: Sendable {
     /// Types by position (`.undefined` where retired).
     package let attributeTypes: [AttributeType]
     /// Position of each persistent attribute of the model (own and inherited); retired ones are absent.
-    package let attributeIndex: [String: Int]
+    package let attributeIndex: NameIndex
     /// Bit `p` set when attribute position `p` (below 64) is a model attribute, not a retired one.
     package let liveAttributes: UInt64
     /// To-one relationship names by position (retired ones included).
@@ -63,7 +63,7 @@ package final class LMDBEntityLayout: Sendable {
     /// alone: what a fetch filters a table's rows by.
     package let withSubentities: [Bool], alone: [Bool]
     /// For the table: property -> position of the shortest index that starts with it.
-    package let indexByFirstProperty: [String: Int]
+    package let indexByFirstProperty: NameIndex
     /// For the table, per index (aligned with `LMDBSchema.indexes`): whether its first property is an
     /// attribute in every entity of the table that has it (never a to-one), so an exact lookup answers an
     /// equality on it without re-evaluating (see `LMDBQueryPlanner`).
@@ -99,7 +99,7 @@ package final class LMDBEntityLayout: Sendable {
             attributeIndex[name] = position
             if position < 64 { live |= 1 << UInt64(position) }
         }
-        self.attributeIndex = attributeIndex
+        self.attributeIndex = NameIndex(attributeIndex)
         liveAttributes = live
         rowLayout = RowLayout(names: order.attributes, positions: attributeIndex, types: attributeTypes)
         let defaults = order.defaults.filter { $0.key < order.attributes.count && attributes[order.attributes[$0.key]] != nil }
@@ -131,7 +131,7 @@ package final class LMDBEntityLayout: Sendable {
             if let existing = byFirst[first], indexes[existing].properties.count <= definition.properties.count { continue }
             byFirst[first] = position
         }
-        indexByFirstProperty = byFirst
+        indexByFirstProperty = NameIndex(byFirst)
         indexLeadsWithAttribute = indexes.map { definition in
             definition.properties.first.map { !tableToOneNames.contains($0) } ?? false
         }
@@ -153,7 +153,7 @@ package final class LMDBEntityLayout: Sendable {
 
     /// The slot of a property name.
     package func slot(named property: String) -> Slot {
-        if let i = attributeIndex[property] { return .attribute(i) }
+        if let i = attributeIndex[name: property] { return .attribute(i) }
         if let i = toOneIndex[property] { return .toOne(i) }
         return .absent
     }

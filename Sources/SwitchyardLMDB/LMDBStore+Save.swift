@@ -266,7 +266,7 @@ extension LMDBStore {
         var result: [(position: Int, value: AttributeValue)] = []
         result.reserveCapacity(values.underestimatedCount)
         for (key, value) in values {
-            guard let position = layout.attributeIndex[key] else {
+            guard let position = layout.attributeIndex[name: key] else {
                 throw StoreError.unknownProperty(path: path, configuration: configurationName, entity: layout.name, property: key)
             }
             result.append((position, try normalized(value, at: position, layout: layout)))
