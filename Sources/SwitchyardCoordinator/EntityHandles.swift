@@ -3,8 +3,9 @@ import SwitchyardModel
 // MARK: - EntityHandles
 
 /// One `EntityHandle` per entity of a model, found by entity name through a `NameIndex` (every insert and every
-/// fetch looks one up by name; a `[String: EntityHandle]` hashed the name with SipHash each time).
-package struct EntityHandles: Sendable {
+/// fetch looks one up by name; a `[String: EntityHandle]` hashed the name with SipHash each time). A class,
+/// immutable, so reading it from the coordinator copies one reference.
+package final class EntityHandles: Sendable {
     private let handles: [EntityHandle]
     private let index: NameIndex
 

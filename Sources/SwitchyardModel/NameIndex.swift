@@ -10,15 +10,16 @@ import Foundation
 /// Equal bytes are equal strings, so a name found by its bytes is the dictionary's answer. A name not found by
 /// its bytes is looked up in the dictionary unless it and every stored name are ASCII: only then can no stored
 /// name be the same `String` spelled with other, canonically equivalent scalars (U+212A KELVIN SIGN equals "K").
-package struct NameIndex: Sendable, Equatable {
+///
+/// A class, immutable: the layouts and handles that hold one are read through class references, and copying
+/// a struct of six arrays out of them for a lookup retained and released each (callgrind).
+package final class NameIndex: Sendable, Equatable {
     /// The positions, as given.
     package let dictionary: [String: Int]
     /// Every stored name's UTF-8 bytes, one after another.
     private let bytes: [UInt8]
-    /// Per entry: where its name starts in `bytes`, its length, and its position.
-    private let starts: [Int]
-    private let lengths: [Int]
-    private let positions: [Int]
+    /// One per stored name.
+    private let entries: [Entry]
     /// 0 is empty, otherwise an entry plus one. A power of two, at most half used.
     private let table: [Int32]
     /// Whether every stored name is ASCII (see the type's summary).
@@ -27,7 +28,7 @@ package struct NameIndex: Sendable, Equatable {
     /// An index answering as `positions` does.
     package init(_ positions: [String: Int]) {
         dictionary = positions
-        var bytes: [UInt8] = [], starts: [Int] = [], lengths: [Int] = [], at: [Int] = []
+        var bytes: [UInt8] = [], entries: [Entry] = []
         var size = 8
         while size < positions.count * 2 { size *= 2 }
         var table = [Int32](repeating: 0, count: size)
@@ -37,16 +38,12 @@ package struct NameIndex: Sendable, Equatable {
             let hash = utf8.withUnsafeBytes { ByteHash.hash($0) }
             var i = Int(truncatingIfNeeded: hash) & (size - 1)
             while table[i] != 0 { i = (i + 1) & (size - 1) }
-            table[i] = Int32(starts.count + 1)
-            starts.append(bytes.count)
-            lengths.append(utf8.count)
-            at.append(position)
+            table[i] = Int32(entries.count + 1)
+            entries.append(Entry(start: bytes.count, length: utf8.count, position: position))
             bytes += utf8
         }
         self.bytes = bytes
-        self.starts = starts
-        self.lengths = lengths
-        self.positions = at
+        self.entries = entries
         self.table = table
         allASCII = bytes.allSatisfy { $0 < 0x80 }
     }
@@ -58,6 +55,13 @@ package struct NameIndex: Sendable, Equatable {
         case .absent: return nil
         case .undecided: return dictionary[name]
         }
+    }
+
+    /// Where a stored name's bytes are in `bytes`, and its position.
+    private struct Entry {
+        let start: Int
+        let length: Int
+        let position: Int
     }
 
     /// What the bytes of a name tell.
@@ -78,11 +82,9 @@ package struct NameIndex: Sendable, Equatable {
             while true {
                 let entry = Int(table[i])
                 if entry == 0 { return allASCII && !key.contains(where: { $0 >= 0x80 }) ? .absent : .undecided }
-                let e = entry - 1
-                if lengths[e] == key.count,
-                    key.count == 0 || memcmp(key.baseAddress!, stored.baseAddress! + starts[e], key.count) == 0
-                {
-                    return .found(positions[e])
+                let e = entries[entry - 1]
+                if e.length == key.count, key.count == 0 || memcmp(key.baseAddress!, stored.baseAddress! + e.start, key.count) == 0 {
+                    return .found(e.position)
                 }
                 i = (i + 1) & mask
             }
