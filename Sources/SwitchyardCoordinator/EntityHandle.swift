@@ -17,7 +17,7 @@ package final class EntityHandle: Sendable {
     package let description: EntityDescription
     /// The entity's name (also `description.name`), read without touching the description.
     package let name: String
-    /// Positions in `description.allAttributes` by attribute name.
+    /// Positions in `description.allAttributes` by attribute name (the very index of `layout.positions`).
     package let attributePositions: NameIndex
     /// Whether the entity is abstract (`description.isAbstract`), read by every insert without copying the
     /// description.
@@ -41,12 +41,12 @@ package final class EntityHandle: Sendable {
     package init(_ description: EntityDescription) {
         self.description = description
         name = description.name
-        attributePositions = NameIndex(description.attributeIndex)
         isAbstract = description.isAbstract
         attributeTypes = description.allAttributes.map(\.type)
         layout = RowLayout(
             names: description.allAttributes.map(\.name), positions: description.attributeIndex,
             types: description.allAttributes.map(\.type))
+        attributePositions = layout.positions
         requiredPositions = description.allAttributes.indices.filter {
             let attribute = description.allAttributes[$0]
             return !attribute.isOptional && !attribute.isTransient

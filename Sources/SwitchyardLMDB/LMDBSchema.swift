@@ -37,7 +37,8 @@ package final class LMDBEntityLayout: Sendable {
     package let attributeNames: [String]
     /// Types by position (`.undefined` where retired).
     package let attributeTypes: [AttributeType]
-    /// Position of each persistent attribute of the model (own and inherited); retired ones are absent.
+    /// Position of each persistent attribute of the model (own and inherited); retired ones are absent. The
+    /// very index of `rowLayout.positions`.
     package let attributeIndex: NameIndex
     /// Bit `p` set when attribute position `p` (below 64) is a model attribute, not a retired one.
     package let liveAttributes: UInt64
@@ -99,9 +100,9 @@ package final class LMDBEntityLayout: Sendable {
             attributeIndex[name] = position
             if position < 64 { live |= 1 << UInt64(position) }
         }
-        self.attributeIndex = NameIndex(attributeIndex)
         liveAttributes = live
         rowLayout = RowLayout(names: order.attributes, positions: attributeIndex, types: attributeTypes)
+        self.attributeIndex = rowLayout.positions
         let defaults = order.defaults.filter { $0.key < order.attributes.count && attributes[order.attributes[$0.key]] != nil }
             .sorted { $0.key < $1.key }.map { (position: $0.key, value: $0.value) }
         implicitDefaults = defaults
