@@ -45,7 +45,7 @@ extension ObjectContext {
         }
         try model.validateFetch(predicate: request.predicate, sortKeys: request.sortKeys, entityName: request.entityName)
         if pendingObjects(for: request).isEmpty, !hasPendingChanges(reachedBy: request) {
-            return try coordinator.count(request, targets: nil, validated: true)
+            return try coordinator.count(request, validated: true)
         }
         return try fetch(request).count
     }

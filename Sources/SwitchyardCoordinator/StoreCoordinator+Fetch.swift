@@ -78,20 +78,19 @@ extension StoreCoordinator {
 
     /// Counts matching rows across every store serving the entity (or the affected stores).
     public func count(_ request: FetchRequest) throws -> Int {
-        try count(request, targets: nil, validated: false)
+        try count(request, validated: false)
     }
 
-    /// `count(_:)` for a caller that already asked `targetStores(for:)` (`targets`) or checked the request
-    /// against `model` (`validated`: each store with this very model then skips its own check, as in
-    /// `fetchRows(_:targets:validated:each:)`).
-    package func count(_ request: FetchRequest, targets known: [any PersistentStore]?, validated: Bool) throws -> Int {
+    /// `count(_:)` for a caller that may have checked the request against `model` (`validated`: each store with
+    /// this very model then skips its own check, as in `fetchRows(_:targets:validated:each:)`).
+    package func count(_ request: FetchRequest, validated: Bool) throws -> Int {
         let request = try request.normalized()
         var total = 0
         var unlimited = storeRequest(request)
         unlimited.fetchLimit = nil
         unlimited.fetchOffset = 0
         if validated { unlimited.validatedAgainst = model.identity }
-        for store in try known ?? targetStores(for: request) { total += try store.count(unlimited) }
+        for store in try targetStores(for: request) { total += try store.count(unlimited) }
         total = max(0, total - request.fetchOffset)
         return request.fetchLimit.map { min($0, total) } ?? total
     }
