@@ -80,16 +80,18 @@ public final class StoreCoordinator: Sendable {
 
     /// The stores that hold rows of `entityName` (or, with `includingSubentities`, of any of its descendants).
     public func stores(serving entityName: String, includingSubentities: Bool = false) -> [any PersistentStore] {
-        let (known, stores, generation) = registry.withLock {
-            ($0.route(entityName, includingSubentities: includingSubentities), $0.stores, $0.generation)
+        let position = model.entityPosition(named: entityName)
+        let (known, stores, generation) = registry.withLock { registry in
+            (position.flatMap { registry.route(entityPosition: $0, includingSubentities: includingSubentities) },
+             registry.stores, registry.generation)
         }
         if let known { return known }
         let names = includingSubentities ? Set(model.entity(named: entityName)?.selfAndDescendantNames ?? [entityName]) : [entityName]
         let serving = stores.filter { store in store.entities.contains { names.contains($0.name) } }
         // Only the model's entities are remembered: any other name is a caller's mistake, and would grow the cache.
-        if model.entityPosition(named: entityName) != nil {
+        if let position {
             registry.withLock {
-                $0.remember(serving, for: entityName, includingSubentities: includingSubentities, generation: generation)
+                $0.remember(serving, entityPosition: position, includingSubentities: includingSubentities, generation: generation)
             }
         }
         return serving

@@ -13,11 +13,6 @@ import SwitchyardStores
 /// store's code), and hands it back with the generation it read: a route worked out from a list that has
 /// changed since is not remembered.
 package struct StoreRegistry: Sendable {
-    private struct Route: Hashable {
-        var entity: String
-        var includingSubentities: Bool
-    }
-
     /// The stores; any change forgets the routes.
     package var stores: [any PersistentStore] = [] {
         didSet {
@@ -27,20 +22,31 @@ package struct StoreRegistry: Sendable {
     }
     /// Counts changes of `stores`.
     package private(set) var generation = 0
-    private var routes: [Route: [any PersistentStore]] = [:]
+    /// Routes by slot (`slot(_:_:)`), nil where none is remembered. Indexed by the entity's position rather than
+    /// keyed by its name: hashing the name cost more than the rest of a remembered route (callgrind).
+    private var routes: [[any PersistentStore]?] = []
 
     package init() {}
 
-    /// The stores remembered as serving `entityName`, if any were.
-    package func route(_ entityName: String, includingSubentities: Bool) -> [any PersistentStore]? {
-        routes[Route(entity: entityName, includingSubentities: includingSubentities)]
+    /// The stores remembered as serving the entity at `entityPosition` (`ObjectModel.entityPosition(named:)`).
+    package func route(entityPosition: Int, includingSubentities: Bool) -> [any PersistentStore]? {
+        let slot = Self.slot(entityPosition, includingSubentities)
+        return slot < routes.count ? routes[slot] : nil
     }
 
-    /// Remembers `serving` for `entityName`, unless the list changed after `generation` was read.
+    /// Remembers `serving` for the entity at `entityPosition`, unless the list changed after `generation` was read.
     package mutating func remember(
-        _ serving: [any PersistentStore], for entityName: String, includingSubentities: Bool, generation: Int
+        _ serving: [any PersistentStore], entityPosition: Int, includingSubentities: Bool, generation: Int
     ) {
         guard generation == self.generation else { return }
-        routes[Route(entity: entityName, includingSubentities: includingSubentities)] = serving
+        let slot = Self.slot(entityPosition, includingSubentities)
+        if slot >= routes.count { routes += Array(repeating: nil, count: slot + 1 - routes.count) }
+        routes[slot] = serving
+    }
+
+    /// Two slots per entity: alone, then with its subentities.
+    private static func slot(_ entityPosition: Int, _ includingSubentities: Bool) -> Int {
+        precondition(entityPosition >= 0, "an entity position is never negative")
+        return entityPosition * 2 + (includingSubentities ? 1 : 0)
     }
 }

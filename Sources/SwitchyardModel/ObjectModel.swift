@@ -21,7 +21,9 @@ public struct ObjectModel: Sendable, Hashable {
     /// Where each entity was declared (file path, or "model built in code"), for error messages.
     public let entitySources: [String: String]
 
-    private let indexByName: [String: Int]
+    /// Entity positions by name, found by their bytes (`NameIndex`): every fetch, count and insert looks its
+    /// entity up here several times, and SipHash of the name was most of each lookup (callgrind).
+    private let indexByName: NameIndex
     /// Shared by every copy of this model and by no other model, equal or not: a store given a fetch its
     /// coordinator already checked against this very model (`validateFetch`) need not check it again. Compared
     /// with `===`; whoever holds it keeps it alive, so no later model can take its address.
@@ -50,7 +52,7 @@ public struct ObjectModel: Sendable, Hashable {
         self.configurations = configurations
         self.versionIdentifiers = versionIdentifiers
         self.entitySources = entitySources
-        self.indexByName = Dictionary(uniqueKeysWithValues: resolved.enumerated().map { ($1.name, $0) })
+        self.indexByName = NameIndex(Dictionary(uniqueKeysWithValues: resolved.enumerated().map { ($1.name, $0) }))
         try validateConfigurations(source: source)
     }
 
@@ -58,13 +60,13 @@ public struct ObjectModel: Sendable, Hashable {
 
     /// The entity with this name.
     public func entity(named name: String) -> EntityDescription? {
-        indexByName[name].map { entities[$0] }
+        indexByName[name: name].map { entities[$0] }
     }
 
     /// The position in `entities` of the entity with this name: reading `entities[i]` in place copies no
     /// 256-byte description, which `entity(named:)` does (a fetch checks its key paths twice).
     package func entityPosition(named name: String) -> Int? {
-        indexByName[name]
+        indexByName[name: name]
     }
 
     /// The entity with this `Z_ENT` number.

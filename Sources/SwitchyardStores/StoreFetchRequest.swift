@@ -234,13 +234,15 @@ extension StoreFetchRequest {
     /// refused), its key paths checked against the model before any row is read (unless they were checked
     /// against this very model: `validatedAgainst`), and its object arguments bound to this store's primary
     /// keys (an object of another store matches no row).
-    package func prepared(forStore identifier: UUID, model: ObjectModel) throws -> StoreFetchRequest {
+    package func prepared(forStore identifier: @autoclosure () -> UUID, model: ObjectModel) throws -> StoreFetchRequest {
         if validatedAgainst !== model.identity {
             try model.validateFetch(predicate: predicate, sortKeys: sortKeys, entityName: entityName)
         }
         var prepared = self
         try FetchRequest.checkLimits(&prepared.fetchLimit, fetchOffset)
         guard let predicate, predicate.hasObjectArguments else { return prepared }
+        // Read only here: a store's identifier is behind its lock, and most predicates name no object.
+        let identifier = identifier()
         prepared.predicate = predicate.bindingObjects(entityName: entityName, model: model) { id in
             id.storeIdentifier == identifier ? id.primaryKey : nil
         }

@@ -122,6 +122,50 @@ import Testing
         #expect(try catalog.count(StoreFetchRequest(entityName: "Product")) == 1)
     }
 
+    /// Core Data: the coordinator's `persistentStores` decide where an entity's objects live, at every moment:
+    /// which stores serve an entity (alone, or with its subentities) follows each store added or removed, asked
+    /// again and again (the coordinator remembers its answers between changes), and an unknown name has none.
+    @Test(arguments: Backend.everyStore)
+    func storesServingAnEntityFollowStoresAddedAndRemoved(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let model = try ObjectModel(
+            entities: [
+                EntityDescription(name: "Vehicle", attributes: [AttributeDescription(name: "plate", type: .string)]),
+                EntityDescription(name: "Car", parent: "Vehicle", attributes: [AttributeDescription(name: "seats", type: .integer64)]),
+                EntityDescription(name: "Tag", attributes: [AttributeDescription(name: "label", type: .string)]),
+            ],
+            configurations: [
+                ConfigurationDescription(name: "Base", entityNames: ["Vehicle"]),
+                ConfigurationDescription(name: "Cars", entityNames: ["Car"]),
+                ConfigurationDescription(name: "Tags", entityNames: ["Tag"]),
+            ])
+        let coordinator = StoreCoordinator(model: model)
+        func serving(_ entity: String, subentities: Bool = false) -> [UUID] {
+            let first = coordinator.stores(serving: entity, includingSubentities: subentities).map(\.identifier)
+            let again = coordinator.stores(serving: entity, includingSubentities: subentities).map(\.identifier)
+            #expect(first == again, "\(entity): asked twice")
+            return first
+        }
+        #expect(serving("Vehicle").isEmpty && serving("Car", subentities: true).isEmpty)
+        let base = try backend.add(to: coordinator, configuration: "Base", in: dir.url)
+        #expect(serving("Vehicle") == [base.identifier])
+        #expect(serving("Vehicle", subentities: true) == [base.identifier])
+        #expect(serving("Car").isEmpty)
+        let cars = try backend.add(to: coordinator, configuration: "Cars", in: dir.url)
+        #expect(serving("Vehicle") == [base.identifier])
+        #expect(serving("Vehicle", subentities: true) == [base.identifier, cars.identifier])
+        #expect(serving("Car") == [cars.identifier])
+        #expect(serving("Tag").isEmpty)
+        try coordinator.removeStore(base)
+        #expect(serving("Vehicle").isEmpty)
+        #expect(serving("Vehicle", subentities: true) == [cars.identifier])
+        #expect(serving("Car") == [cars.identifier])
+        let tags = try backend.add(to: coordinator, configuration: "Tags", in: dir.url)
+        #expect(serving("Tag") == [tags.identifier])
+        #expect(serving("Car", subentities: true) == [cars.identifier])
+        #expect(serving("Nope").isEmpty && serving("Nope", subentities: true).isEmpty)
+    }
+
     /// Core Data with two stores for one configuration (e.g. a private and a shared store, as in fatbobman's
     /// multi-store setups): a new object must be placed with `assign(_:to:)`, else the save fails; each object
     /// is saved in its store, and fetches return both stores' objects merged under the sort.
