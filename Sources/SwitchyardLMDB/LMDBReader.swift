@@ -14,8 +14,6 @@ package final class LMDBReader {
     /// reader is used by one thread, and the run-time check cost more than the increment.
     @exclusivity(unchecked) package private(set) var rowsVisited = 0
     private let builder: LMDBRowBuilder
-    /// The key of the last row read by key, reused (a save reads one row per update or delete).
-    @exclusivity(unchecked) private var rowKey = LMDBRowKey.make(root: 0, primaryKey: 0)
 
     package init(store: LMDBStore, transaction: LMDBTransaction) {
         self.store = store
@@ -54,8 +52,8 @@ package final class LMDBReader {
     package func storedRow(
         root: Int, primaryKey: Int64, cursor: LMDBCursor
     ) throws -> (bytes: UnsafeRawBufferPointer, layout: LMDBEntityLayout, version: Int64)? {
-        LMDBRowKey.set(&rowKey, root: root, primaryKey: primaryKey)
-        guard let bytes = try rowKey.withUnsafeBytes({ try cursor.seek(exactly: $0) })?.value else { return nil }
+        guard let bytes = try LMDBRowKey.withKey(root: root, primaryKey: primaryKey, { try cursor.seek(exactly: $0) })?.value
+        else { return nil }
         let header = try LMDBRowCoding.reportingDamage(path: store.path, primaryKey: primaryKey) {
             var r = LMDBByteReader(bytes)
             return try LMDBRowCoding.readHeader(&r, primaryKey: primaryKey, schema: schema)
@@ -64,8 +62,7 @@ package final class LMDBReader {
     }
 
     private func encodedRow(root: Int, primaryKey: Int64) throws -> UnsafeRawBufferPointer? {
-        LMDBRowKey.set(&rowKey, root: root, primaryKey: primaryKey)
-        return try rowKey.withUnsafeBytes { try transaction.get(store.databases.rows, $0) }
+        try LMDBRowKey.withKey(root: root, primaryKey: primaryKey) { try transaction.get(store.databases.rows, $0) }
     }
 
     /// `true` at the entity numbers of `layout` (and its subentities when `includesSubentities`).
@@ -84,12 +81,9 @@ package final class LMDBReader {
         if let lookup {
             let databases = store.databases.indexes(root: root)
             guard lookup.index < databases.count, let database = databases[lookup.index] else { return }
-            var rowKey = LMDBRowKey.make(root: root, primaryKey: 0)
             /// Reads the row an index entry names; `false` stops the walk.
             func visit(_ key: Int64) throws -> Bool {
-                LMDBRowKey.set(&rowKey, root: root, primaryKey: key)
-                guard let bytes = try rowKey.withUnsafeBytes({ try transaction.get(store.databases.rows, $0) }),
-                    try isInFamily(bytes, family, key)
+                guard let bytes = try encodedRow(root: root, primaryKey: key), try isInFamily(bytes, family, key)
                 else { return true }
                 rowsVisited += 1
                 return try body(try builder.row(bytes, primaryKey: key))

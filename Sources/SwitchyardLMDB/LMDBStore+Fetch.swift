@@ -163,12 +163,11 @@ extension LMDBStore {
         stopAfter enough: Int?
     ) throws -> [StoreRow] {
         if let enough, enough <= 0 { return [] }
-        let lookup = LMDBQueryPlanner.lookup(for: predicate, table: layout, available: databases.indexes(root: layout.rootNumber))
         var rows: [StoreRow] = []
-        // A walk of the whole table returns up to every row of the store: reserving that many at once avoids
-        // growing the array by doubling (copies and fresh pages for twice the final size). An estimate far above
-        // what matched is given back below.
-        if lookup == nil, predicate == nil, enough == nil {
+        // A walk of the whole table (no predicate, so no index either) returns up to every row of the store:
+        // reserving that many at once avoids growing the array by doubling (copies and fresh pages for twice the
+        // final size). An estimate far above what matched is given back below.
+        if predicate == nil, enough == nil {
             rows.reserveCapacity(try reader.transaction.entryCount(databases.rows))
         }
         try forEachMatchingRow(predicate, layout: layout, includesSubentities: includesSubentities, reader: reader) { row in

@@ -133,6 +133,18 @@ import Testing
         #expect(LMDBRowKey.make(root: 5, primaryKey: 1) == [0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 1])
     }
 
+    /// The stack-built key a reader looks rows up by is, byte for byte, the key saves write.
+    @Test func rowKeysBuiltOnTheStackMatchStoredKeys() {
+        #expect(LMDBRowKey.withKey(root: 0x0102_0304, primaryKey: 0x0506_0708_090A_0B0C) { Array($0) }
+            == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
+        var generator = SeededGenerator(seed: 0x12)
+        for _ in 0..<1_000 {
+            let root = Int.random(in: 0...Int(UInt32.max), using: &generator)
+            let key = Int64.random(in: 0...Int64.max, using: &generator)
+            #expect(LMDBRowKey.withKey(root: root, primaryKey: key) { Array($0) } == LMDBRowKey.make(root: root, primaryKey: key))
+        }
+    }
+
     @Test func indexKeysGroupStoreEqualValuesAndKeepOrder() {
         func prefix(_ v: AttributeValue) -> [UInt8] { LMDBIndexKey.prefix([v]) }
         // Values the evaluator calls equal share an element, whatever their case.
