@@ -12,7 +12,7 @@ import Foundation
 /// name be the same `String` spelled with other, canonically equivalent scalars (U+212A KELVIN SIGN equals "K").
 ///
 /// A class, immutable: the layouts and handles that hold one are read through class references, and copying
-/// a struct of six arrays out of them for a lookup retained and released each (callgrind).
+/// a struct of its arrays out of them for a lookup retained and released each (callgrind).
 package final class NameIndex: Sendable, Equatable {
     /// The positions, as given.
     package let dictionary: [String: Int]
@@ -91,5 +91,6 @@ package final class NameIndex: Sendable, Equatable {
         }
     }
 
+    /// Equal when made from equal positions (the tables are then equal too).
     package static func == (lhs: NameIndex, rhs: NameIndex) -> Bool { lhs.dictionary == rhs.dictionary }
 }

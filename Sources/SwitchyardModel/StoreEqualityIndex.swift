@@ -1,22 +1,5 @@
 import Foundation
 
-// MARK: - StoreEqualityKey
-
-/// A hashable stand-in for an `AttributeValue` under `AttributeValue.storeEqual`, for keys of a `Dictionary`
-/// or `Set` (the memory store groups rows by the values of a uniqueness constraint with arrays of them): equal
-/// when `storeEqual` says so, hashed with `StoreEqualityIndex`'s hash, the one place the rule "numbers by their
-/// value as a `Double`, text by its bytes, data and UUIDs by their bytes" is written.
-package struct StoreEqualityKey: Hashable, Sendable {
-    /// The value it stands for.
-    package let value: AttributeValue
-
-    package init(_ value: AttributeValue) { self.value = value }
-
-    package static func == (lhs: Self, rhs: Self) -> Bool { AttributeValue.storeEqual(lhs.value, rhs.value) }
-
-    package func hash(into hasher: inout Hasher) { hasher.combine(StoreEqualityIndex.hash(value)) }
-}
-
 // MARK: - StoreEqualityIndex
 
 /// Values under `AttributeValue.storeEqual`, each numbered in the order it was first inserted: a hash lookup
@@ -140,47 +123,3 @@ package struct StoreEqualityIndex: Sendable {
         }
     }
 }
-
-// MARK: - StoreEqualityMap
-
-/// A set of values under `AttributeValue.storeEqual`, each with an associated payload: a `StoreEqualityIndex`
-/// numbering the values and the payloads in an array by that number.
-package struct StoreEqualityMap<Payload> {
-    private var index = StoreEqualityIndex()
-    /// By slot; nil for a removed value.
-    private var payloads: [Payload?] = []
-
-    /// An empty map.
-    package init() {}
-
-    /// The payload stored for a value `storeEqual` to `value`; assigning nil removes it.
-    package subscript(value: AttributeValue) -> Payload? {
-        get { index.slot(of: value).flatMap { payloads[$0] } }
-        set {
-            guard let newValue else {
-                if let slot = index.remove(value) { payloads[slot] = nil }
-                return
-            }
-            let (slot, inserted) = index.insert(value)
-            if inserted { payloads.append(newValue) } else { payloads[slot] = newValue }
-        }
-    }
-
-    /// Changes, in place, the payload of the value `storeEqual` to `value`, starting from `initial` when there
-    /// is none yet.
-    package mutating func update(_ value: AttributeValue, initial: @autoclosure () -> Payload, _ body: (inout Payload) -> Void) {
-        let (slot, inserted) = index.insert(value)
-        if inserted {
-            var payload = initial()
-            body(&payload)
-            payloads.append(payload)
-        } else {
-            body(&payloads[slot]!)
-        }
-    }
-
-    /// Whether a value `storeEqual` to `value` is present.
-    package func contains(_ value: AttributeValue) -> Bool { index.slot(of: value) != nil }
-}
-
-extension StoreEqualityMap: Sendable where Payload: Sendable {}
