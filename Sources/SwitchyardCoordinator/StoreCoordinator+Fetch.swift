@@ -115,10 +115,10 @@ extension StoreCoordinator {
 
     /// The stores a request searches, validated against the model.
     package func targetStores(for request: FetchRequest) throws -> [any PersistentStore] {
-        guard model.entityPosition(named: request.entityName) != nil else {
+        guard let position = model.entityPosition(named: request.entityName) else {
             throw CoordinatorError.unknownEntity(request.entityName)
         }
-        var targets = stores(serving: request.entityName, includingSubentities: request.includesSubentities)
+        var targets = stores(serving: request.entityName, position: position, includingSubentities: request.includesSubentities)
         if let ids = request.affectedStoreIdentifiers {
             for id in ids where store(withIdentifier: id) == nil {
                 throw CoordinatorError.storeNotInCoordinator(path: "store \(id.uuidString)")

@@ -80,7 +80,12 @@ public final class StoreCoordinator: Sendable {
 
     /// The stores that hold rows of `entityName` (or, with `includingSubentities`, of any of its descendants).
     public func stores(serving entityName: String, includingSubentities: Bool = false) -> [any PersistentStore] {
-        let position = model.entityPosition(named: entityName)
+        stores(serving: entityName, position: model.entityPosition(named: entityName), includingSubentities: includingSubentities)
+    }
+
+    /// `stores(serving:includingSubentities:)` for a caller that has looked the entity's position up already
+    /// (`ObjectModel.entityPosition(named:)`; nil for a name the model lacks, whose stores are not remembered).
+    package func stores(serving entityName: String, position: Int?, includingSubentities: Bool) -> [any PersistentStore] {
         let (known, stores, generation) = registry.withLock { registry in
             (position.flatMap { registry.route(entityPosition: $0, includingSubentities: includingSubentities) },
              registry.stores, registry.generation)
