@@ -85,6 +85,9 @@ package struct ChangedValues {
         storage.map { PositionedChanges(layout: layout, storage: $0) }
     }
 
+    /// The block holding the changes (row 0, laid out by the entity's layout), shared; nil when none.
+    package var block: RowStorage? { storage }
+
     /// The non-null changes as row values positioned by `layout`, sharing the block (nothing is copied).
     package func rowValues(_ layout: RowLayout) -> RowValues {
         if let storage { return RowValues(layout: layout, storage: storage, row: 0) }

@@ -76,7 +76,7 @@ extension StoreFetchRequest: CustomStringConvertible, CustomReflectable {
 public struct StoreChangeSet: Sendable, Hashable {
     /// New rows; primary keys come from `allocatePrimaryKeys`. Stores keep each row's `version` as given:
     /// 1 for a new object, the source's `Z_OPT` when a split copies rows.
-    public var inserts: [StoreRow]
+    public var inserts: StoreRows
     /// Changed values of existing rows.
     public var updates: [RowUpdate]
     /// Rows to delete.
@@ -100,7 +100,7 @@ public struct StoreChangeSet: Sendable, Hashable {
     ) {
         self.author = author
         self.contextName = contextName
-        self.inserts = inserts
+        self.inserts = StoreRows(inserts)
         self.updates = updates
         self.deletes = deletes
         self.linkInserts = linkInserts
