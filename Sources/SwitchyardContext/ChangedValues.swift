@@ -85,7 +85,8 @@ package struct ChangedValues {
         storage.map { PositionedChanges(layout: layout, storage: $0) }
     }
 
-    /// The block holding the changes (row 0, laid out by the entity's layout), shared; nil when none.
+    /// The block holding the changes (row 0, laid out by the entity's layout), shared; nil when none. Never
+    /// written through: the block is this value's, which copies it before changing it while it is shared.
     package var block: RowStorage? { storage }
 
     /// The non-null changes as row values positioned by `layout`, sharing the block (nothing is copied).

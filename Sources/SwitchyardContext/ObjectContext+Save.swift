@@ -139,7 +139,7 @@ extension ObjectContext {
                 }
                 let keys = batchKeys[key]!
                 // Each row is the object's own block of values, made a `StoreRow` only as the store reads it
-                // (64 MB less at the peak of saving a million new objects than an array of rows).
+                // (12 bytes a row rather than a 64-byte `StoreRow`: 52 MB less for a million new objects).
                 var rows = CompactRows(primaryKeys: keys)
                 for (object, pk) in zip(b.inserts, keys) {
                     let handle = object.handle

@@ -5,16 +5,19 @@ import SwitchyardModel
 /// The new rows of a `StoreChangeSet`: a random-access collection of `StoreRow`s, built like an array.
 ///
 /// ```swift
-/// var rows: StoreRows = [StoreRow(entityName: "Chat", primaryKey: 1, values: ["title": .string("Team")])]
-/// rows.append(StoreRow(entityName: "Chat", primaryKey: 2, values: ["title": .string("Family")]))
-/// try store.save(StoreChangeSet(inserts: rows))
+/// var changes = StoreChangeSet()
+/// changes.inserts = [StoreRow(entityName: "Chat", primaryKey: 1, values: ["title": .string("Team")])]
+/// changes.inserts.append(StoreRow(entityName: "Chat", primaryKey: 2, values: ["title": .string("Family")]))
+/// changes.inserts[1].version = 3
+/// try store.save(changes)
 /// ```
 ///
-/// A context saving many new objects fills it with the objects' own value blocks rather than a `StoreRow`
-/// each, and each row is made as it is read: about 20 bytes a row where a `StoreRow` takes 64 (64 MB less at
-/// the peak of saving a million new objects). Any change to such a collection first turns it into plain rows.
-public struct StoreRows: RandomAccessCollection, RangeReplaceableCollection, ExpressibleByArrayLiteral, Sendable, Hashable,
-    CustomStringConvertible
+/// It was an array (`[StoreRow]`) before: code that assigns an array writes `StoreRows(array)`, and code that needs
+/// an array writes `Array(changes.inserts)`. A context saving its new objects fills it with the objects' own value
+/// blocks rather than a `StoreRow` each, and each row is made as it is read: 12 bytes a row (20 once a row has a
+/// to-one) where a `StoreRow` takes 64. Any change to such a collection first turns it into plain rows.
+public struct StoreRows: RandomAccessCollection, MutableCollection, RangeReplaceableCollection, ExpressibleByArrayLiteral,
+    Sendable, Hashable, CustomStringConvertible, CustomReflectable
 {
     /// The rows, unless `compact` holds them.
     private var rows: [StoreRow]
@@ -50,8 +53,14 @@ public struct StoreRows: RandomAccessCollection, RangeReplaceableCollection, Exp
 
     /// The row at `position`.
     public subscript(position: Int) -> StoreRow {
-        if let compact { return compact.row(at: position) }
-        return rows[position]
+        get {
+            if let compact { return compact.row(at: position) }
+            return rows[position]
+        }
+        set {
+            materialize()
+            rows[position] = newValue
+        }
     }
 
     /// Replaces the rows in `subrange` with `newElements`.
@@ -60,9 +69,21 @@ public struct StoreRows: RandomAccessCollection, RangeReplaceableCollection, Exp
         rows.replaceSubrange(subrange, with: newElements)
     }
 
-    /// Makes room for `n` rows.
-    public mutating func reserveCapacity(_ n: Int) {
+    /// Adds `row` at the end.
+    public mutating func append(_ row: StoreRow) {
         materialize()
+        rows.append(row)
+    }
+
+    /// Adds `newRows` at the end, in order.
+    public mutating func append<S: Sequence>(contentsOf newRows: S) where S.Element == StoreRow {
+        materialize()
+        rows.append(contentsOf: newRows)
+    }
+
+    /// Makes room for `n` rows (rows made as they are read are kept so until changed).
+    public mutating func reserveCapacity(_ n: Int) {
+        guard compact == nil else { return }
         rows.reserveCapacity(n)
     }
 
@@ -86,78 +107,7 @@ public struct StoreRows: RandomAccessCollection, RangeReplaceableCollection, Exp
 
     /// The rows as an array would print them.
     public var description: String { Array(self).description }
-}
 
-// MARK: - CompactRows
-
-/// New rows kept as a context holds its new objects: the primary keys (the array the context allocated, shared),
-/// and per row the entity (a number into `entities`), the object's block of changed values (one row at its start,
-/// laid out by the entity's layout; nil when no value was set) and, only when some row has one, its to-one
-/// references. Rows whose values differ from their object's (transient values left out) are kept whole in `whole`.
-package struct CompactRows: Sendable {
-    /// Names and value layouts of the rows' entities.
-    private var entities: [(name: String, layout: RowLayout)] = []
-    private var entityOfRow: [UInt32] = []
-    private var keys: [Int64] = []
-    private var blocks: [RowStorage?] = []
-    /// Empty, or one dictionary per row.
-    private var toOne: [[String: RowReference]] = []
-    private var whole: [Int: StoreRow] = [:]
-
-    /// Rows to be appended with the given primary keys, in order.
-    package init(primaryKeys: [Int64]) {
-        keys = primaryKeys
-        entityOfRow.reserveCapacity(primaryKeys.count)
-        blocks.reserveCapacity(primaryKeys.count)
-    }
-
-    /// The number of rows appended.
-    package var count: Int { blocks.count }
-
-    /// Adds the next row (version 1, the next primary key) of the entity `entityName`, whose values are row 0 of
-    /// `block` laid out by `layout` (all null when `block` is nil).
-    package mutating func append(entityName: String, layout: RowLayout, block: RowStorage?, toOne: [String: RowReference] = [:]) {
-        precondition(blocks.count < keys.count, "CompactRows: more rows than primary keys")
-        let entity: Int
-        if let last = entityOfRow.last, last != Self.wholeRow, entities[Int(last)].layout === layout, entities[Int(last)].name == entityName {
-            entity = Int(last)
-        } else if let found = entities.firstIndex(where: { $0.layout === layout && $0.name == entityName }) {
-            entity = found
-        } else {
-            precondition(entities.count < Int(Self.wholeRow), "CompactRows: too many entities")
-            entity = entities.count
-            entities.append((entityName, layout))
-        }
-        entityOfRow.append(UInt32(entity))
-        blocks.append(block)
-        if !toOne.isEmpty || !self.toOne.isEmpty {
-            if self.toOne.count < blocks.count - 1 {
-                self.toOne.append(contentsOf: repeatElement([:], count: blocks.count - 1 - self.toOne.count))
-            }
-            self.toOne.append(toOne)
-        }
-    }
-
-    /// Adds `row` as it is; its primary key must be the next one.
-    package mutating func append(_ row: StoreRow) {
-        precondition(blocks.count < keys.count && keys[blocks.count] == row.primaryKey, "CompactRows: \(row.reference) out of order")
-        entityOfRow.append(Self.wholeRow)
-        blocks.append(nil)
-        if !toOne.isEmpty { toOne.append([:]) }
-        whole[blocks.count - 1] = row
-    }
-
-    /// `entityOfRow` of a row kept in `whole`.
-    private static let wholeRow = UInt32.max
-
-    /// The row at `position`.
-    package func row(at position: Int) -> StoreRow {
-        if entityOfRow[position] == Self.wholeRow { return whole[position]! }
-        let entity = entities[Int(entityOfRow[position])]
-        let values = blocks[position].map { RowValues(layout: entity.layout, storage: $0, row: 0) }
-            ?? RowValues(layout: entity.layout, slots: Array(repeating: .null, count: entity.layout.names.count))
-        return StoreRow(
-            entityName: entity.name, primaryKey: keys[position], values: values,
-            toOne: position < toOne.count ? toOne[position] : [:])
-    }
+    /// The rows, as `dump` shows an array's.
+    public var customMirror: Mirror { Mirror(self, unlabeledChildren: Array(self), displayStyle: .collection) }
 }

@@ -22,6 +22,9 @@ struct StoreRowsTests {
         rows.insert(Self.row(6), at: 1); expected.insert(Self.row(6), at: 1)
         rows.remove(at: 3); expected.remove(at: 3)
         rows.removeLast(); expected.removeLast()
+        rows[0].version = 9; expected[0].version = 9
+        rows.append(contentsOf: [Self.row(7), Self.row(8)]); expected.append(contentsOf: [Self.row(7), Self.row(8)])
+        rows.reserveCapacity(100)
         #expect(Array(rows) == expected)
         #expect(rows == StoreRows(expected))
         #expect(rows.hashValue == StoreRows(expected).hashValue)
@@ -34,6 +37,17 @@ struct StoreRowsTests {
         #expect(Array(StoreChangeSet(inserts: array).inserts) == array)
         #expect(StoreChangeSet(inserts: array) == StoreChangeSet(inserts: array))
         #expect(StoreChangeSet(inserts: array) != StoreChangeSet(inserts: expected))
+        // As the type's documentation shows it.
+        var changes = StoreChangeSet()
+        changes.inserts = [Self.row(0)]
+        changes.inserts.append(Self.row(1))
+        changes.inserts[1].version = 3
+        #expect(changes.inserts.map(\.version) == [1, 3])
+        var dumped = ""
+        dump(changes.inserts, to: &dumped)
+        var dumpedArray = ""
+        dump(Array(changes.inserts), to: &dumpedArray)
+        #expect(dumped.split(separator: "\n").dropFirst().elementsEqual(dumpedArray.split(separator: "\n").dropFirst()))
     }
 
     /// A save of new objects of four entities, interleaved, some with no value set, some Nodes pinned to a new

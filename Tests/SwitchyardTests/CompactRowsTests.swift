@@ -58,6 +58,11 @@ import Testing
         let extra = StoreRow(entityName: "Chat", primaryKey: 1, values: ["title": .string("new")])
         changed.insert(extra, at: 7)
         #expect(Array(changed) == Array(rows[..<7]) + [extra] + Array(rows[7...]))
+        var set = built
+        set[3].version = 7
+        var expected = rows
+        expected[3].version = 7
+        #expect(Array(set) == expected)
         #expect(built == StoreRows(rows), "the original is unchanged")
     }
 }
