@@ -16,17 +16,20 @@ extension ObjectModel {
     /// is refused on every backend alike rather than answered differently.
     public func validateFetch(predicate: FetchPredicate?, sortKeys: [SortKey], entityName: String) throws {
         if let predicate {
-            // The walk only collects: a closure that used `self` copied the model's fields at every operand.
-            var paths: [[String]] = []
+            // The walk only collects: a closure that used `self` copied the model's fields at every operand. The
+            // first key path is kept apart, so the common predicate of one comparison allocates no array.
+            var first: [String]?
+            var more: [[String]] = []
             var hasNaN = false
             predicate.visitExpressions { operand in
                 switch operand {
-                case .keyPath(let path): paths.append(path)
+                case .keyPath(let path): if first == nil { first = path } else { more.append(path) }
                 case .constant(let value): if value.isNaN { hasNaN = true }
                 default: break
                 }
             }
-            for path in paths { try check(path, from: entityName, sorting: false) }
+            if let first { try check(first, from: entityName, sorting: false) }
+            for path in more { try check(path, from: entityName, sorting: false) }
             if hasNaN {
                 throw QueryError.unsupported(
                     "a comparison with NaN (\(predicate)): no value is NaN, and SQLite, PostgreSQL and Swift disagree on what it selects; compare with nil or a number")

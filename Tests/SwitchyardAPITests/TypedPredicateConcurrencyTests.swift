@@ -38,6 +38,44 @@ import Testing
             #expect(count == 3 - task % 3, "task \(task)")
         }
     }
+
+    /// Key paths made at run time (`appending`) are new objects each time: more of them than a type's names
+    /// are remembered for by identity still name the right attributes, and a key path the type does not list
+    /// is still refused, before and after.
+    @Test func keyPathsBuiltAtRunTimeKeepNamingTheirAttributes() throws {
+        let dir = try TempDir()
+        let url = try #require(Bundle.module.url(forResource: "Shop", withExtension: "xcdatamodeld"))
+        let coordinator = try Backend.memory.coordinator(ModelLoader.load(at: url), in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        for (name, tier) in [("Ann", 1), ("Bob", 2), ("Cid", 3)] {
+            let customer = try context.insert(RuntimeCustomer.self)
+            customer.name = name
+            customer.tier = Int16(tier)
+        }
+        try context.save()
+        #expect(throws: QueryError.self) { try context.fetch(RuntimeCustomer.self, where: \.shout == "ANN") }
+        for i in 0..<600 {
+            let name = (\RuntimeCustomer.self).appending(path: \RuntimeCustomer.name)
+            let tier = (\RuntimeCustomer.self).appending(path: \RuntimeCustomer.tier)
+            let wanted = ["Ann", "Bob", "Cid"][i % 3]
+            #expect(try context.fetch(RuntimeCustomer.self, where: name == wanted).map(\.name) == [wanted], "round \(i)")
+            #expect(try context.count(RuntimeCustomer.self, where: tier >= Int16(i % 3 + 1)) == 3 - i % 3, "round \(i)")
+        }
+        #expect(try context.fetch(RuntimeCustomer.self, where: \.name == "Bob").map(\.tier) == [2])
+        #expect(throws: QueryError.self) { try context.fetch(RuntimeCustomer.self, where: \.shout == "ANN") }
+    }
+}
+
+/// A view of `Customer` for key paths built at run time, with a computed property `keyPathNames` leaves out.
+struct RuntimeCustomer: EntityObject {
+    static let entityName = "Customer"
+    static let declaredProperties: [DeclaredProperty] = [.attribute("name", String.self), .attribute("tier", Int16.self)]
+    static var keyPathNames: [PartialKeyPath<RuntimeCustomer>: String] { [\.name: "name", \.tier: "tier"] }
+    let managedObject: ManagedObject
+    init(managedObject: ManagedObject) { self.managedObject = managedObject }
+    var name: String { get { managedObject[attribute: "name"] } nonmutating set { managedObject[attribute: "name"] = newValue } }
+    var tier: Int16 { get { managedObject[attribute: "tier"] } nonmutating set { managedObject[attribute: "tier"] = newValue } }
+    var shout: String { name.uppercased() }
 }
 
 /// A hand-written view of `Customer` used by no other test, so its first typed predicate is built here.

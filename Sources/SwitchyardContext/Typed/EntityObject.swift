@@ -64,13 +64,13 @@ extension EntityObject {
 
     /// The model name `keyPathNames` gives a key path rooted at this type, nil when it lists none.
     package static func listedName(of keyPath: AnyKeyPath) -> String? {
-        (keyPath as? PartialKeyPath<Self>).flatMap { KeyPathNameCache.names(of: Self.self)[$0] }
+        (keyPath as? PartialKeyPath<Self>).flatMap { KeyPathNameCache.name(of: $0) }
     }
 
     /// The model name of `keyPath`, or `QueryError.unsupported` for a key path the type does not list (a
     /// computed property of the user's own, say).
     package static func name(of keyPath: PartialKeyPath<Self>) throws -> String {
-        guard let name = KeyPathNameCache.names(of: Self.self)[keyPath] else { throw QueryError.unsupported(unlisted(keyPath)) }
+        guard let name = KeyPathNameCache.name(of: keyPath) else { throw QueryError.unsupported(unlisted(keyPath)) }
         return name
     }
 

@@ -66,7 +66,7 @@ public struct TypedPredicate<Root: EntityObject>: Sendable {
     /// `build` given the model name of `keyPath`, or a predicate carrying the problem of a key path the type does
     /// not list (typed fetches then throw it rather than stop the program).
     private static func on(_ keyPath: PartialKeyPath<Root>, _ build: (String) -> Self) -> Self {
-        guard let name = KeyPathNameCache.names(of: Root.self)[keyPath] else { return Self(.constant(false), problem: Root.unlisted(keyPath)) }
+        guard let name = KeyPathNameCache.name(of: keyPath) else { return Self(.constant(false), problem: Root.unlisted(keyPath)) }
         return build(name)
     }
 
@@ -323,7 +323,7 @@ private struct SortStep {
     let problem: String?
 
     init<E: EntityObject>(_ keyPath: PartialKeyPath<E>) {
-        name = KeyPathNameCache.names(of: E.self)[keyPath]
+        name = KeyPathNameCache.name(of: keyPath)
         problem = name == nil ? E.unlisted(keyPath) : nil
     }
 }
