@@ -42,8 +42,8 @@ package final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 
-    /// A failing call on a valid, unlocked-by-us mutex is a programmer error (a lock taken twice on one
-    /// thread fails as a deadlock only for error-checking mutexes; this one is a default mutex).
+    /// A failing call on a mutex this class initialized, and locks only inside `withLock`, is a programmer error
+    /// (a default mutex locked twice on one thread hangs rather than failing, as `NSLock` did).
     @inlinable static func check(_ code: Int32, _ call: StaticString) {
         precondition(code == 0, "\(call) failed with \(code)")
     }

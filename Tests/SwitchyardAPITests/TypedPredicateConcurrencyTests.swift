@@ -39,9 +39,10 @@ import Testing
         }
     }
 
-    /// Key paths made at run time (`appending`) are new objects each time: more of them than a type's names
-    /// are remembered for by identity still name the right attributes, and a key path the type does not list
-    /// is still refused, before and after.
+    /// Key paths made at run time (`appending` to a key path other than `\.self`, which returns the other side
+    /// as it is) are new objects each time, equal to the literal: more of them than a type's names are
+    /// remembered for by identity still name the right attributes, and a key path the type does not list is
+    /// still refused, before and after.
     @Test func keyPathsBuiltAtRunTimeKeepNamingTheirAttributes() throws {
         let dir = try TempDir()
         let url = try #require(Bundle.module.url(forResource: "Shop", withExtension: "xcdatamodeld"))
@@ -55,22 +56,28 @@ import Testing
         try context.save()
         #expect(throws: QueryError.self) { try context.fetch(RuntimeCustomer.self, where: \.shout == "ANN") }
         for i in 0..<600 {
-            let name = (\RuntimeCustomer.self).appending(path: \RuntimeCustomer.name)
-            let tier = (\RuntimeCustomer.self).appending(path: \RuntimeCustomer.tier)
+            let name = (\RuntimeCustomer.me).appending(path: \RuntimeCustomer.name)
+            let tier = (\RuntimeCustomer.me).appending(path: \RuntimeCustomer.tier)
+            #expect(name == \RuntimeCustomer.me.name && name !== \RuntimeCustomer.me.name, "round \(i): not a new key path")
             let wanted = ["Ann", "Bob", "Cid"][i % 3]
             #expect(try context.fetch(RuntimeCustomer.self, where: name == wanted).map(\.name) == [wanted], "round \(i)")
             #expect(try context.count(RuntimeCustomer.self, where: tier >= Int16(i % 3 + 1)) == 3 - i % 3, "round \(i)")
         }
+        #expect(try context.fetch(RuntimeCustomer.self, where: \.me.name == "Bob").map(\.tier) == [2])
         #expect(try context.fetch(RuntimeCustomer.self, where: \.name == "Bob").map(\.tier) == [2])
         #expect(throws: QueryError.self) { try context.fetch(RuntimeCustomer.self, where: \.shout == "ANN") }
     }
 }
 
-/// A view of `Customer` for key paths built at run time, with a computed property `keyPathNames` leaves out.
+/// A view of `Customer` for key paths built at run time (through `me`, which `keyPathNames` lists as the
+/// attributes themselves), with a computed property `keyPathNames` leaves out.
 struct RuntimeCustomer: EntityObject {
     static let entityName = "Customer"
     static let declaredProperties: [DeclaredProperty] = [.attribute("name", String.self), .attribute("tier", Int16.self)]
-    static var keyPathNames: [PartialKeyPath<RuntimeCustomer>: String] { [\.name: "name", \.tier: "tier"] }
+    static var keyPathNames: [PartialKeyPath<RuntimeCustomer>: String] {
+        [\.name: "name", \.tier: "tier", \.me.name: "name", \.me.tier: "tier"]
+    }
+    var me: RuntimeCustomer { self }
     let managedObject: ManagedObject
     init(managedObject: ManagedObject) { self.managedObject = managedObject }
     var name: String { get { managedObject[attribute: "name"] } nonmutating set { managedObject[attribute: "name"] = newValue } }

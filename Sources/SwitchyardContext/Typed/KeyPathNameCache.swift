@@ -7,9 +7,11 @@ import SwitchyardModel
 /// Generated types (and the README's example) declare `keyPathNames` as a computed `static var` (a `static let`
 /// of key paths is not concurrency-safe in Swift 6), so every read built the key paths and a dictionary of them:
 /// for a typed predicate, a quarter of an indexed LMDB lookup in callgrind. A key path found once is then found
-/// again by identity: a key path literal is one object, made once, and hashing its address is a fraction of
-/// hashing the key path's components (about 800 instructions) plus casting the cached dictionary back to its type
-/// (600 more), which a predicate such as `\.name == name` paid on every call.
+/// again by identity: a key path literal the runtime can cache is one object, made once, and hashing its address is
+/// a fraction of hashing the key path's components (about 800 instructions) plus casting the cached dictionary back
+/// to its type (600 more), which a predicate such as `\.name == name` paid on every call. Key paths made anew each
+/// time (built with `appending`, or a literal inside a generic function or with subscript arguments) are found by
+/// value, as before, once `identityLimit` of a type's are remembered.
 enum KeyPathNameCache {
     /// One type's names: as listed, and by the identity of key paths already looked up.
     private struct Names {
@@ -35,9 +37,9 @@ enum KeyPathNameCache {
         let listed = byType.withLock { $0[type]?.listed } ?? Dictionary(uniqueKeysWithValues: E.keyPathNames.map { ($0.key as AnyKeyPath, $0.value) })
         let name = listed[keyPath]
         byType.withLock { cache in
-            var names = cache[type] ?? Names(listed: listed)
-            if let name, names.seen.count < identityLimit { names.seen[identity] = (keyPath, name) }
-            cache[type] = names
+            // In place: a copy of the entry would copy its `seen` table at every insert.
+            if cache[type] == nil { cache[type] = Names(listed: listed) }
+            if let name, cache[type]!.seen.count < identityLimit { cache[type]!.seen[identity] = (keyPath, name) }
         }
         return name
     }
