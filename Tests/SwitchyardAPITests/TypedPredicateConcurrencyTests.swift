@@ -5,19 +5,24 @@ import Testing
 /// Typed predicates of a type no thread has used yet, built on many threads at once: each one names the right
 /// attributes and fetches what it should (a type's key-path names are read once and shared between threads).
 @Suite struct TypedPredicateConcurrencyTests {
-    @Test func firstUseOfATypeOnManyThreadsAtOnce() async throws {
-        let dir = try TempDir()
+    /// A memory store of the Shop model holding customers Ann, Bob and Cid of tiers 1, 2 and 3, saved through
+    /// the generated `Customer` type (so the views under test are first used by the test itself).
+    private static func threeCustomers(in dir: TempDir) throws -> StoreCoordinator {
         let url = try #require(Bundle.module.url(forResource: "Shop", withExtension: "xcdatamodeld"))
         let coordinator = try Backend.memory.coordinator(ModelLoader.load(at: url), in: dir)
-        do {
-            let context = ObjectContext(coordinator: coordinator)
-            for (name, tier) in [("Ann", 1), ("Bob", 2), ("Cid", 3)] {
-                let customer = try context.insert(Customer.self)
-                customer.name = name
-                customer.tier = Int16(tier)
-            }
-            try context.save()
+        let context = ObjectContext(coordinator: coordinator)
+        for (name, tier) in [("Ann", 1), ("Bob", 2), ("Cid", 3)] {
+            let customer = try context.insert(Customer.self)
+            customer.name = name
+            customer.tier = Int16(tier)
         }
+        try context.save()
+        return coordinator
+    }
+
+    @Test func firstUseOfATypeOnManyThreadsAtOnce() async throws {
+        let dir = try TempDir()
+        let coordinator = try Self.threeCustomers(in: dir)
         let results = try await withThrowingTaskGroup(of: (Int, [String], Int).self) { group in
             for task in 0..<32 {
                 group.addTask {
@@ -45,15 +50,7 @@ import Testing
     /// still refused, before and after.
     @Test func keyPathsBuiltAtRunTimeKeepNamingTheirAttributes() throws {
         let dir = try TempDir()
-        let url = try #require(Bundle.module.url(forResource: "Shop", withExtension: "xcdatamodeld"))
-        let coordinator = try Backend.memory.coordinator(ModelLoader.load(at: url), in: dir)
-        let context = ObjectContext(coordinator: coordinator)
-        for (name, tier) in [("Ann", 1), ("Bob", 2), ("Cid", 3)] {
-            let customer = try context.insert(RuntimeCustomer.self)
-            customer.name = name
-            customer.tier = Int16(tier)
-        }
-        try context.save()
+        let context = ObjectContext(coordinator: try Self.threeCustomers(in: dir))
         #expect(throws: QueryError.self) { try context.fetch(RuntimeCustomer.self, where: \.shout == "ANN") }
         for i in 0..<600 {
             let name = (\RuntimeCustomer.me).appending(path: \RuntimeCustomer.name)
@@ -80,8 +77,8 @@ struct RuntimeCustomer: EntityObject {
     var me: RuntimeCustomer { self }
     let managedObject: ManagedObject
     init(managedObject: ManagedObject) { self.managedObject = managedObject }
-    var name: String { get { managedObject[attribute: "name"] } nonmutating set { managedObject[attribute: "name"] = newValue } }
-    var tier: Int16 { get { managedObject[attribute: "tier"] } nonmutating set { managedObject[attribute: "tier"] = newValue } }
+    var name: String { managedObject[attribute: "name"] }
+    var tier: Int16 { managedObject[attribute: "tier"] }
     var shout: String { name.uppercased() }
 }
 
