@@ -40,4 +40,31 @@ import Testing
         #expect(ascii[name: "count"] == 0 && ascii[name: "name"] == 1 && ascii[name: "note"] == nil)
         #expect(NameIndex([:])[name: "x"] == nil)
     }
+
+    /// The lookup by a string's in-memory words (a literal's small-string words) must agree with the lookup by
+    /// bytes whatever the key's representation: small or not, a literal, a copy, storage grown and shrunk
+    /// back, a name one byte off, and more names than the words' table keeps apart.
+    @Test func everyRepresentationOfANameFindsIt() {
+        var positions: [String: Int] = ["name": 0, "createdAt": 1, "aVeryLongAttributeName": 2, "caf\u{E9}": 3, "": 4]
+        for i in 0..<200 { positions["generated\(i)"] = positions.count }
+        let index = NameIndex(positions)
+        for (name, position) in positions {
+            let rebuilt = String(decoding: Array(name.utf8), as: UTF8.self)
+            var grown = name
+            grown.reserveCapacity(64)
+            grown += "tail"
+            grown.removeLast(4)
+            let fromSubstring = String(("<" + name + ">").dropFirst().dropLast())
+            for key in [name, rebuilt, grown, fromSubstring] {
+                #expect(index[name: key] == position, "\(name) as \(key.utf8.count) bytes")
+            }
+            #expect(index[name: name + "x"] == nil)
+            if let last = name.utf8.last {
+                let offByOne = String(decoding: Array(name.utf8.dropLast()) + [last == 0x61 ? 0x62 : 0x61], as: UTF8.self)
+                #expect(index[name: offByOne] == positions[offByOne], "\(offByOne)")
+            }
+        }
+        #expect(index[name: "name"] == 0 && index[name: "createdAt"] == 1 && index[name: "aVeryLongAttributeName"] == 2)
+        #expect(index[name: "cafe\u{301}"] == 3, "decomposed key, precomposed name")
+    }
 }
