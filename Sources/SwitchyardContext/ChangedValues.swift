@@ -31,6 +31,7 @@ package struct ChangedValues {
     }
 
     /// The change at `position`, if any.
+    @inline(__always)
     package subscript(position: Int) -> AttributeValue? {
         guard let storage, isChanged(position) else { return nil }
         return storage[0, position]
