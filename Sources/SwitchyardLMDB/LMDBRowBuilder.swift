@@ -35,9 +35,12 @@ package struct LMDBRowBuilder {
                 guard tagged > 0, tagged <= width else {
                     throw LMDBRowCoding.DecodingError(description: "\(layout.name)/p\(primaryKey) names attribute \(tagged - 1) of \(width)")
                 }
-                let value = try LMDBRowCoding.decodeValue(&r)
                 // Retired positions (properties the model dropped) are read past, never returned.
-                if types[tagged - 1] != .undefined { storage[row, tagged - 1] = value }
+                if types[tagged - 1] != .undefined {
+                    try LMDBRowCoding.decodeValue(&r, into: storage, row: row, position: tagged - 1)
+                } else {
+                    _ = try LMDBRowCoding.decodeValue(&r)
+                }
             }
         }
         var toOne: [String: RowReference] = [:]

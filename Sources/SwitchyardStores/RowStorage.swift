@@ -150,6 +150,44 @@ package final class RowStorage: @unchecked Sendable {
         Tag(rawValue: tagPointer(row, position).pointee).unsafelyUnwrapped
     }
 
+    /// Writes an integer at a position of a row in use: the subscript's write for a decoding loop that has
+    /// the value as its own type (a store decoding its rows), without building an `AttributeValue` for it.
+    package func set(_ row: Int, _ position: Int, integer value: Int64) {
+        destroy(row, position)
+        valuePointer(row, position).storeBytes(of: value, as: Int64.self)
+        tagPointer(row, position).pointee = Tag.integer.rawValue
+    }
+
+    /// Writes a double at a position of a row in use (see `set(_:_:integer:)`).
+    package func set(_ row: Int, _ position: Int, double value: Double) {
+        destroy(row, position)
+        valuePointer(row, position).storeBytes(of: value, as: Double.self)
+        tagPointer(row, position).pointee = Tag.double.rawValue
+    }
+
+    /// Writes a date at a position of a row in use (see `set(_:_:integer:)`).
+    package func set(_ row: Int, _ position: Int, date value: Date) {
+        destroy(row, position)
+        valuePointer(row, position).storeBytes(of: value, as: Date.self)
+        tagPointer(row, position).pointee = Tag.date.rawValue
+    }
+
+    /// Writes a Boolean at a position of a row in use (see `set(_:_:integer:)`).
+    package func set(_ row: Int, _ position: Int, bool value: Bool) {
+        destroy(row, position)
+        valuePointer(row, position).storeBytes(of: value, as: Bool.self)
+        tagPointer(row, position).pointee = Tag.bool.rawValue
+    }
+
+    /// Writes a string at a position of a row in use (see `set(_:_:integer:)`); boxed where the position is
+    /// narrow, as the subscript does.
+    package func set(_ row: Int, _ position: Int, string value: String) {
+        guard pattern.isWide[position] else { self[row, position] = .string(value); return }
+        destroy(row, position)
+        valuePointer(row, position).initializeMemory(as: String.self, repeating: value, count: 1)
+        tagPointer(row, position).pointee = Tag.string.rawValue
+    }
+
     /// Ends the life of the value at a position, leaving its tag to be rewritten.
     @usableFromInline func destroy(_ row: Int, _ position: Int) {
         let p = valuePointer(row, position)
