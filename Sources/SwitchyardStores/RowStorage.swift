@@ -152,31 +152,23 @@ package final class RowStorage: @unchecked Sendable {
 
     /// Writes an integer at a position of a row in use: the subscript's write for a decoding loop that has
     /// the value as its own type (a store decoding its rows), without building an `AttributeValue` for it.
-    package func set(_ row: Int, _ position: Int, integer value: Int64) {
-        destroy(row, position)
-        valuePointer(row, position).storeBytes(of: value, as: Int64.self)
-        tagPointer(row, position).pointee = Tag.integer.rawValue
-    }
+    package func set(_ row: Int, _ position: Int, integer value: Int64) { store(value, row, position, .integer) }
 
     /// Writes a double at a position of a row in use (see `set(_:_:integer:)`).
-    package func set(_ row: Int, _ position: Int, double value: Double) {
-        destroy(row, position)
-        valuePointer(row, position).storeBytes(of: value, as: Double.self)
-        tagPointer(row, position).pointee = Tag.double.rawValue
-    }
+    package func set(_ row: Int, _ position: Int, double value: Double) { store(value, row, position, .double) }
 
     /// Writes a date at a position of a row in use (see `set(_:_:integer:)`).
-    package func set(_ row: Int, _ position: Int, date value: Date) {
-        destroy(row, position)
-        valuePointer(row, position).storeBytes(of: value, as: Date.self)
-        tagPointer(row, position).pointee = Tag.date.rawValue
-    }
+    package func set(_ row: Int, _ position: Int, date value: Date) { store(value, row, position, .date) }
 
     /// Writes a Boolean at a position of a row in use (see `set(_:_:integer:)`).
-    package func set(_ row: Int, _ position: Int, bool value: Bool) {
+    package func set(_ row: Int, _ position: Int, bool value: Bool) { store(value, row, position, .bool) }
+
+    /// Stores a value of 8 bytes or fewer, which every position has room for, under `tag`.
+    @inline(__always)
+    private func store<T>(_ value: T, _ row: Int, _ position: Int, _ tag: Tag) {
         destroy(row, position)
-        valuePointer(row, position).storeBytes(of: value, as: Bool.self)
-        tagPointer(row, position).pointee = Tag.bool.rawValue
+        valuePointer(row, position).storeBytes(of: value, as: T.self)
+        tagPointer(row, position).pointee = tag.rawValue
     }
 
     /// Writes a string at a position of a row in use (see `set(_:_:integer:)`); boxed where the position is
