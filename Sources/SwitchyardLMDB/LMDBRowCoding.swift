@@ -279,10 +279,10 @@ package enum LMDBRowCoding {
         switch Tag(rawValue: raw) {
         case .integer: storage.set(row, position, integer: try r.signed())
         case .double: storage.set(row, position, double: try r.double())
-        case .date: storage.set(row, position, date: Date(timeIntervalSinceReferenceDate: try r.double()))
+        case .date: storage.set(row, position, date: try readDate(&r))
         case .boolFalse: storage.set(row, position, bool: false)
         case .boolTrue: storage.set(row, position, bool: true)
-        case .string: storage.set(row, position, string: String(decoding: try r.lengthPrefixed(), as: UTF8.self))
+        case .string: storage.set(row, position, string: try readString(&r))
         default: storage[row, position] = try decodeValue(tag: raw, &r)
         }
     }
@@ -295,10 +295,10 @@ package enum LMDBRowCoding {
         case .integer: return .integer(try r.signed())
         case .double: return .double(try r.double())
         case .decimal: return .decimal(try decodeDecimal(&r))
-        case .string: return .string(String(decoding: try r.lengthPrefixed(), as: UTF8.self))
+        case .string: return .string(try readString(&r))
         case .boolFalse: return .bool(false)
         case .boolTrue: return .bool(true)
-        case .date: return .date(Date(timeIntervalSinceReferenceDate: try r.double()))
+        case .date: return .date(try readDate(&r))
         case .binary: return .binary(Data(try r.lengthPrefixed()))
         case .uuid:
             guard let uuid = UUID(bytes: Data(try r.bytes(16))) else { throw DecodingError(description: "bad UUID") }
@@ -309,6 +309,18 @@ package enum LMDBRowCoding {
             return .uri(url)
         case .null: return .null
         }
+    }
+
+    /// A date after its tag: seconds since the reference date.
+    @inline(__always)
+    private static func readDate(_ r: inout LMDBByteReader) throws -> Date {
+        Date(timeIntervalSinceReferenceDate: try r.double())
+    }
+
+    /// Text after its tag: length-prefixed UTF-8.
+    @inline(__always)
+    private static func readString(_ r: inout LMDBByteReader) throws -> String {
+        String(decoding: try r.lengthPrefixed(), as: UTF8.self)
     }
 
     /// Steps over one tagged value without building it (no string or data is created).

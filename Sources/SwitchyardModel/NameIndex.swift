@@ -26,6 +26,7 @@ package final class NameIndex: Sendable, Equatable {
     private let allASCII: Bool
     /// Each stored name's in-memory representation, at the slot its words hash to (a power of two, at most a
     /// quarter used; a name whose slot another took is left out and found by its bytes): see `subscript(name:)`.
+    /// 24 bytes a slot, about 100 a name.
     private let representations: [Representation]
 
     /// An index answering as `positions` does.

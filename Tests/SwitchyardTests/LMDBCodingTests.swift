@@ -61,6 +61,35 @@ import Testing
         }
         #expect(back == value)
         if case .double(let d) = value, d == 0 { #expect(back.numericValue?.sign == d.sign) }   // -0.0 kept as written
+        // The same bytes decoded straight into a slot, as a fetch does: a wide and a narrow position (text there
+        // is boxed), each over a value already there, which the write replaces.
+        let storage = RowStorage(pattern: SlotPattern(wide: [true, false]), capacity: 1)
+        let row = storage.appendRow()
+        for position in 0..<2 {
+            storage[row, position] = .string("already there, \(position)")
+            try writer.bytes.withUnsafeBytes { buffer in
+                var reader = LMDBByteReader(buffer)
+                try LMDBRowCoding.decodeValue(&reader, into: storage, row: row, position: position)
+                #expect(reader.isAtEnd)
+            }
+            #expect(storage[row, position] == value, "position \(position)")
+            if case .double(let d) = value, d == 0 { #expect(storage[row, position].numericValue?.sign == d.sign) }
+        }
+    }
+
+    /// An unknown tag decoded into a slot is an error, and the slot keeps its value.
+    @Test func anUnknownTagIntoASlotThrows() throws {
+        #expect(LMDBRowCoding.Tag(rawValue: 0xFE) == nil)
+        let storage = RowStorage(pattern: SlotPattern(wide: [true]), capacity: 1)
+        let row = storage.appendRow()
+        storage[row, 0] = .integer(42)
+        try [UInt8(0xFE), 1, 2].withUnsafeBytes { buffer in
+            var reader = LMDBByteReader(buffer)
+            #expect(throws: LMDBRowCoding.DecodingError.self) {
+                try LMDBRowCoding.decodeValue(&reader, into: storage, row: row, position: 0)
+            }
+        }
+        #expect(storage[row, 0] == .integer(42))
     }
 
     @Test func nanDecimalAndDoubleRoundTrip() throws {

@@ -47,7 +47,15 @@ import Testing
     @Test func everyRepresentationOfANameFindsIt() {
         var positions: [String: Int] = ["name": 0, "createdAt": 1, "aVeryLongAttributeName": 2, "caf\u{E9}": 3, "": 4]
         for i in 0..<200 { positions["generated\(i)"] = positions.count }
+        // Long names built at run time: their words point to heap storage, which the index must keep alive.
+        for i in 0..<50 { positions["generatedAttributeNumber\(i)"] = positions.count }
         let index = NameIndex(positions)
+        // Strings of the same length with other contents, made and freed (their storage may take the
+        // addresses of freed temporaries): none is found.
+        for i in 0..<2_000 {
+            let other = "generatedAttributeNumbe_\(i % 50)"
+            #expect(index[name: other] == nil, "\(other)")
+        }
         for (name, position) in positions {
             let rebuilt = String(decoding: Array(name.utf8), as: UTF8.self)
             var grown = name
