@@ -307,6 +307,33 @@ import Testing
         }
     }
 
+    /// A fetch that meets a damaged row (text cut inside its payload, read by the decoding that writes values
+    /// straight into their slots) stops with an error naming the store and the row; the row stays as it was.
+    @Test func fetchingADamagedRowNamesTheStoreAndChangesNothing() throws {
+        let store = try open("types-fetch", configuration: "Types")
+        let keys = try store.allocatePrimaryKeys(for: "AllTypes", count: 2)
+        try store.save(StoreChangeSet(inserts: [
+            StoreRow(entityName: "AllTypes", primaryKey: keys.lowerBound, values: ["str": "intact", "i16": 1]),
+            StoreRow(entityName: "AllTypes", primaryKey: keys.upperBound, values: ["i32": 2, "str": .string(String(repeating: "to be cut ", count: 4))]),
+        ]))
+        let root = try #require(store.schema.layout(named: "AllTypes")).rootNumber
+        let damagedKey = LMDBRowKey.make(root: root, primaryKey: keys.upperBound)
+        var damaged: [UInt8] = []
+        try store.environment.write { txn in
+            let whole = try #require(try txn.get(store.databases.rows, damagedKey))
+            damaged = Array(whole.prefix(whole.count - 10))   // inside the text's payload
+            try txn.put(store.databases.rows, damagedKey, damaged)
+        }
+        #expect {
+            _ = try store.fetch(StoreFetchRequest(entityName: "AllTypes"))
+        } throws: { error in
+            guard case StoreError.notAStore(let path, .lmdb, let reason)? = error as? StoreError else { return false }
+            return path == store.path && reason.contains("damaged row p\(keys.upperBound)")
+        }
+        let stored = try store.environment.read { txn in try txn.get(store.databases.rows, damagedKey) }
+        #expect(stored == damaged, "the damaged row is left as it was")
+    }
+
     // MARK: - Reopening
 
     @Test func reopenWithAModelThatRenumbersEntitiesKeepsRows() throws {
