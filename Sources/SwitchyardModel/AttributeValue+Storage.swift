@@ -70,21 +70,36 @@ extension AttributeValue {
     /// 64-bit integer nor survives a REAL column (more than 15 significant digits; Core Data stores decimals as
     /// REAL too).
     public func storageRefusal(for type: AttributeType) -> String? {
-        switch (type, self) {
-        case (.double, .double(let d)), (.float, .double(let d)), (.decimal, .double(let d)):
+        // By the value's kind first, and without a tuple of (type, value): this runs for every attribute set and
+        // again for every value a store saves, and the tuple's copy of the value cost more than the checks.
+        switch self {
+        case .double(let d):
+            guard type == .double || type == .float || type == .decimal else { return nil }
             return d.isNaN ? "NaN cannot be stored: SQLite stores it as NULL" : nil
-        case (.double, .decimal(let d)), (.float, .decimal(let d)):
-            return d.isNaN ? "NaN cannot be stored: SQLite stores it as NULL" : nil
-        case (.date, .date(let d)):
+        case .decimal(let d):
+            switch type {
+            case .double, .float: return d.isNaN ? "NaN cannot be stored: SQLite stores it as NULL" : nil
+            case .decimal:
+                return Self.decimalSurvivesREAL(d)
+                    ? nil : "a Decimal must be an exact 64-bit integer or have at most 15 significant digits (stored as REAL, as Core Data does)"
+            default: return nil
+            }
+        case .date(let d):
+            guard type == .date else { return nil }
             return d.timeIntervalSinceReferenceDate.isNaN ? "NaN cannot be stored: SQLite stores it as NULL" : nil
-        case (.decimal, .decimal(let d)):
-            return Self.decimalSurvivesREAL(d)
-                ? nil : "a Decimal must be an exact 64-bit integer or have at most 15 significant digits (stored as REAL, as Core Data does)"
-        case (.string, .string(let s)):
-            return s.utf8.contains(0) ? "a String cannot contain U+0000: SQLite's C interface ends text there" : nil
+        case .string(let s):
+            guard type == .string else { return nil }
+            return Self.containsNUL(s) ? "a String cannot contain U+0000: SQLite's C interface ends text there" : nil
         default:
             return nil
         }
+    }
+
+    /// Whether `s` holds U+0000, read over its contiguous UTF-8 bytes when it has them (every native string,
+    /// small ones included), else through the UTF-8 view (a bridged string).
+    private static func containsNUL(_ s: String) -> Bool {
+        if let found = s.utf8.withContiguousStorageIfAvailable({ $0.contains(0) }) { return found }
+        return s.utf8.contains(0)
     }
 
     /// The UUID a string spells: exactly 36 characters. Foundation's parser stops at a U+0000, so it would

@@ -45,6 +45,9 @@ import Switchyard
         ("amount", .decimal(Decimal(string: "12345678901234567890123456789012345678")!), "15 significant digits"),
         ("amount", .decimal(Decimal(string: "0.1234567890123456789")!), "15 significant digits"),
         ("name", .string("a\u{0}b\u{0}"), "U+0000"),
+        // Stored out of line (more than 15 UTF-8 bytes), the NUL last; and after non-ASCII text.
+        ("name", .string(String(repeating: "long text ", count: 8) + "\u{0}"), "U+0000"),
+        ("name", .string("Grüße \u{0}"), "U+0000"),
     ]
 
     @Test(arguments: Backend.allCases)
@@ -99,6 +102,30 @@ import Switchyard
 
     /// Predicates with a U+0000 constant, and a UUID attribute compared with a string literal, give the same
     /// rows on every backend (SQLite bound the string cut at the NUL, and matched the UUID string).
+    /// `storageRefusal` answers for every attribute type and value kind by the rule it documents: NaN for the
+    /// floating types and dates, U+0000 in text, a Decimal that a REAL column would not give back; nothing
+    /// else is refused, and a value of another kind is not refused (it is a type mismatch, not a refusal).
+    @Test func storageRefusalFollowsItsRuleForEveryTypeAndKind() throws {
+        let long = String(repeating: "long text ", count: 8)
+        let values: [(AttributeValue, refusedAs: Set<AttributeType>)] = [
+            (.double(.nan), [.double, .float, .decimal]), (.double(1.5), []), (.double(-0.0), []),
+            (.decimal(.nan), [.double, .float, .decimal]), (.decimal(Decimal(string: "0.1234567890123456789")!), [.decimal]),
+            (.decimal(Decimal(12)), []),
+            (.date(Date(timeIntervalSinceReferenceDate: .nan)), [.date]), (.date(Date(timeIntervalSinceReferenceDate: 1)), []),
+            (.string("a\u{0}"), [.string]), (.string(long + "\u{0}"), [.string]), (.string("\u{0}" + long), [.string]),
+            (.string("Grüße \u{0}"), [.string]), (.string(long), []), (.string(""), []), (.string("e\u{301}"), []),
+            (.integer(0), []), (.bool(true), []), (.binary(Data([0, 0])), []), (.null, []),
+            (.uuid(UUID()), []), (.uri(URL(string: "x-coredata://a/b/p1")!), []),
+        ]
+        for (value, refusedAs) in values {
+            for type in AttributeType.allCases {
+                let refusal = value.storageRefusal(for: type)
+                #expect((refusal != nil) == refusedAs.contains(type), "\(value) as \(type.rawValue): \(refusal ?? "accepted")")
+                if refusal != nil { #expect(value.normalized(for: type) == nil, "\(value) as \(type.rawValue) normalized") }
+            }
+        }
+    }
+
     @Test func nulConstantsAndUUIDStringsHaveOneSemantics() throws {
         let token = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
         func text(_ s: String) -> PredicateArgument { .value(.string(s)) }
