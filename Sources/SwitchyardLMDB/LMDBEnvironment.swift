@@ -38,6 +38,9 @@ package final class LMDBEnvironment: @unchecked Sendable {
     package let writeTimeout: TimeInterval
     /// `data.mdb`'s descriptor (LMDB's own), locked with `flock` around each write; -1 when read-only.
     private let dataDescriptor: Int32
+    /// The device and inode of the `data.mdb` LMDB opened (nil if unknown), to notice the file at the path
+    /// being removed or replaced underneath the open environment (see `replacedFileReason`).
+    private let openedFile: (device: UInt64, inode: UInt64)?
 
     /// The map never grows beyond this (1 TiB): a runaway write fails with `MDB_MAP_FULL` instead.
     package static let maximumMapSize = 1 << 40
@@ -63,6 +66,13 @@ package final class LMDBEnvironment: @unchecked Sendable {
                     throw StoreError.openFailed(
                         path: path, configuration: configuration, reason: "the store is already open read-only in this process")
                 }
+                // The open environment is handed out only while the path still holds the file it maps, intact:
+                // otherwise the new store would read a file nobody sees (removed or replaced) or fault on pages
+                // past a truncated end (SIGBUS).
+                if let reason = open.replacedFileReason(usedBytes: nil) {
+                    throw StoreError.openFailed(path: path, configuration: configuration, reason: reason + Self.reopenAdvice)
+                }
+                try LMDBFileCheck.validate(directory: path, configuration: configuration, readOnly: readOnly)
                 return (open, false)
             }
             try LMDBFileCheck.validate(directory: path, configuration: configuration, readOnly: readOnly)
@@ -88,7 +98,42 @@ package final class LMDBEnvironment: @unchecked Sendable {
         self.handle = handle
         self.writeTimeout = writeTimeout
         var descriptor: mdb_filehandle_t = -1
-        self.dataDescriptor = readOnly || mdb_env_get_fd(handle, &descriptor) != 0 ? -1 : descriptor
+        let hasDescriptor = mdb_env_get_fd(handle, &descriptor) == 0
+        self.dataDescriptor = readOnly || !hasDescriptor ? -1 : descriptor
+        var status = stat()
+        openedFile = hasDescriptor && fstat(descriptor, &status) == 0 ? (UInt64(status.st_dev), UInt64(status.st_ino)) : nil
+    }
+
+    /// What a store is told when its file changed underneath the open environment.
+    private static let reopenAdvice =
+        "; nothing was read or written. Close every coordinator of this store in this process (they still hold the old file) and open it again"
+
+    /// Why `data.mdb` at the store's path is no longer the file this environment maps, or nil when it still is:
+    /// removed, replaced by another file, or (given the bytes the environment's data needs) cut shorter. LMDB
+    /// keeps using the file it opened, so a save into a removed file would succeed and be lost, and a read past
+    /// a truncated end stops the process with SIGBUS. Other `stat` failures (a directory made unreadable) are
+    /// not taken as a change: the open descriptor still works.
+    private func replacedFileReason(usedBytes: Int?) -> String? {
+        guard let openedFile else { return nil }
+        var status = stat()
+        guard stat(canonicalPath + "/data.mdb", &status) == 0 else {
+            return errno == ENOENT || errno == ENOTDIR ? "data.mdb was removed while the store was open in this process" : nil
+        }
+        if UInt64(status.st_dev) != openedFile.device || UInt64(status.st_ino) != openedFile.inode {
+            return "data.mdb was replaced by another file while the store was open in this process"
+        }
+        if let usedBytes, Int(status.st_size) < usedBytes {
+            return "data.mdb was cut to \(status.st_size) bytes while the store was open in this process (its data fills \(usedBytes))"
+        }
+        return nil
+    }
+
+    /// The bytes `data.mdb` must hold for the environment's newest snapshot: its pages up to the last one used.
+    private static func usedBytes(of env: OpaquePointer) -> Int {
+        var info = MDB_envinfo()
+        var statistics = MDB_stat()
+        guard mdb_env_info(env, &info) == 0, mdb_env_stat(env, &statistics) == 0 else { return 0 }
+        return (Int(info.me_last_pgno) + 1) * Int(statistics.ms_psize)
     }
 
     /// Takes the cross-process writer lock (nil when there is no descriptor to lock).
@@ -265,6 +310,12 @@ package final class LMDBEnvironment: @unchecked Sendable {
             let mapped = Self.mapSize(of: env)
             var transaction: LMDBTransaction?
             do {
+                // Before anything is written: a commit into a file the path no longer holds would report success
+                // and be lost (two system calls a save).
+                if retries == 0, let reason = replacedFileReason(usedBytes: Self.usedBytes(of: env)) {
+                    throw StoreError.lmdb(
+                        path: path, configuration: configuration, call: "stat(data.mdb)", code: ESTALE, message: reason + Self.reopenAdvice)
+                }
                 let txn = try LMDBTransaction(environment: self, environmentHandle: env, readOnly: false)
                 transaction = txn
                 let result = try body(txn)
