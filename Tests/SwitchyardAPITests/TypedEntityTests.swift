@@ -287,6 +287,25 @@ import Testing
         #expect((\Purchase.amount == nil || \Purchase.qty != 2).predicate == (try FetchPredicate(format: "amount == nil OR qty != 2")))
     }
 
+    /// An optional property for a required attribute is accepted, as Xcode's codegen declares required strings
+    /// `String?`: it reads nil while the attribute has no value, and both views agree once it is set. (The other
+    /// way round, a non-optional property for an optional attribute with no default, is refused: above.)
+    @Test(arguments: Backend.allCases)
+    func anOptionalPropertyForARequiredAttributeReadsNilUntilSet(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Self.coordinator(backend, dir)
+        try coordinator.register(LenientCustomer.self)
+        let context = ObjectContext(coordinator: coordinator)
+        let customer = try context.insert(LenientCustomer.self)
+        #expect(customer.name == nil)
+        #expect(try customer.managedObject.value(forKey: "name") == .null)
+        customer.name = "Ann"
+        #expect(try customer.managedObject.get("name", as: String.self) == "Ann")
+        try context.save()
+        let again = try ObjectContext(coordinator: coordinator).fetch(LenientCustomer.self, where: \.name == "Ann")
+        #expect(again.map(\.name) == ["Ann"])
+    }
+
     /// A Swift type that does not match the model is an error when it is registered, naming each problem.
     @Test func mismatchedTypesFailAtRegistration() throws {
         let dir = try TempDir()
@@ -354,6 +373,16 @@ struct WrongCustomer: EntityObject {
     static var keyPathNames: [PartialKeyPath<WrongCustomer>: String] { [:] }
     let managedObject: ManagedObject
     init(managedObject: ManagedObject) { self.managedObject = managedObject }
+}
+
+/// `Customer` with its required `name` declared optional.
+struct LenientCustomer: EntityObject {
+    static let entityName = "Customer"
+    static let declaredProperties: [DeclaredProperty] = [.optionalAttribute("name", String.self)]
+    static var keyPathNames: [PartialKeyPath<LenientCustomer>: String] { [\LenientCustomer.name: "name"] }
+    let managedObject: ManagedObject
+    init(managedObject: ManagedObject) { self.managedObject = managedObject }
+    var name: String? { get { managedObject[attribute: "name"] } nonmutating set { managedObject[attribute: "name"] = newValue } }
 }
 
 /// Matches `Purchase` itself, but its `labels` hand out `WrongLabel`s.
