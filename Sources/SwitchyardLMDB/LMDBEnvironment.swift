@@ -39,8 +39,12 @@ package final class LMDBEnvironment: @unchecked Sendable {
     /// `data.mdb`'s descriptor (LMDB's own), locked with `flock` around each write; -1 when read-only.
     private let dataDescriptor: Int32
     /// The device and inode of the `data.mdb` LMDB opened (nil if unknown), to notice the file at the path
-    /// being removed or replaced underneath the open environment (see `replacedFileReason`).
+    /// being removed or replaced underneath the open environment (see `openedFileStatus`).
     private let openedFile: (device: UInt64, inode: UInt64)?
+    /// The largest size `data.mdb` had when a write began, and the newest commit a write saw (see
+    /// `changedFileProblem`); read and written only under `writeLock`.
+    @exclusivity(unchecked) private var largestDataSize: Int64 = 0
+    @exclusivity(unchecked) private var newestCommit: UInt64 = 0
 
     /// The map never grows beyond this (1 TiB): a runaway write fails with `MDB_MAP_FULL` instead.
     package static let maximumMapSize = 1 << 40
@@ -61,20 +65,9 @@ package final class LMDBEnvironment: @unchecked Sendable {
     ) throws -> LMDBEnvironment {
         let canonical = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
         let (environment, opened) = try registry.withLock { registry -> (LMDBEnvironment, Bool) in
-            if let open = registry[canonical]?.environment {
-                if open.isReadOnly, !readOnly {
-                    throw StoreError.openFailed(
-                        path: path, configuration: configuration, reason: "the store is already open read-only in this process")
-                }
-                // The open environment is handed out only while the path still holds the file it maps, intact:
-                // otherwise the new store would read a file nobody sees (removed or replaced) or fault on pages
-                // past a truncated end (SIGBUS).
-                if let reason = open.replacedFileReason(usedBytes: nil) {
-                    throw StoreError.openFailed(path: path, configuration: configuration, reason: reason + Self.reopenAdvice)
-                }
-                try LMDBFileCheck.validate(directory: path, configuration: configuration, readOnly: readOnly)
-                return (open, false)
-            }
+            // An open environment is checked below, outside the lock: a throw there releases it, and if that was
+            // the last reference its deinit takes the registry lock (a second take of this mutex would hang).
+            if let open = registry[canonical]?.environment { return (open, false) }
             try LMDBFileCheck.validate(directory: path, configuration: configuration, readOnly: readOnly)
             let handle = try openHandle(path: path, configuration: configuration, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly)
             let environment = LMDBEnvironment(
@@ -83,8 +76,21 @@ package final class LMDBEnvironment: @unchecked Sendable {
             registry[canonical] = WeakEnvironment(environment: environment)
             return (environment, true)
         }
+        if !opened {
+            if environment.isReadOnly, !readOnly {
+                throw StoreError.openFailed(
+                    path: path, configuration: configuration, reason: "the store is already open read-only in this process")
+            }
+            // The open environment is handed out only while the path still holds the file it maps, intact:
+            // otherwise the new store would read a file nobody sees (removed or replaced) or fault on pages
+            // past a truncated end (SIGBUS). The file is checked as at a first open: meta pages, then the pages.
+            if let problem = environment.openedFileStatus().problem {
+                throw StoreError.openFailed(path: path, configuration: configuration, reason: problem + Self.reopenAdvice)
+            }
+            try LMDBFileCheck.validate(directory: path, configuration: configuration, readOnly: readOnly)
+        }
         // Outside the registry lock: if the walk throws, the environment's deinit takes that lock.
-        if opened { try environment.walkPages(full: nil) }
+        try environment.walkPages(full: nil)
         return environment
     }
 
@@ -101,39 +107,51 @@ package final class LMDBEnvironment: @unchecked Sendable {
         let hasDescriptor = mdb_env_get_fd(handle, &descriptor) == 0
         self.dataDescriptor = readOnly || !hasDescriptor ? -1 : descriptor
         var status = stat()
-        openedFile = hasDescriptor && fstat(descriptor, &status) == 0 ? (UInt64(status.st_dev), UInt64(status.st_ino)) : nil
+        let described = hasDescriptor && fstat(descriptor, &status) == 0
+        openedFile = described ? (UInt64(status.st_dev), UInt64(status.st_ino)) : nil
+        largestDataSize = described ? Int64(status.st_size) : 0
     }
 
     /// What a store is told when its file changed underneath the open environment.
     private static let reopenAdvice =
         "; nothing was read or written. Close every coordinator of this store in this process (they still hold the old file) and open it again"
 
-    /// Why `data.mdb` at the store's path is no longer the file this environment maps, or nil when it still is:
-    /// removed, replaced by another file, or (given the bytes the environment's data needs) cut shorter. LMDB
-    /// keeps using the file it opened, so a save into a removed file would succeed and be lost, and a read past
-    /// a truncated end stops the process with SIGBUS. Other `stat` failures (a directory made unreadable) are
-    /// not taken as a change: the open descriptor still works.
-    private func replacedFileReason(usedBytes: Int?) -> String? {
-        guard let openedFile else { return nil }
+    /// `data.mdb` at the store's path against the file this environment maps: `problem` says why it is not that
+    /// file any more (removed, or replaced by another), nil while it is; `size` is its length (0 when unknown).
+    /// LMDB keeps using the file it opened, so a save into a removed file would succeed and be lost. Other `stat`
+    /// failures (a directory made unreadable) are not taken as a change: the open descriptor still works.
+    private func openedFileStatus() -> (problem: String?, size: Int64) {
+        guard let openedFile else { return (nil, 0) }
         var status = stat()
         guard stat(canonicalPath + "/data.mdb", &status) == 0 else {
-            return errno == ENOENT || errno == ENOTDIR ? "data.mdb was removed while the store was open in this process" : nil
+            let code = errno
+            return (code == ENOENT || code == ENOTDIR ? "data.mdb was removed while the store was open in this process" : nil, 0)
         }
         if UInt64(status.st_dev) != openedFile.device || UInt64(status.st_ino) != openedFile.inode {
-            return "data.mdb was replaced by another file while the store was open in this process"
+            return ("data.mdb was replaced by another file while the store was open in this process", Int64(status.st_size))
         }
-        if let usedBytes, Int(status.st_size) < usedBytes {
-            return "data.mdb was cut to \(status.st_size) bytes while the store was open in this process (its data fills \(usedBytes))"
-        }
-        return nil
+        return (nil, Int64(status.st_size))
     }
 
-    /// The bytes `data.mdb` must hold for the environment's newest snapshot: its pages up to the last one used.
-    private static func usedBytes(of env: OpaquePointer) -> Int {
+    /// Why a write must not start: `data.mdb` removed or replaced (`openedFileStatus`), cut shorter than it has
+    /// been (LMDB 0.9 never shrinks the file), or holding an older commit than this environment has seen (a copy
+    /// written over it in place). Records the size and transaction seen. Runs under `writeLock`, inside the gate.
+    private func changedFileProblem(_ env: OpaquePointer) -> String? {
+        let status = openedFileStatus()
+        if let problem = status.problem { return problem }
+        if status.size > 0, status.size < largestDataSize {
+            return "data.mdb was cut to \(status.size) bytes while the store was open in this process (it had \(largestDataSize))"
+        }
+        largestDataSize = max(largestDataSize, status.size)
         var info = MDB_envinfo()
-        var statistics = MDB_stat()
-        guard mdb_env_info(env, &info) == 0, mdb_env_stat(env, &statistics) == 0 else { return 0 }
-        return (Int(info.me_last_pgno) + 1) * Int(statistics.ms_psize)
+        guard mdb_env_info(env, &info) == 0 else { return nil }
+        // `me_last_txnid` is a size_t, read bit for bit (a damaged meta page can hold any).
+        let committed = UInt64(UInt(bitPattern: info.me_last_txnid))
+        if committed < newestCommit {
+            return "data.mdb was overwritten with an older copy (commit \(committed), this process had seen \(newestCommit)) while the store was open in this process"
+        }
+        newestCommit = committed
+        return nil
     }
 
     /// Takes the cross-process writer lock (nil when there is no descriptor to lock).
@@ -312,9 +330,9 @@ package final class LMDBEnvironment: @unchecked Sendable {
             do {
                 // Before anything is written: a commit into a file the path no longer holds would report success
                 // and be lost (two system calls a save).
-                if retries == 0, let reason = replacedFileReason(usedBytes: Self.usedBytes(of: env)) {
+                if retries == 0, let problem = changedFileProblem(env) {
                     throw StoreError.lmdb(
-                        path: path, configuration: configuration, call: "stat(data.mdb)", code: ESTALE, message: reason + Self.reopenAdvice)
+                        path: path, configuration: configuration, call: "stat(data.mdb)", code: ESTALE, message: problem + Self.reopenAdvice)
                 }
                 let txn = try LMDBTransaction(environment: self, environmentHandle: env, readOnly: false)
                 transaction = txn

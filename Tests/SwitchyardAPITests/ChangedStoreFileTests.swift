@@ -10,7 +10,7 @@ import Testing
 @Suite struct ChangedStoreFileTests {
     static func model() throws -> ObjectModel {
         try ObjectModel(
-            entities: [EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string, isOptional: false)])],
+            entities: [EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string, isOptional: false, isIndexed: true)])],
             configurations: [ConfigurationDescription(name: "Main", entityNames: ["Note"])])
     }
 
@@ -78,6 +78,72 @@ import Testing
         }
         coordinator = nil
         #expect(try Self.texts(try Self.open(url)) == ["from the backup"])
+    }
+
+    /// A copy taken earlier written back over the live file in place (`cp backup data.mdb`: the same inode, the
+    /// file no shorter): the coordinator that saved the newer commits refuses to write on top of the older copy.
+    @Test func anOlderCopyWrittenOverTheOpenFileRefusesTheNextSave() throws {
+        let dir = try TempDir()
+        let url = dir.url.appendingPathComponent("notes.lmdb")
+        let coordinator = try Self.open(url)
+        try Self.add(["A"], to: coordinator)
+        let data = url.appendingPathComponent("data.mdb")
+        let older = try Data(contentsOf: data)
+        try Self.add((0..<50).map { "B\($0)" }, to: coordinator)
+        let file = try FileHandle(forWritingTo: data)
+        try file.write(contentsOf: older)
+        try file.close()
+        #expect(try FileManager.default.attributesOfItem(atPath: data.path)[.size] as? Int ?? 0 >= older.count)
+
+        #expect {
+            try Self.add(["C"], to: coordinator)
+        } throws: { String(describing: $0).contains("overwritten with an older copy") }
+    }
+
+    /// LMDB does not write a page that a commit took from the end of the file and freed again before committing
+    /// ("loose"), yet counts it in the meta page's last page and lists it as free, so a healthy `data.mdb` can
+    /// end before its last page (py-lmdb's LMDB 0.9 left 185 of 2,400 random insert-and-delete commits so). Such
+    /// a file opened as "truncated" until 2026-11-29. Made here by moving a closed store's last page number past
+    /// the file's end (64-bit meta layout: page size at byte 40, the free list's leaf pages at 56, last page at
+    /// 136 of each meta page): by fewer pages than its free list can name, it opens whole; by more, it is
+    /// truncated.
+    @Test(arguments: [1, 1_000_000])
+    func aFileEndingBeforeItsLastPageOpensWhenTheFreeListCanNameTheRest(missingPages: Int) throws {
+        let dir = try TempDir()
+        let url = dir.url.appendingPathComponent("notes.lmdb")
+        do {
+            let coordinator = try Self.open(url)
+            try Self.add((0..<300).map { "note \($0)" }, to: coordinator)
+            let context = ObjectContext(coordinator: coordinator)
+            for note in try context.fetch(FetchRequest(entityName: "Note")).prefix(200) { try context.delete(note) }
+            try context.save()
+        }
+        let data = url.appendingPathComponent("data.mdb")
+        var bytes = [UInt8](try Data(contentsOf: data))
+        func integer(_ offset: Int, _ width: Int) -> UInt64 {
+            (0..<width).reduce(UInt64(0)) { $0 | UInt64(bytes[offset + $1]) << (8 * UInt64($1)) }
+        }
+        let pageSize = Int(integer(40, 4))
+        let lastPage = max(integer(136, 8), integer(pageSize + 136, 8))
+        #expect((lastPage + 1) * UInt64(pageSize) <= UInt64(bytes.count))
+        let newest = integer(144, 8) > integer(pageSize + 144, 8) ? 0 : pageSize
+        try #require(integer(newest + 56, 8) > 0, "the store has a free list")
+        for meta in [0, pageSize] {
+            let moved = integer(meta + 136, 8) + UInt64(missingPages) + UInt64(bytes.count / pageSize) - lastPage - 1
+            for i in 0..<8 { bytes[meta + 136 + i] = UInt8(truncatingIfNeeded: moved >> (8 * UInt64(i))) }
+        }
+        try Data(bytes).write(to: data)
+
+        if missingPages == 1 {
+            #expect(try Self.texts(try Self.open(url)) == (200..<300).map { "note \($0)" }.sorted())
+        } else {
+            #expect {
+                _ = try Self.open(url)
+            } throws: { error in
+                guard case StoreError.notAStore(let path, .lmdb, let reason) = error else { return false }
+                return path == url.path && reason.contains("truncated")
+            }
+        }
     }
 
     enum Damage: String, CaseIterable, CustomTestStringConvertible {
