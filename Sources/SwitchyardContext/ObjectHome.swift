@@ -10,10 +10,11 @@ import SwitchyardStores
 /// another home when it is assigned, moved to a successor store, or detached from its context. Not `Sendable`,
 /// like the objects and the context it points to.
 package final class ObjectHome {
-    /// The context; nil once it is gone, or for an object taken out of it. A `weak let`: set once, so reading
-    /// it (every attribute set asks for the live context) needs no run-time exclusivity check, which a
-    /// `weak var` of a class paid on every read (about 75 instructions, callgrind).
-    package weak let context: ObjectContext?
+    /// The context; nil once it is gone, or for an object taken out of it. Set only in `init`, so no access can
+    /// overlap another: reading it (every attribute set asks for the live context) skips the run-time
+    /// exclusivity check a class's `var` pays on every read (about 75 instructions, callgrind). (A `weak let`
+    /// would say the same, but needs a newer compiler than the package's tools version, 6.1.)
+    @exclusivity(unchecked) package private(set) weak var context: ObjectContext?
     /// The store the objects live in (or are assigned to before their first save); nil when not known yet.
     package let store: (any PersistentStore)?
 
