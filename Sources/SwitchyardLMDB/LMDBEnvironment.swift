@@ -329,7 +329,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
             var transaction: LMDBTransaction?
             do {
                 // Before anything is written: a commit into a file the path no longer holds would report success
-                // and be lost (two system calls a save).
+                // and be lost (one `stat` a save; `mdb_env_info` reads the mapped meta pages).
                 if retries == 0, let problem = changedFileProblem(env) {
                     throw StoreError.lmdb(
                         path: path, configuration: configuration, call: "stat(data.mdb)", code: ESTALE, message: problem + Self.reopenAdvice)

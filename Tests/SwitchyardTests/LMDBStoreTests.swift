@@ -272,6 +272,20 @@ import Testing
         #expect(throws: StoreError.self) { try store.allocatePrimaryKeys(for: "Owner", count: 1) }
     }
 
+    /// Cuts the last 10 bytes off the stored `AllTypes` row `primaryKey` (inside its last value's payload):
+    /// the table's root number, the row's key and the damaged bytes now stored.
+    private func cutAllTypesRow(_ primaryKey: Int64, in store: LMDBStore) throws -> (root: Int, key: [UInt8], damaged: [UInt8]) {
+        let root = try #require(store.schema.layout(named: "AllTypes")).rootNumber
+        let key = LMDBRowKey.make(root: root, primaryKey: primaryKey)
+        var damaged: [UInt8] = []
+        try store.environment.write { txn in
+            let whole = try #require(try txn.get(store.databases.rows, key))
+            damaged = Array(whole.prefix(whole.count - 10))
+            try txn.put(store.databases.rows, key, damaged)
+        }
+        return (root, key, damaged)
+    }
+
     /// An update of a damaged row (the patch path, which copies unchanged values as bytes) stops with an error
     /// naming the store and the row, and writes nothing: the damaged bytes stay as they were, and so does every
     /// other row of the save.
@@ -282,14 +296,7 @@ import Testing
             StoreRow(entityName: "AllTypes", primaryKey: keys.lowerBound, values: ["str": "intact", "i16": 1]),
             StoreRow(entityName: "AllTypes", primaryKey: keys.upperBound, values: ["str": "to be cut", "i32": 2, "blob": .binary(Data(count: 40))]),
         ]))
-        let root = try #require(store.schema.layout(named: "AllTypes")).rootNumber
-        let damagedKey = LMDBRowKey.make(root: root, primaryKey: keys.upperBound)
-        var damaged: [UInt8] = []
-        try store.environment.write { txn in
-            let whole = try #require(try txn.get(store.databases.rows, damagedKey))
-            damaged = Array(whole.prefix(whole.count - 10))   // inside the blob's payload
-            try txn.put(store.databases.rows, damagedKey, damaged)
-        }
+        let (root, damagedKey, damaged) = try cutAllTypesRow(keys.upperBound, in: store)   // inside the blob's payload
         #expect {
             try store.save(StoreChangeSet(updates: [
                 RowUpdate(entityName: "AllTypes", primaryKey: keys.lowerBound, expectedVersion: 1, values: ["i32": 7]),
@@ -316,14 +323,7 @@ import Testing
             StoreRow(entityName: "AllTypes", primaryKey: keys.lowerBound, values: ["str": "intact", "i16": 1]),
             StoreRow(entityName: "AllTypes", primaryKey: keys.upperBound, values: ["i32": 2, "str": .string(String(repeating: "to be cut ", count: 4))]),
         ]))
-        let root = try #require(store.schema.layout(named: "AllTypes")).rootNumber
-        let damagedKey = LMDBRowKey.make(root: root, primaryKey: keys.upperBound)
-        var damaged: [UInt8] = []
-        try store.environment.write { txn in
-            let whole = try #require(try txn.get(store.databases.rows, damagedKey))
-            damaged = Array(whole.prefix(whole.count - 10))   // inside the text's payload
-            try txn.put(store.databases.rows, damagedKey, damaged)
-        }
+        let (_, damagedKey, damaged) = try cutAllTypesRow(keys.upperBound, in: store)   // inside the text's payload
         #expect {
             _ = try store.fetch(StoreFetchRequest(entityName: "AllTypes"))
         } throws: { error in
