@@ -91,6 +91,14 @@ extension StoreCoordinator {
             guard let url = d.url, decision != .keep else {
                 throw StoreError.incompatibleModel(path: storePath, configuration: configuration, report: report)
             }
+            // Another coordinator of this process using the files would lose them (SQLite: go on saving into the
+            // deleted file, every save lost), so the store is not recreated while it is open there.
+            if let inUse = OpenStoreFiles.inUse(url) {
+                throw StoreError.openFailed(
+                    path: storePath, configuration: configuration,
+                    reason: "its model cannot be migrated to this one (\(report.blockingReasons.joined(separator: "; "))), and it is not "
+                        + "\(decision == .quarantine ? "quarantined" : "recreated") although disposable: \(inUse)")
+            }
             let reason: String
             if decision == .quarantine {
                 let moved = try Self.quarantine(url, type: d.type, configuration: d.configuration)

@@ -174,6 +174,8 @@ public final class StoreCoordinator: Sendable {
             }
             registry.stores[i] = new
         }
+        OpenStoreFiles.removed(old)
+        OpenStoreFiles.added(new, to: self)
         guard followed else { return }
         successors.withLock { $0[ObjectIdentifier(old)] = (old, new) }
         hasSuccessors.store(true, ordering: .releasing)
@@ -187,6 +189,7 @@ public final class StoreCoordinator: Sendable {
             }
             registry.stores.remove(at: i)
         }
+        OpenStoreFiles.removed(store)
     }
 
     /// Loads several stores without blocking the caller, reporting progress and each store's outcome.
@@ -333,6 +336,7 @@ public final class StoreCoordinator: Sendable {
             }
             registry.stores.append(store)
         }
+        OpenStoreFiles.added(store, to: self)
         if hasCallerLogger {
             (store as? any TracingStore)?.tracer.use(logger)
         }

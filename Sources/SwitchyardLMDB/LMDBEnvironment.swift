@@ -67,7 +67,11 @@ package final class LMDBEnvironment: @unchecked Sendable {
         let (environment, opened) = try registry.withLock { registry -> (LMDBEnvironment, Bool) in
             // An open environment is checked below, outside the lock: a throw there releases it, and if that was
             // the last reference its deinit takes the registry lock (a second take of this mutex would hang).
-            if let open = registry[canonical]?.environment { return (open, false) }
+            // An environment whose whole store was deleted (data.mdb and lock.mdb gone: a disposable store
+            // recreated, a store destroyed, by a coordinator after another one removed it but still holds it) maps
+            // files nobody can reach: a new store at the path gets an environment of its own. (With lock.mdb
+            // still there, two environments would share its locks, which LMDB forbids within a process.)
+            if let open = registry[canonical]?.environment, !open.storeWasDeleted { return (open, false) }
             try LMDBFileCheck.validate(directory: path, configuration: configuration, readOnly: readOnly)
             let handle = try openHandle(path: path, configuration: configuration, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly)
             let environment = LMDBEnvironment(
@@ -131,6 +135,13 @@ package final class LMDBEnvironment: @unchecked Sendable {
             return ("data.mdb was replaced by another file while the store was open in this process", Int64(status.st_size))
         }
         return (nil, Int64(status.st_size))
+    }
+
+    /// Whether neither `data.mdb` nor `lock.mdb` is at the store's path any more (both removed, or the directory).
+    private var storeWasDeleted: Bool {
+        guard openedFileStatus().problem != nil else { return false }
+        var status = stat()
+        return stat(canonicalPath + "/lock.mdb", &status) != 0 && (errno == ENOENT || errno == ENOTDIR)
     }
 
     /// Why a write must not start: `data.mdb` removed or replaced (`openedFileStatus`), cut shorter than it has

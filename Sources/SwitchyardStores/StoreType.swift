@@ -34,7 +34,8 @@ public enum StoreType: String, Sendable, Hashable, CaseIterable, Codable {
 public struct StoreOptions: Sendable, Hashable {
     /// Never write: open read-only (a real Core Data store, a split source). SQLite still honours `-wal`/`-shm`.
     public var readOnly: Bool
-    /// The store holds only re-creatable data: if it cannot be migrated it is destroyed and recreated.
+    /// The store holds only re-creatable data: if it cannot be migrated it is destroyed and recreated (not while
+    /// another coordinator of this process has it open: that open fails with `StoreError.openFailed` instead).
     public var disposable: Bool
     /// Keep a disposable store's old files aside instead of deleting them.
     public var quarantine: Bool

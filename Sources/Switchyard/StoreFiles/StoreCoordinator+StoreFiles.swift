@@ -26,6 +26,7 @@ extension StoreCoordinator {
         let operation = "move store"
         let source = try fileBacked(store, operation: operation)
         try checkInCoordinator(store)
+        try checkNotOpenElsewhere(store, operation: operation)
         try checkDestination(url, type: store.type, operation: operation)
         try perform(operation, store) { try store.closeForFiles() }
         try perform(operation, store) {
@@ -132,6 +133,7 @@ extension StoreCoordinator {
         let operation = "replace store"
         let target = try fileBacked(store, operation: operation)
         try checkInCoordinator(store)
+        try checkNotOpenElsewhere(store, operation: operation)
         guard let sourceType = StoreSplitter.storeType(at: source) else {
             throw StoreFileOperationError.failed(operation: operation, path: source.path, configuration: store.configurationName, reason: "no such store")
         }
@@ -181,8 +183,12 @@ extension StoreCoordinator {
     }
 
     /// Removes `store` from the coordinator and deletes every file it has (SQLite sidecars and support folder,
-    /// the LMDB directory); a memory store is emptied.
+    /// the LMDB directory); a memory store is emptied. Refused while another coordinator of this process has the
+    /// store (`StoreFileOperationError.failed`), as are `moveStore` and `replaceStore`: it would go on using files
+    /// that are gone.
     public func destroyStore(_ store: any PersistentStore) throws {
+        try checkInCoordinator(store)
+        try checkNotOpenElsewhere(store, operation: "destroy store")
         try removeStore(store)
         try store.destroy()
         logger.info("store destroyed", metadata: ["store": "\(store.displayPath)", "configuration": "\(store.configurationName)"])
@@ -210,6 +216,13 @@ extension StoreCoordinator {
 
     private func checkInCoordinator(_ store: any PersistentStore) throws {
         guard stores.contains(where: { $0 === store }) else { throw CoordinatorError.storeNotInCoordinator(path: store.displayPath) }
+    }
+
+    /// Refuses to delete, replace or move the files of a store another coordinator of this process has open
+    /// (`OpenStoreFiles`): on SQLite it would go on saving into deleted files, on LMDB its environment would close.
+    private func checkNotOpenElsewhere(_ store: any PersistentStore, operation: String) throws {
+        guard let url = store.url, store.type.isFileBased, let inUse = OpenStoreFiles.inUse(url, except: store) else { return }
+        throw StoreFileOperationError.failed(operation: operation, path: store.displayPath, configuration: store.configurationName, reason: inUse)
     }
 
     /// Refuses an existing destination and a directory that is missing or read-only.

@@ -1,0 +1,58 @@
+import Foundation
+import SwitchyardModel
+import SwitchyardStores
+
+// MARK: - OpenStoreFiles
+
+/// The file-based stores added to a coordinator anywhere in this process, by canonical path
+/// (`StoreCoordinator.canonicalPath`), so that one coordinator does not delete, replace or move files another
+/// coordinator is using.
+///
+/// Found by a user scenario: a disposable store recreated for a new model while another coordinator of the
+/// process still had it open. On SQLite the other coordinator went on saving into the deleted file — every save
+/// reported success and was lost; on LMDB its committed data was deleted and its next save failed. Destroying a
+/// store through one coordinator while another had it open did the same. An entry lives while its store stays in
+/// its coordinator (`removeStore` ends it) and both are alive; entries are held weakly.
+package enum OpenStoreFiles {
+    private struct Entry {
+        weak var coordinator: StoreCoordinator?
+        weak var store: (any PersistentStore)?
+    }
+
+    private static let entries = Locked<[String: [Entry]]>([:])
+
+    /// Records that `store` was added to `coordinator` (memory and server stores are not recorded).
+    static func added(_ store: any PersistentStore, to coordinator: StoreCoordinator) {
+        guard store.type.isFileBased, let url = store.url else { return }
+        let key = StoreCoordinator.canonicalPath(url)
+        entries.withLock { entries in
+            entries[key, default: []].removeAll { $0.coordinator == nil || $0.store == nil }
+            entries[key, default: []].append(Entry(coordinator: coordinator, store: store))
+        }
+    }
+
+    /// Records that `store` left its coordinator.
+    static func removed(_ store: any PersistentStore) {
+        guard store.type.isFileBased, let url = store.url else { return }
+        let key = StoreCoordinator.canonicalPath(url)
+        entries.withLock { entries in
+            entries[key]?.removeAll { $0.store == nil || $0.coordinator == nil || $0.store === store }
+            if entries[key]?.isEmpty == true { entries[key] = nil }
+        }
+    }
+
+    /// Why the files of the store at `url` must not be deleted, replaced or moved now: some coordinator of this
+    /// process other than through `except` has a store there. Nil when none has.
+    package static func inUse(_ url: URL, except: (any PersistentStore)? = nil) -> String? {
+        let key = StoreCoordinator.canonicalPath(url)
+        let holders = entries.withLock { entries in
+            (entries[key] ?? []).filter { entry in
+                guard entry.coordinator != nil, let store = entry.store else { return false }
+                return store !== except
+            }.count
+        }
+        guard holders > 0 else { return nil }
+        return "the store is open in \(holders == 1 ? "another coordinator" : "\(holders) other coordinators") of this process; "
+            + "remove it from \(holders == 1 ? "that coordinator" : "them") (removeStore) before its files are deleted, replaced or moved"
+    }
+}
