@@ -15,7 +15,7 @@ extension ObjectContext {
     /// (`QueryError.unknownKeyPath`). A `fetchLimit` of 0 means no limit, as in Core Data; a negative limit or
     /// offset is `QueryError.invalidRequest`.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
-        let request = try request.normalized()
+        guard request.isNormalized else { return try fetch(try request.normalized()) }
         let model = coordinator.model
         guard model.entityPosition(named: request.entityName) != nil else {
             throw ContextError.unknownEntity(request.entityName)

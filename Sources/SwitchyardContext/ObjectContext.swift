@@ -37,6 +37,9 @@ public final class ObjectContext {
     public var transactionAuthor: String?
     /// The context's name, recorded in persistent history (`HistoryTransaction.contextName`).
     public var name: String?
+    /// The last entity type a typed call registered with the coordinator (see `register(_:)`): a loop of
+    /// typed fetches of one type skips the coordinator's locked set.
+    @usableFromInline @exclusivity(unchecked) package var lastRegisteredType: ObjectIdentifier?
     /// Calls to `PersistentStore.relatedReferences`: how tests see that member reads are batched.
     package var memberReads = 0
     /// Whether some registered object may hold members read from its store (`committedToMany`): a save

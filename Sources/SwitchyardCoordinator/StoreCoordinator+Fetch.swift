@@ -2,6 +2,7 @@ import Foundation
 import SwitchyardModel
 import SwitchyardQuery
 import SwitchyardStores
+import Synchronization
 
 // MARK: - Fetch across stores
 
@@ -24,7 +25,7 @@ extension StoreCoordinator {
     public func fetchRows(_ request: FetchRequest) throws -> [FetchedRow] {
         let request = try request.normalized()
         let targets = try targetStores(for: request)
-        storeFetchCount.withLock { $0 += targets.count }
+        storeFetchCount.add(targets.count, ordering: .relaxed)
         if targets.count == 1 {
             return try targets[0].fetch(storeRequest(request)).map { FetchedRow(store: targets[0], row: $0) }
         }
@@ -63,13 +64,15 @@ extension StoreCoordinator {
         _ request: FetchRequest, targets known: [any PersistentStore]? = nil, validated: Bool = false,
         each body: (any PersistentStore, StoreRow) throws -> Void
     ) throws {
-        let request = try request.normalized()
+        guard request.isNormalized else {
+            return try fetchRows(try request.normalized(), targets: known, validated: validated, each: body)
+        }
         let targets = try known ?? targetStores(for: request)
         guard targets.count == 1 else {
             for fetched in try fetchRows(request) { try body(fetched.store, fetched.row) }
             return
         }
-        storeFetchCount.withLock { $0 += 1 }
+        storeFetchCount.add(1, ordering: .relaxed)
         let store = targets[0]
         var storeRequest = storeRequest(request)
         if validated { storeRequest.validatedAgainst = model.identity }

@@ -24,7 +24,7 @@ public final class StoreCoordinator: Sendable {
     package let entityHandles: EntityHandles
     package let registry = Locked(StoreRegistry())
     /// Store fetches issued so far (one per store per `fetchRows`); tests use it to prove batching.
-    package let storeFetchCount = Locked<Int>(0)
+    package let storeFetchCount = Atomic<Int>(0)
     /// Where the coordinator logs (store changes, migration decisions and steps) and where its stores' traces
     /// go; silent unless a logger was given.
     package let logger: Logger

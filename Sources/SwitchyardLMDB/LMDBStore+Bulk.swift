@@ -76,7 +76,7 @@ extension LMDBStore: BulkCopyStore {
 
     /// Closes the environment (LMDB commits are durable already).
     package func closeFiles() throws {
-        state.withLock { $0.isClosed = true }
+        closed.store(true, ordering: .releasing)
         environment.close()
     }
 

@@ -23,40 +23,41 @@ extension LMDBStore {
         _ = try tracer.measure({ (count: Int) in "LMDB fetch \(tracer.describe(request)): \(count) rows" }, excluding: { callerNanos }) {
             try checkOpen()
             let layout = try servedLayout(request.entityName)
-            let request = try request.prepared(forStore: identifier, model: model)
-            var failure: Error?
-            var delivered = 0
-            let visited: Int
-            do {
-                visited = try environment.read { txn -> Int in
-                    let reader = LMDBReader(store: self, transaction: txn)
-                    var skipped = 0
-                    let offset = max(request.fetchOffset, 0)
-                    let limit = request.fetchLimit.map { max($0, 0) }
-                    if limit == 0 { return 0 }
-                    try forEachMatchingRow(
-                        request.predicate, layout: layout, includesSubentities: request.includesSubentities, reader: reader
-                    ) { row in
-                        if skipped < offset {
-                            skipped += 1
-                            return true
+            return try request.withPrepared(forStore: identifier, model: model) { request in
+                var failure: Error?
+                var delivered = 0
+                let visited: Int
+                do {
+                    visited = try environment.read { txn -> Int in
+                        let reader = LMDBReader(store: self, transaction: txn)
+                        var skipped = 0
+                        let offset = max(request.fetchOffset, 0)
+                        let limit = request.fetchLimit.map { max($0, 0) }
+                        if limit == 0 { return 0 }
+                        try forEachMatchingRow(
+                            request.predicate, layout: layout, includesSubentities: request.includesSubentities, reader: reader
+                        ) { row in
+                            if skipped < offset {
+                                skipped += 1
+                                return true
+                            }
+                            delivered += 1
+                            do { try tracer.handOver(row, to: body, callerNanos: &callerNanos) } catch {
+                                failure = error
+                                throw error
+                            }
+                            return limit.map { delivered < $0 } ?? true
                         }
-                        delivered += 1
-                        do { try tracer.handOver(row, to: body, callerNanos: &callerNanos) } catch {
-                            failure = error
-                            throw error
-                        }
-                        return limit.map { delivered < $0 } ?? true
+                        return reader.rowsVisited
                     }
-                    return reader.rowsVisited
+                } catch {
+                    // The caller's own error comes out as it is.
+                    throw failure ?? error
                 }
-            } catch {
-                // The caller's own error comes out as it is.
-                throw failure ?? error
+                rowsVisited.store(visited, ordering: .relaxed)
+                tracePlan("fetch", request, layout: layout, visited: visited)
+                return delivered
             }
-            state.withLock { $0.lastFetchRowsVisited = visited }
-            tracePlan("fetch", request, layout: layout, visited: visited)
-            return delivered
         }
     }
 
@@ -77,7 +78,7 @@ extension LMDBStore {
             if start == 0, end == rows.count { return (rows, reader.rowsVisited) }
             return (Array(rows[start..<end]), reader.rowsVisited)
         }
-        state.withLock { $0.lastFetchRowsVisited = visited }
+        rowsVisited.store(visited, ordering: .relaxed)
         tracePlan("fetch", request, layout: layout, visited: visited)
         return rows
     }
@@ -134,7 +135,7 @@ extension LMDBStore {
                 stopAfter: nil)
             return (rows.count, reader.rowsVisited)
         }
-        state.withLock { $0.lastFetchRowsVisited = visited }
+        rowsVisited.store(visited, ordering: .relaxed)
         tracePlan("count", request, layout: layout, visited: visited)
         return count
     }

@@ -234,6 +234,16 @@ extension StoreFetchRequest {
     /// refused), its key paths checked against the model before any row is read (unless they were checked
     /// against this very model: `validatedAgainst`), and its object arguments bound to this store's primary
     /// keys (an object of another store matches no row).
+    /// `body` given what `prepared(forStore:model:)` returns, without copying the request when that would change
+    /// nothing (checked against `model` already, limits as given, no object arguments): a copy of a request retains
+    /// and releases each of its fields, about 250 instructions of an indexed lookup in callgrind.
+    package func withPrepared<R>(forStore identifier: @autoclosure () -> UUID, model: ObjectModel, _ body: (StoreFetchRequest) throws -> R) throws -> R {
+        if validatedAgainst === model.identity, fetchLimit.map({ $0 > 0 }) ?? true, fetchOffset >= 0, !(predicate?.hasObjectArguments ?? false) {
+            return try body(self)
+        }
+        return try body(try prepared(forStore: identifier(), model: model))
+    }
+
     package func prepared(forStore identifier: @autoclosure () -> UUID, model: ObjectModel) throws -> StoreFetchRequest {
         if validatedAgainst !== model.identity {
             try model.validateFetch(predicate: predicate, sortKeys: sortKeys, entityName: entityName)

@@ -1,4 +1,5 @@
 import SwitchyardModel
+import SwitchyardQuery
 
 // MARK: - KeyPathNameCache
 
@@ -17,8 +18,9 @@ enum KeyPathNameCache {
     private struct Names {
         /// `E.keyPathNames` for the type `E` these names are of (as `[PartialKeyPath<E>: String]`).
         let listed: [AnyKeyPath: String]
-        /// Key path objects seen, each held (so its address names no other key path) with its name.
-        var seen: [ObjectIdentifier: (keyPath: AnyKeyPath, name: String)] = [:]
+        /// Key path objects seen, each held (so its address names no other key path) with its name and that name
+        /// as a predicate operand (made once: an operand is two allocations, a fifth of building `\.name == x`).
+        var seen: [ObjectIdentifier: (keyPath: AnyKeyPath, name: String, operand: PredicateOperand)] = [:]
     }
 
     /// Key paths remembered by identity per type, at most: key paths built at run time (`appending`) are new
@@ -30,17 +32,30 @@ enum KeyPathNameCache {
 
     /// The model name `E.keyPathNames` gives `keyPath`, nil when it lists none.
     static func name<E: EntityObject>(of keyPath: PartialKeyPath<E>) -> String? {
+        lookUp(keyPath)?.name
+    }
+
+    /// The key path operand (`.keyPath([name])`) of the model name `E.keyPathNames` gives `keyPath`.
+    static func operand<E: EntityObject>(of keyPath: PartialKeyPath<E>) -> PredicateOperand? {
+        lookUp(keyPath)?.operand
+    }
+
+    private static func lookUp<E: EntityObject>(_ keyPath: PartialKeyPath<E>) -> (name: String, operand: PredicateOperand)? {
         let type = ObjectIdentifier(E.self)
         let identity = ObjectIdentifier(keyPath)
-        if let name = byType.withLock({ $0[type]?.seen[identity]?.name }) { return name }
+        if let found = byType.withLock({ $0[type]?.seen[identity] }) { return (found.name, found.operand) }
         // Built outside the lock: `keyPathNames` is the user's code.
         let listed = byType.withLock { $0[type]?.listed } ?? Dictionary(uniqueKeysWithValues: E.keyPathNames.map { ($0.key as AnyKeyPath, $0.value) })
-        let name = listed[keyPath]
+        guard let name = listed[keyPath] else {
+            byType.withLock { cache in if cache[type] == nil { cache[type] = Names(listed: listed) } }
+            return nil
+        }
+        let operand = PredicateOperand.keyPath([name])
         byType.withLock { cache in
             // In place: a copy of the entry would copy its `seen` table at every insert.
             if cache[type] == nil { cache[type] = Names(listed: listed) }
-            if let name, cache[type]!.seen.count < identityLimit { cache[type]!.seen[identity] = (keyPath, name) }
+            if cache[type]!.seen.count < identityLimit { cache[type]!.seen[identity] = (keyPath, name, operand) }
         }
-        return name
+        return (name, operand)
     }
 }

@@ -8,7 +8,7 @@ import SwitchyardQuery
 extension ObjectContext {
     /// Inserts a new object of `type`'s entity (registering the type with the coordinator first).
     public func insert<E: EntityObject>(_ type: E.Type) throws -> E {
-        try coordinator.registerType(type)
+        try register(type)
         return E(managedObject: try insert(E.entityName))
     }
 
@@ -24,14 +24,14 @@ extension ObjectContext {
         _ type: E.Type, where predicate: TypedPredicate<E>? = nil, sortedBy sortKeys: [TypedSortKey<E>] = [],
         limit: Int? = nil, offset: Int = 0
     ) throws -> [E] {
-        try coordinator.registerType(type)
+        try register(type)
         return try fetch(try request(type, predicate, sortKeys, limit, offset)).map(E.init(managedObject:))
     }
 
     /// The number of objects `fetch(_:where:...)` would return.
     @inlinable
     public func count<E: EntityObject>(_ type: E.Type, where predicate: TypedPredicate<E>? = nil) throws -> Int {
-        try coordinator.registerType(type)
+        try register(type)
         return try count(try request(type, predicate, [], nil, 0))
     }
 
@@ -63,6 +63,17 @@ extension ObjectContext {
     /// ```
     public func prefetchFetchedProperty<E: EntityObject>(_ name: String, for objects: [E]) throws {
         try prefetchFetchedProperty(name, for: objects.map { $0.managedObject })
+    }
+
+    /// Registers `type` with the coordinator (`StoreCoordinator.register(_:)`), unless it is the type this
+    /// context registered last: the coordinator's check takes a lock and hashes the type, about 270 instructions
+    /// of an indexed lookup in callgrind.
+    @usableFromInline
+    package func register<E: EntityObject>(_ type: E.Type) throws {
+        let key = ObjectIdentifier(type)
+        if lastRegisteredType == key { return }
+        try coordinator.registerType(type)
+        lastRegisteredType = key
     }
 
     /// The string-keyed request a typed fetch or count runs (inlinable with them, see `fetch(_:where:...)`).

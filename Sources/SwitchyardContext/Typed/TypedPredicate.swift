@@ -60,7 +60,8 @@ public struct TypedPredicate<Root: EntityObject>: Sendable {
     package static func compare(
         _ keyPath: PartialKeyPath<Root>, _ op: ComparisonOperator, _ value: PredicateOperand, options: ComparisonOptions = []
     ) -> Self {
-        on(keyPath) { Self(.comparison(Comparison(.keyPath([$0]), op, value, options: options))) }
+        guard let operand = KeyPathNameCache.operand(of: keyPath) else { return Self(.constant(false), problem: Root.unlisted(keyPath)) }
+        return Self(.comparison(Comparison(operand, op, value, options: options)))
     }
 
     /// `build` given the model name of `keyPath`, or a predicate carrying the problem of a key path the type does
