@@ -121,15 +121,16 @@ package final class LMDBEnvironment: @unchecked Sendable {
         "; nothing was read or written. Close every coordinator of this store in this process (they still hold the old file) and open it again"
 
     /// `data.mdb` at the store's path against the file this environment maps: `problem` says why it is not that
-    /// file any more (removed, or replaced by another), nil while it is; `size` is its length (0 when unknown).
+    /// file any more (removed, or replaced by another), nil while it is; `size` is its length, nil when unknown
+    /// (not 0, which a file cut to nothing has).
     /// LMDB keeps using the file it opened, so a save into a removed file would succeed and be lost. Other `stat`
     /// failures (a directory made unreadable) are not taken as a change: the open descriptor still works.
-    private func openedFileStatus() -> (problem: String?, size: Int64) {
-        guard let openedFile else { return (nil, 0) }
+    private func openedFileStatus() -> (problem: String?, size: Int64?) {
+        guard let openedFile else { return (nil, nil) }
         var status = stat()
         guard stat(canonicalPath + "/data.mdb", &status) == 0 else {
             let code = errno
-            return (code == ENOENT || code == ENOTDIR ? "data.mdb was removed while the store was open in this process" : nil, 0)
+            return (code == ENOENT || code == ENOTDIR ? "data.mdb was removed while the store was open in this process" : nil, nil)
         }
         if UInt64(status.st_dev) != openedFile.device || UInt64(status.st_ino) != openedFile.inode {
             return ("data.mdb was replaced by another file while the store was open in this process", Int64(status.st_size))
@@ -150,10 +151,11 @@ package final class LMDBEnvironment: @unchecked Sendable {
     private func changedFileProblem(_ env: OpaquePointer) -> String? {
         let status = openedFileStatus()
         if let problem = status.problem { return problem }
-        if status.size > 0, status.size < largestDataSize {
-            return "data.mdb was cut to \(status.size) bytes while the store was open in this process (it had \(largestDataSize))"
+        guard let size = status.size else { return nil }
+        if size < largestDataSize {
+            return "data.mdb was cut to \(size) bytes while the store was open in this process (it had \(largestDataSize))"
         }
-        largestDataSize = max(largestDataSize, status.size)
+        largestDataSize = size
         var info = MDB_envinfo()
         guard mdb_env_info(env, &info) == 0 else { return nil }
         // `me_last_txnid` is a size_t, read bit for bit (a damaged meta page can hold any).
