@@ -26,6 +26,14 @@ package enum OpenStoreFiles {
         guard store.type.isFileBased, let url = store.url else { return }
         let key = StoreCoordinator.canonicalPath(url)
         entries.withLock { entries in
+            // Entries of coordinators released without `removeStore` are dropped here, so a process that opens
+            // many stores over its life does not keep a path for each.
+            if entries.count >= 32 {
+                entries = entries.compactMapValues { list in
+                    let live = list.filter { $0.coordinator != nil && $0.store != nil }
+                    return live.isEmpty ? nil : live
+                }
+            }
             entries[key, default: []].removeAll { $0.coordinator == nil || $0.store == nil }
             entries[key, default: []].append(Entry(coordinator: coordinator, store: store))
         }
@@ -39,6 +47,12 @@ package enum OpenStoreFiles {
             entries[key]?.removeAll { $0.store == nil || $0.coordinator == nil || $0.store === store }
             if entries[key]?.isEmpty == true { entries[key] = nil }
         }
+    }
+
+    /// Whether a store at `url` is recorded (for tests: paths of released coordinators are dropped).
+    package static func isRecorded(_ url: URL) -> Bool {
+        let key = StoreCoordinator.canonicalPath(url)
+        return entries.withLock { $0[key] != nil }
     }
 
     /// Why the files of the store at `url` must not be deleted, replaced or moved now: some coordinator of this

@@ -33,6 +33,24 @@ import Testing
         #expect(coordinator.stores.count == 1)
     }
 
+    /// Coordinators released without removing their stores leave no record of them behind (`OpenStoreFiles`,
+    /// which keeps one coordinator from deleting files another uses): a process that opens many stores over its
+    /// life does not keep a path for each. Records are swept once 32 paths are held, so at most 31 remain.
+    @Test func releasedCoordinatorsLeaveNoRecordOfTheirStores() throws {
+        let urls = (0..<40).map { dir.file("released-\($0).sqlite") }
+        for url in urls {
+            let coordinator = StoreCoordinator(model: model)
+            try coordinator.addStore(.sqlite, configuration: "Notes", at: url)
+            #expect(OpenStoreFiles.isRecorded(url))
+        }
+        let kept = StoreCoordinator(model: model)
+        try kept.addStore(.sqlite, configuration: "Notes", at: dir.file("kept.sqlite"))
+        #expect(urls.filter(OpenStoreFiles.isRecorded).count < 32)
+        #expect(OpenStoreFiles.isRecorded(dir.file("kept.sqlite")))
+        try kept.removeStore(kept.stores[0])
+        #expect(!OpenStoreFiles.isRecorded(dir.file("kept.sqlite")))
+    }
+
     @Test func fileStoreNeedsAURL() throws {
         let coordinator = StoreCoordinator(model: model)
         #expect(throws: CoordinatorError.missingURL(type: .sqlite, configuration: "Main")) {
