@@ -95,20 +95,16 @@ extension SQLiteStore: BulkCopyStore {
 
     /// Checkpoints the WAL into the main file and closes every connection, so the file alone is the store.
     package func closeFiles() throws {
-        if !isReadOnly {
-            try write("checkpoint") { _ in }
-            do {
-                try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
-            } catch {
-                throw mapError(error)
-            }
-        }
+        // Closed first, so no read or write starts from here; those in flight end before the last checkpoint.
+        try checkOpen()
+        state.close()
         do {
+            if !isReadOnly { try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
             try pool.close()
         } catch {
+            // The connections are still open (GRDB closes nothing when it throws): the store goes on.
+            state.reopen()
             throw mapError(error)
         }
-        // Every later call is `StoreError.closed`, not the driver's "connection is closed".
-        state.close()
     }
 }

@@ -240,7 +240,8 @@ public final class SQLiteStore: PersistentStore, MigratingStore, TracingStore {
 
     /// Runs `body` in a read transaction (a snapshot), mapping SQLite errors to `StoreError`.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try checkOpen()
+        guard state.enter() else { throw StoreError.closed(path: displayPath, configuration: configurationName) }
+        defer { state.leave() }
         do {
             return try pool.read(body)
         } catch {
@@ -251,6 +252,8 @@ public final class SQLiteStore: PersistentStore, MigratingStore, TracingStore {
     /// Runs `body` in one IMMEDIATE write transaction, rolled back if it throws.
     func write<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
         try checkWritable(operation)
+        guard state.enter() else { throw StoreError.closed(path: displayPath, configuration: configurationName) }
+        defer { state.leave() }
         do {
             return try pool.writeWithoutTransaction { db in
                 var result: Result<T, Error>?
@@ -312,9 +315,12 @@ public final class SQLiteStore: PersistentStore, MigratingStore, TracingStore {
 
 /// The little that changes after open (the UUID after `setMetadata`, closed after `destroy`), behind a lock.
 package final class SQLiteStoreState: @unchecked Sendable {
-    private let lock = NSLock()
+    // `@unchecked Sendable`: every field is read and written under `lock` only.
+    private let lock = NSCondition()
     private var _identifier: UUID
     private var _closed = false
+    /// Reads and writes in flight (`enter`/`leave`): closing waits for them.
+    private var active = 0
     private var _tracksHistory = false
     private var _schemaVersion: Int64?
     private var _leadingIndexes: SQLiteLeadingIndexes?
@@ -353,5 +359,34 @@ package final class SQLiteStoreState: @unchecked Sendable {
 
     package var isClosed: Bool { lock.withLock { _closed } }
 
-    package func close() { lock.withLock { _closed = true } }
+    /// Counts a read or write in flight; false once the store is closed (the caller throws `StoreError.closed`).
+    package func enter() -> Bool {
+        lock.withLock {
+            if _closed { return false }
+            active += 1
+            return true
+        }
+    }
+
+    /// Undoes `close` when closing the files failed and the store goes on.
+    package func reopen() { lock.withLock { _closed = false } }
+
+    /// Ends a read or write begun with `enter`.
+    package func leave() {
+        lock.lock()
+        active -= 1
+        if active == 0 { lock.broadcast() }
+        lock.unlock()
+    }
+
+    /// Closes the store to new reads and writes, then waits for those in flight to end: found by a user trial,
+    /// a save racing `moveStore` either used the connection after it closed (SQLite error 21) or committed into
+    /// the `-wal` after the last checkpoint, which the move then deleted (a save reported done and lost).
+    /// Must not be called from inside a read or write of this store.
+    package func close() {
+        lock.lock()
+        _closed = true
+        while active > 0 { lock.wait() }
+        lock.unlock()
+    }
 }

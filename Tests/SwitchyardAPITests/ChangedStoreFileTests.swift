@@ -51,6 +51,26 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 
+    /// The store deleted whole (its directory) under an open coordinator, then opened again at the same path in
+    /// the same process, as a SQLite file deleted and opened again is: the new coordinator gets a new, empty store
+    /// of its own, and the old one still refuses to save into the files that are gone.
+    @Test func aStoreDeletedWholeOpensAgainAsANewStore() throws {
+        let dir = try TempDir()
+        let url = dir.url.appendingPathComponent("notes.lmdb")
+        let old = try Self.open(url)
+        try Self.add(["A"], to: old)
+        try FileManager.default.removeItem(at: url)
+
+        let new = try Self.open(url)
+        #expect(try Self.texts(new) == [])
+        try Self.add(["B"], to: new)
+        #expect {
+            try Self.add(["lost?"], to: old)
+        } throws: { String(describing: $0).contains("data.mdb was replaced") }   // by the new store's file
+        withExtendedLifetime(old) {}
+        #expect(try Self.texts(new) == ["B"])
+    }
+
     /// A backup copied over the live file: the coordinator that has the old file open refuses to save into it,
     /// and a new coordinator cannot be handed the old mapping. Once every coordinator of the path is gone, the
     /// path opens as the file now there.
