@@ -55,8 +55,8 @@ package enum OpenStoreFiles {
         return entries.withLock { $0[key] != nil }
     }
 
-    /// Why the files of the store at `url` must not be deleted, replaced or moved now: some coordinator of this
-    /// process other than through `except` has a store there. Nil when none has.
+    /// Why the files of the store at `url` must not be deleted, replaced, moved or migrated now: some coordinator
+    /// of this process other than through `except` has a store there. Nil when none has.
     package static func inUse(_ url: URL, except: (any PersistentStore)? = nil) -> String? {
         let key = StoreCoordinator.canonicalPath(url)
         let holders = entries.withLock { entries in
@@ -67,6 +67,6 @@ package enum OpenStoreFiles {
         }
         guard holders > 0 else { return nil }
         return "the store is open in \(holders == 1 ? "another coordinator" : "\(holders) other coordinators") of this process; "
-            + "remove it from \(holders == 1 ? "that coordinator" : "them") (removeStore) before its files are deleted, replaced or moved"
+            + "remove it from \(holders == 1 ? "that coordinator" : "them") (removeStore) first"
     }
 }

@@ -50,6 +50,7 @@ extension StoreCoordinator {
                 if isCancelled?() == true { throw CancellationError() }
             }
         }
+        try checkNotMigratingUnderAnotherCoordinator(d)
         do {
             traceCompatibility(d)
             // A migration chain's steps (when one is set) run first; what they changed is reported as a migration.
@@ -112,6 +113,23 @@ extension StoreCoordinator {
             progress?(.recreated(path: path, configuration: d.configuration, reason: reason))
             return (store, .recreated(report))
         }
+    }
+
+    /// Refuses to migrate a store another coordinator of this process has open (`OpenStoreFiles`): that one would
+    /// go on with the old schema (a user trial: after a rename and a removal migrated in place, its SQLite saves and
+    /// fetches failed with "table ZPERSON has no column named ZAGE"). The stored model is read only when the store
+    /// is open elsewhere; an identical or compatible one (no change to stored data) opens as before.
+    private func checkNotMigratingUnderAnotherCoordinator(_ d: StoreDescription) throws {
+        guard d.type.isFileBased, !d.options.readOnly, let url = d.url, let inUse = OpenStoreFiles.inUse(url),
+            let check = try? StoreCompatibility.check(d.type, at: url, model: model, configuration: d.configuration)
+        else { return }
+        let verdict = check.report.verdict
+        // An incompatible store is refused, or recreated when disposable (which checks for itself), unless a
+        // migration chain is set: its steps would migrate it.
+        guard verdict == .migratable || (verdict == .incompatible && storePreparation.withLock({ $0 }) != nil) else { return }
+        throw StoreError.openFailed(
+            path: url.path, configuration: d.configuration,
+            reason: "it needs a migration to this model (\(check.report.summary)), which is not run while \(inUse)")
     }
 
     /// Logs, at `.info`, how the stored model compares with this coordinator's (identical, compatible,

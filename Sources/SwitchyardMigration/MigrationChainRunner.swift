@@ -52,15 +52,6 @@ package struct MigrationChainRunner {
         guard let start = chain.versionIndex(hashes: state.metadata.versionHashes, storedModel: state.model, configuration: configuration),
             start < chain.versions.count - 1
         else { return nil }
-        // A custom step replaces the store's files, which another coordinator of this process may be using:
-        // refused before any step runs, so the store stays as it was.
-        if description.type.isFileBased, let inUse = OpenStoreFiles.inUse(url),
-            let custom = (start..<(chain.versions.count - 1)).first(where: { chain.customStep(to: chain.versions[$0 + 1].name) != nil })
-        {
-            throw StoreError.openFailed(
-                path: url.path, configuration: configuration,
-                reason: "the migration step \(chain.versions[custom].name) -> \(chain.versions[custom + 1].name) replaces the store's files, but \(inUse)")
-        }
         // What every step changed, in order (an inferred step's store reports its own; a custom step's is the
         // difference between its two versions).
         var changes: [EntityChange] = []
