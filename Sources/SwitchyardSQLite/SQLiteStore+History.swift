@@ -41,8 +41,11 @@ enum SQLiteHistory {
             + Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
     }
 
+    /// Read from `sqlite_master`, not GRDB's schema cache: a connection that looked once keeps its cached answer
+    /// after another connection creates the tables (a user trial: a store opened before history was turned on
+    /// elsewhere, which had saved once, never recorded its later saves).
     static func tablesExist(_ db: Database) throws -> Bool {
-        try db.tableExists("ATRANSACTION") && db.tableExists("ACHANGE") && db.tableExists("ATRANSACTIONSTRING")
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('ATRANSACTION', 'ACHANGE', 'ATRANSACTIONSTRING')") == 3
     }
 
     /// Whether the store at `pool` records history: `enable` creates the tables (one transaction) when the store

@@ -387,6 +387,25 @@ import Testing
         #expect(try early.history(after: nil, in: "Main").count == 3)
     }
 
+    /// The same after the early opener has saved before history was turned on (a user trial, 2026-11-29: on
+    /// SQLite its later saves were never recorded — the check for the history tables read the connection's cached
+    /// schema, which still said there were none).
+    @Test(arguments: Backend.everyStore.filter { $0 != .memory })
+    func historyTurnedOnAfterTheEarlyOpenerSavedIsFollowed(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let early = try Self.coordinator(backend, in: dir, options: .default)
+        let earlyContext = ObjectContext(coordinator: early)
+        try Shop.order(earlyContext, "before", qty: 1)
+        try earlyContext.save()
+        let late = try Self.coordinator(backend, in: dir)
+        let token = try late.currentHistoryToken(for: "Main")
+        for code in ["E1", "E2", "E3"] {
+            try Shop.order(earlyContext, code, qty: 1)
+            try earlyContext.save()
+        }
+        #expect(try late.history(after: token, in: "Main").count == 3)
+    }
+
     /// Moving or replacing a store keeps it recording history; a stream following a store that is removed from
     /// the coordinator ends with an error instead of watching it forever.
     @Test(arguments: [Backend.sqlite, .lmdb])
