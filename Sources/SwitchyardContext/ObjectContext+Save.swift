@@ -21,22 +21,30 @@ extension ObjectContext {
     /// so the caller can fix and retry, or `rollback()`. Stores are not committed atomically together:
     /// a store that committed before another failed stays committed (as in Core Data).
     public func save() throws {
-        // Each resolved conflict re-reads one object and saves again; a conflict that keeps coming back (a
-        // store that never takes the new version) gives up after every changed object had its turn.
+        // Each resolved conflict re-reads one object and saves again. A conflict on an object already resolved
+        // is another save that changed it meanwhile (several contexts writing it) and is resolved again, as long
+        // as the stored version moved on: one that did not (a store that never takes the new version) ends the
+        // retries. (Before, the retries stopped after one per changed object: a user trial's four contexts
+        // incrementing one object saw `StoreError.conflict` despite a merge policy.)
+        var resolvedAt: [ObjectID: Int64] = [:]
         var attempts = 0
         while true {
             do {
                 try saveOnce()
                 return
             } catch let error as StoreError {
-                guard mergePolicy != .error, let id = error.objectID, let object = registered[id],
-                    attempts <= changedObjects.count
+                guard mergePolicy != .error, case let .conflict(_, _, id, _, _, _, actual) = error, let object = registered[id],
+                    attempts < Self.conflictRetryLimit, actual == nil || resolvedAt[id] != actual
                 else { throw error }
                 attempts += 1
                 try resolveConflict(object)
+                if let version = object.snapshot?.version { resolvedAt[id] = version }
             }
         }
     }
+
+    /// How many conflicts one `save()` resolves at most, whatever the progress: a backstop against a livelock.
+    static let conflictRetryLimit = 1_000
 
     /// A conflicting object under `mergePolicy`: its row re-read and its unsaved changes kept, dropped where the
     /// store changed the same property (`.storeWins`), or dropped altogether (`.rollback`); an object whose row

@@ -65,4 +65,30 @@ import Testing
         expectContextError("write to the object deleted elsewhere", isDetached) { try gone.set("qty", Int64(51)) }
         #expect(try BatchOperationTests.codes(coordinator) == ["A1", "A3", "N1"])
     }
+
+    /// Several contexts on other threads changing the same object over and over, each with a merge policy: every
+    /// save goes through (Core Data resolves such conflicts under the coordinator's lock and never throws them). A
+    /// user trial (2026-11-29) saw `StoreError.conflict` "expected version 6, row is now at version 37": a save
+    /// stopped retrying after one resolution per changed object, though the row kept moving on.
+    @Test(arguments: Backend.allCases, [MergePolicy.storeWins, .contextWins])
+    func savesUnderContentionWithAMergePolicyAllGoThrough(_ backend: Backend, _ policy: MergePolicy) async throws {
+        let dir = try TempDir()
+        let coordinator = try SaveNotificationTests.seeded(backend, in: dir)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<4 {
+                group.addTask {
+                    for i in 0..<25 {
+                        let context = ObjectContext(coordinator: coordinator)
+                        context.mergePolicy = policy
+                        let order = try SaveNotificationTests.order(context, "A1")
+                        try order.set("qty", Int64(writer * 100 + i))
+                        try order.set("width", Double(i))
+                        try context.save()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try BatchOperationTests.codes(coordinator) == ["A1", "A2", "A3"])
+    }
 }
