@@ -175,6 +175,24 @@ extension StoreSplitter {
     // MARK: - Entity mapping
 
     // swiftlint:disable:next function_body_length
+    /// Whether a split can convert any non-null value of an attribute of type `old` into one of type `new`
+    /// (`AttributeValue.normalized(for:)`, which the copy uses value by value: integers of another width or a
+    /// Double with an integral value, Booleans from 0 and 1, a UUID or URI parsed from text). A pair for which
+    /// this is false fails the copy at its first non-null value, so planning refuses it.
+    package static func someValueConverts(from old: AttributeType, to new: AttributeType) -> Bool {
+        if old == new { return true }
+        let numbers: Set<AttributeType> = [.integer16, .integer32, .integer64, .decimal, .double, .float]
+        let blobs: Set<AttributeType> = [.binary, .transformable]
+        switch new {
+        case .integer16, .integer32, .integer64, .decimal, .double, .float: return numbers.contains(old)
+        case .boolean: return old.integerRange != nil
+        case .binary, .transformable: return blobs.contains(old)
+        case .uuid: return old == .string || blobs.contains(old)
+        case .uri, .objectID: return old == .string || old == .uri
+        case .string, .date, .undefined: return false
+        }
+    }
+
     private func mapEntity(
         _ entity: EntityDescription, to target: EntityDescription, rows: Int, targetBySource: [String: String],
         configuration: (String) -> String?, problems: inout [String], warnings: inout [String],
@@ -190,6 +208,14 @@ extension StoreSplitter {
                 let old = entity.attribute(named: name)
             {
                 attributes.append(.init(target: attribute, source: name, convert: old.type != attribute.type))
+                if rows > 0, !Self.someValueConverts(from: old.type, to: attribute.type) {
+                    // Found by a user trial: `--dry-run` approved such a plan, and the copy then failed on its
+                    // first value ("value ... cannot become Integration.endedTime of type Date").
+                    problems.append(
+                        "\(entity.name).\(name) is \(old.type.rawValue) in the source and \(target.name).\(attribute.name) is "
+                            + "\(attribute.type.rawValue) in the target model: no stored value converts (declare it as "
+                            + "\(old.type.rawValue) in the target model, or migrate the store with a custom step first)")
+                }
                 continue
             }
             if let old = attribute.renamingIdentifier, let relationship = entity.relationship(named: old),

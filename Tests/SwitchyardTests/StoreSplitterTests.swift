@@ -291,6 +291,43 @@ import Testing
         #expect(try people.allocatePrimaryKeys(for: "Contact", count: 1).lowerBound == keys.upperBound + 1)
     }
 
+    /// An attribute whose type changed so that no stored value converts (text to a date, as XCServerCoreData's
+    /// Integration.endedTime from 1.2.0 to 2.0.1) is a planning error, so `--dry-run` says so; a type whose values
+    /// may convert (Integer 64 to Integer 16, each checked as it is copied) is planned as before. A user trial
+    /// found `storesplit --dry-run` approving the first and the copy failing at its first value.
+    @Test func aTypeChangeNoValueSurvivesIsAPlanningError() throws {
+        let temp = TemporaryDirectory()
+        let old = try ObjectModel(entities: [
+            EntityDescription(name: "Run", attributes: [
+                AttributeDescription(name: "endedTime", type: .string), AttributeDescription(name: "count", type: .integer64),
+            ]),
+        ])
+        let url = temp.file("Old.sqlite")
+        let store = try SQLiteStore(url: url, model: old, configuration: "Default")
+        try store.save(StoreChangeSet(inserts: [StoreRow(entityName: "Run", primaryKey: 1, values: ["endedTime": "2017-06-07T18:11:11.297Z", "count": .integer(3)])]))
+        func target(endedTime: AttributeType) throws -> ObjectModel {
+            try ObjectModel(entities: [
+                EntityDescription(name: "Run", attributes: [
+                    AttributeDescription(name: "endedTime", type: endedTime), AttributeDescription(name: "count", type: .integer16),
+                ]),
+            ])
+        }
+        let destination = [SplitDestination(configuration: "Default", url: temp.file("New.lmdb"), type: .lmdb)]
+        #expect(throws: SplitError.planning([
+            "Run.endedTime is String in the source and Run.endedTime is Date in the target model: no stored value converts "
+                + "(declare it as String in the target model, or migrate the store with a custom step first)",
+        ])) { try StoreSplitter(source: url, targetModel: try target(endedTime: .date), destinations: destination).plan() }
+        let plan = try StoreSplitter(source: url, targetModel: try target(endedTime: .string), destinations: destination).plan()
+        #expect(plan.entities.map(\.rowCount) == [1])
+        for (from, to, converts) in [
+            (AttributeType.integer64, AttributeType.integer16, true), (.double, .integer64, true), (.integer32, .boolean, true),
+            (.string, .uuid, true), (.string, .uri, true), (.binary, .transformable, true), (.boolean, .integer64, false),
+            (.date, .string, false), (.string, .date, false), (.integer64, .string, false), (.uuid, .binary, false),
+        ] {
+            #expect(StoreSplitter.someValueConverts(from: from, to: to) == converts, "\(from) -> \(to)")
+        }
+    }
+
     @Test func checksumsDetectChangedContent() {
         let entity = try! ObjectModel(entities: [EntityDescription(name: "E", attributes: [AttributeDescription(name: "v", type: .integer64)])]).entities[0]
         var a = SplitChecksum(), b = SplitChecksum(), c = SplitChecksum()
