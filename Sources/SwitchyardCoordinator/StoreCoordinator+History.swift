@@ -116,6 +116,10 @@ extension StoreCoordinator {
                         after = max(transactions.last?.number ?? last, after ?? 0)
                     }
                     continuation.finish()
+                } catch StoreError.closed {
+                    // Closed for a move or a replacement (or destroyed): the store followed is gone, as when it is
+                    // removed, and the subscriber follows the coordinator's current store from its last token.
+                    continuation.finish(throwing: CoordinatorError.storeNotInCoordinator(path: store.displayPath))
                 } catch {
                     continuation.finish(throwing: error)
                 }

@@ -441,4 +441,37 @@ import Testing
         }
         #expect((ended as? CoordinatorError).map { if case .storeNotInCoordinator = $0 { return true } else { return false } } == true)
     }
+
+    /// A stream following a store that is moved or replaced ends as for a removed one, with
+    /// `storeNotInCoordinator` (a user trial saw `StoreError.closed`, which does not tell the subscriber to follow
+    /// the coordinator's current store).
+    @Test(arguments: [Backend.sqlite, .lmdb], ["move", "replace"])
+    func aStreamOfAStoreMovedOrReplacedEndsAsForARemovedOne(_ backend: Backend, _ operation: String) async throws {
+        let dir = try TempDir()
+        let coordinator = try Self.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        try Shop.order(context, "M1", qty: 1)
+        try context.save()
+        let backup = dir.url.appendingPathComponent("Backup.\(backend.rawValue)")
+        try coordinator.copyStore(coordinator.stores[0], to: backup)
+        let stream = coordinator.historyTransactions(after: try coordinator.currentHistoryToken(for: "Main"), in: "Main")
+        let ending = Task {
+            do {
+                for try await _ in stream {}
+                return "finished"
+            } catch let error as CoordinatorError {
+                if case .storeNotInCoordinator = error { return "storeNotInCoordinator" }
+                return "\(error)"
+            } catch {
+                return "\(error)"
+            }
+        }
+        try await Task.sleep(for: .milliseconds(30))
+        if operation == "move" {
+            try coordinator.moveStore(coordinator.stores[0], to: dir.url.appendingPathComponent("Moved.\(backend.rawValue)"))
+        } else {
+            try coordinator.replaceStore(coordinator.stores[0], withContentsOf: backup)
+        }
+        #expect(await ending.value == "storeNotInCoordinator")
+    }
 }
