@@ -55,14 +55,15 @@ package enum OpenStoreFiles {
         return entries.withLock { $0[key] != nil }
     }
 
-    /// Why the files of the store at `url` must not be deleted, replaced, moved or migrated now: some coordinator
-    /// of this process other than through `except` has a store there. Nil when none has.
-    package static func inUse(_ url: URL, except: (any PersistentStore)? = nil) -> String? {
+    /// Why the files of the store at `url` must not be deleted, replaced, moved or migrated now: a coordinator of
+    /// this process other than `coordinator` has a store there (its own is the one being worked on: a store being
+    /// replaced or moved, reopened before it is swapped out). Nil when none has.
+    package static func inUse(_ url: URL, by coordinator: StoreCoordinator) -> String? {
         let key = StoreCoordinator.canonicalPath(url)
         let holders = entries.withLock { entries in
             (entries[key] ?? []).filter { entry in
-                guard entry.coordinator != nil, let store = entry.store else { return false }
-                return store !== except
+                guard let holder = entry.coordinator, entry.store != nil else { return false }
+                return holder !== coordinator
             }.count
         }
         guard holders > 0 else { return nil }

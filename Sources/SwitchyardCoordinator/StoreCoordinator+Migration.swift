@@ -94,7 +94,7 @@ extension StoreCoordinator {
             }
             // Another coordinator of this process using the files would lose them (SQLite: go on saving into the
             // deleted file, every save lost), so the store is not recreated while it is open there.
-            if let inUse = OpenStoreFiles.inUse(url) {
+            if let inUse = OpenStoreFiles.inUse(url, by: self) {
                 throw StoreError.openFailed(
                     path: storePath, configuration: configuration,
                     reason: "its model cannot be migrated to this one (\(report.blockingReasons.joined(separator: "; "))), and it is not "
@@ -120,7 +120,7 @@ extension StoreCoordinator {
     /// fetches failed with "table ZPERSON has no column named ZAGE"). The stored model is read only when the store
     /// is open elsewhere; an identical or compatible one (no change to stored data) opens as before.
     private func checkNotMigratingUnderAnotherCoordinator(_ d: StoreDescription) throws {
-        guard d.type.isFileBased, !d.options.readOnly, let url = d.url, let inUse = OpenStoreFiles.inUse(url),
+        guard d.type.isFileBased, !d.options.readOnly, let url = d.url, let inUse = OpenStoreFiles.inUse(url, by: self),
             let check = try? StoreCompatibility.check(d.type, at: url, model: model, configuration: d.configuration)
         else { return }
         let verdict = check.report.verdict

@@ -300,8 +300,15 @@ public final class StoreCoordinator: Sendable {
     /// Runs blocking work on a thread of its own: not in the cooperative pool (nor Dispatch's global queues,
     /// which on Linux share the pool's threads), so the caller's other tasks keep running meanwhile.
     package static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try body() }) }
+        // The thread lets go of `body` (and so of the coordinator and stores it captures) before the caller resumes:
+        // a coordinator the caller then drops is gone at once, not when this thread ends, so its store is not
+        // taken for one another coordinator still has open (`OpenStoreFiles`).
+        let work = Locked<(@Sendable () throws -> T)?>(body)
+        return try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                let result = Result { try work.withLock { held in defer { held = nil }; return held! }() }
+                continuation.resume(with: result)
+            }
             thread.name = "Switchyard.loadStores"
             thread.start()
         }

@@ -136,4 +136,26 @@ import Testing
         try newer.addStore(backend.storeType, configuration: "Main", at: url)
         #expect(try ObjectContext(coordinator: newer).count(FetchRequest(entityName: "Person")) == 24)
     }
+
+    /// `replaceStore` with contents of an older version of the model (allowed: they migrate as the store reopens)
+    /// is this coordinator's own store, not another's: the migration on reopen is not refused.
+    @Test(arguments: fileBackends)
+    func replacingWithAnOlderVersionMigratesOnReopen(_ backend: Backend) throws {
+        let dir = try TempDir(), olderDir = try TempDir()
+        do {
+            let old = try Shop.coordinator(backend, in: olderDir)
+            let context = ObjectContext(coordinator: old)
+            try Shop.order(context, "old", qty: 1)
+            try context.save()
+        }
+        let newer = StoreCoordinator(model: try StoreOpeningBehaviourTests.shop {
+            $0.attributes += [AttributeDescription(name: "priority", type: .integer16, defaultValue: .integer(3))]
+        })
+        let store = try backend.add(to: newer, configuration: "Main", in: dir.url)
+        let replaced = try newer.replaceStore(store, withContentsOf: olderDir.url.appendingPathComponent("Main.\(backend.rawValue)"))
+        let orders = try ObjectContext(coordinator: newer).fetch(FetchRequest(entityName: "Order"))
+        #expect(try Shop.codes(orders) == ["old"])
+        #expect(try orders.map { try $0.get("priority", as: Int.self) } == [3])
+        #expect(newer.stores.first === replaced)
+    }
 }

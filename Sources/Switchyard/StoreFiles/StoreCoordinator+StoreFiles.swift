@@ -160,7 +160,10 @@ extension StoreCoordinator {
         StoreFileSet.remove(at: partial, type: store.type)
         do {
             if sourceType == store.type {
-                let (opened, _) = try StoreSplitter.openReadOnly(source, model: model)
+                // Copied as it is, so opened with the model it was written with (its model cache): an older version
+                // of this model migrates when the store reopens below, and opened read-only with this one it was
+                // refused ("opened read-only: open it writable once to migrate it").
+                let (opened, _) = try StoreSplitter.openReadOnly(source, model: nil, fallback: model)
                 try backup(opened, to: partial, compact: false)
             } else {
                 let (opened, _) = try StoreSplitter.openReadOnly(source, model: model)
@@ -221,7 +224,7 @@ extension StoreCoordinator {
     /// Refuses to delete, replace or move the files of a store another coordinator of this process has open
     /// (`OpenStoreFiles`): on SQLite it would go on saving into deleted files, on LMDB its environment would close.
     private func checkNotOpenElsewhere(_ store: any PersistentStore, operation: String) throws {
-        guard let url = store.url, store.type.isFileBased, let inUse = OpenStoreFiles.inUse(url, except: store) else { return }
+        guard let url = store.url, store.type.isFileBased, let inUse = OpenStoreFiles.inUse(url, by: self) else { return }
         throw StoreFileOperationError.failed(operation: operation, path: store.displayPath, configuration: store.configurationName, reason: inUse)
     }
 
