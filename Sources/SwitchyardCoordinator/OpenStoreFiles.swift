@@ -39,13 +39,16 @@ package enum OpenStoreFiles {
         }
     }
 
-    /// Records that `store` left its coordinator.
-    static func removed(_ store: any PersistentStore) {
-        guard store.type.isFileBased, let url = store.url else { return }
-        let key = StoreCoordinator.canonicalPath(url)
+    /// Records that `store` left `coordinator` (not any other coordinator that added the same store object). Found by
+    /// identity, not by recomputing the path: a moved store's old path no longer exists, and a path that does not
+    /// resolve the way it did (macOS's `/private`) would leave the entry behind.
+    static func removed(_ store: any PersistentStore, from coordinator: StoreCoordinator) {
+        guard store.type.isFileBased else { return }
         entries.withLock { entries in
-            entries[key]?.removeAll { $0.store == nil || $0.coordinator == nil || $0.store === store }
-            if entries[key]?.isEmpty == true { entries[key] = nil }
+            for key in Array(entries.keys) {
+                entries[key]?.removeAll { $0.store == nil || $0.coordinator == nil || ($0.store === store && $0.coordinator === coordinator) }
+                if entries[key]?.isEmpty == true { entries[key] = nil }
+            }
         }
     }
 

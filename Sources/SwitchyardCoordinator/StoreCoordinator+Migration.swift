@@ -120,9 +120,10 @@ extension StoreCoordinator {
     /// fetches failed with "table ZPERSON has no column named ZAGE"). The stored model is read only when the store
     /// is open elsewhere; an identical or compatible one (no change to stored data) opens as before.
     private func checkNotMigratingUnderAnotherCoordinator(_ d: StoreDescription) throws {
-        guard d.type.isFileBased, !d.options.readOnly, let url = d.url, let inUse = OpenStoreFiles.inUse(url, by: self),
-            let check = try? StoreCompatibility.check(d.type, at: url, model: model, configuration: d.configuration)
-        else { return }
+        guard d.type.isFileBased, !d.options.readOnly, let url = d.url, let inUse = OpenStoreFiles.inUse(url, by: self) else { return }
+        // A store that cannot be compared (gone, damaged, not a store) is left to the open, which says what it is
+        // (`notAStore`) or makes a new store where none is; neither migrates anything.
+        guard let check = try? StoreCompatibility.check(d.type, at: url, model: model, configuration: d.configuration) else { return }
         let verdict = check.report.verdict
         // An incompatible store is refused, or recreated when disposable (which checks for itself), unless a
         // migration chain is set: its steps would migrate it.

@@ -174,7 +174,7 @@ public final class StoreCoordinator: Sendable {
             }
             registry.stores[i] = new
         }
-        OpenStoreFiles.removed(old)
+        OpenStoreFiles.removed(old, from: self)
         OpenStoreFiles.added(new, to: self)
         guard followed else { return }
         successors.withLock { $0[ObjectIdentifier(old)] = (old, new) }
@@ -189,7 +189,7 @@ public final class StoreCoordinator: Sendable {
             }
             registry.stores.remove(at: i)
         }
-        OpenStoreFiles.removed(store)
+        OpenStoreFiles.removed(store, from: self)
     }
 
     /// Loads several stores without blocking the caller, reporting progress and each store's outcome.

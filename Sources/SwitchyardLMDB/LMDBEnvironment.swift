@@ -64,6 +64,10 @@ package final class LMDBEnvironment: @unchecked Sendable {
         writeTimeout: TimeInterval = StoreOptions.defaultWriteTimeout
     ) throws -> LMDBEnvironment {
         let canonical = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        // Held until after the lock: releasing the environment of a deleted store inside it could run its deinit,
+        // which takes the same lock.
+        var stale: LMDBEnvironment?
+        defer { withExtendedLifetime(stale) {} }
         let (environment, opened) = try registry.withLock { registry -> (LMDBEnvironment, Bool) in
             // An open environment is checked below, outside the lock: a throw there releases it, and if that was
             // the last reference its deinit takes the registry lock (a second take of this mutex would hang).
@@ -71,7 +75,10 @@ package final class LMDBEnvironment: @unchecked Sendable {
             // recreated, a store destroyed, by a coordinator after another one removed it but still holds it) maps
             // files nobody can reach: a new store at the path gets an environment of its own. (With lock.mdb
             // still there, two environments would share its locks, which LMDB forbids within a process.)
-            if let open = registry[canonical]?.environment, !open.storeWasDeleted { return (open, false) }
+            if let open = registry[canonical]?.environment {
+                if !open.storeWasDeleted { return (open, false) }
+                stale = open
+            }
             try LMDBFileCheck.validate(directory: path, configuration: configuration, readOnly: readOnly)
             let handle = try openHandle(path: path, configuration: configuration, mapSize: mapSize, maxDatabases: maxDatabases, readOnly: readOnly)
             let environment = LMDBEnvironment(
@@ -151,11 +158,12 @@ package final class LMDBEnvironment: @unchecked Sendable {
     private func changedFileProblem(_ env: OpaquePointer) -> String? {
         let status = openedFileStatus()
         if let problem = status.problem { return problem }
-        guard let size = status.size else { return nil }
-        if size < largestDataSize {
-            return "data.mdb was cut to \(size) bytes while the store was open in this process (it had \(largestDataSize))"
+        if let size = status.size {
+            if size < largestDataSize {
+                return "data.mdb was cut to \(size) bytes while the store was open in this process (it had \(largestDataSize))"
+            }
+            largestDataSize = size
         }
-        largestDataSize = size
         var info = MDB_envinfo()
         guard mdb_env_info(env, &info) == 0 else { return nil }
         // `me_last_txnid` is a size_t, read bit for bit (a damaged meta page can hold any).

@@ -46,14 +46,14 @@ public struct FetchRequest: Sendable, Hashable {
 // MARK: - Limits
 
 extension FetchRequest {
-    /// The request with Core Data's reading of its limit: a `fetchLimit` of 0 means no limit. A negative limit
-    /// or offset is `QueryError.invalidRequest`.
     /// Whether `normalized()` would return the request unchanged (and throw nothing): callers on the hot path
     /// test this first rather than copy the request (a copy retains and releases each field).
     package var isNormalized: Bool {
         (fetchLimit.map { $0 > 0 } ?? true) && fetchOffset >= 0
     }
 
+    /// The request with Core Data's reading of its limit: a `fetchLimit` of 0 means no limit. A negative limit
+    /// or offset is `QueryError.invalidRequest`.
     package func normalized() throws -> FetchRequest {
         var request = self
         try Self.checkLimits(&request.fetchLimit, request.fetchOffset)

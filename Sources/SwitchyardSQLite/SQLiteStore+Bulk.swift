@@ -100,10 +100,15 @@ extension SQLiteStore: BulkCopyStore {
         state.close()
         do {
             if !isReadOnly { try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
+        } catch {
+            // Nothing was closed: the store goes on.
+            state.reopen()
+            throw mapError(error)
+        }
+        do {
+            // A failed close may have closed some connections (GRDB closes the writer first): the store stays closed.
             try pool.close()
         } catch {
-            // The connections are still open (GRDB closes nothing when it throws): the store goes on.
-            state.reopen()
             throw mapError(error)
         }
     }

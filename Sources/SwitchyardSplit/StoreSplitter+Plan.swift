@@ -174,7 +174,6 @@ extension StoreSplitter {
 
     // MARK: - Entity mapping
 
-    // swiftlint:disable:next function_body_length
     /// Whether a split can convert any non-null value of an attribute of type `old` into one of type `new`
     /// (`AttributeValue.normalized(for:)`, which the copy uses value by value: integers of another width or a
     /// Double with an integral value, Booleans from 0 and 1, a UUID or URI parsed from text). A pair for which
@@ -193,6 +192,7 @@ extension StoreSplitter {
         }
     }
 
+    // swiftlint:disable:next function_body_length
     private func mapEntity(
         _ entity: EntityDescription, to target: EntityDescription, rows: Int, targetBySource: [String: String],
         configuration: (String) -> String?, problems: inout [String], warnings: inout [String],
@@ -213,7 +213,7 @@ extension StoreSplitter {
                     // first value ("value ... cannot become Integration.endedTime of type Date").
                     problems.append(
                         "\(entity.name).\(name) is \(old.type.rawValue) in the source and \(target.name).\(attribute.name) is "
-                            + "\(attribute.type.rawValue) in the target model: no stored value converts (declare it as "
+                            + "\(attribute.type.rawValue) in the target model: no value but nil converts from one to the other (declare it as "
                             + "\(old.type.rawValue) in the target model, or migrate the store with a custom step first)")
                 }
                 continue

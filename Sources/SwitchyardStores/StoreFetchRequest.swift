@@ -230,10 +230,6 @@ public struct RowDeletion: Sendable, Hashable {
 // MARK: - Preparing a request for one store
 
 extension StoreFetchRequest {
-    /// The request as one store runs it: a `fetchLimit` of 0 read as no limit (negative limits and offsets
-    /// refused), its key paths checked against the model before any row is read (unless they were checked
-    /// against this very model: `validatedAgainst`), and its object arguments bound to this store's primary
-    /// keys (an object of another store matches no row).
     /// `body` given what `prepared(forStore:model:)` returns, without copying the request when that would change
     /// nothing (checked against `model` already, limits as given, no object arguments): a copy of a request retains
     /// and releases each of its fields, about 250 instructions of an indexed lookup in callgrind.
@@ -244,6 +240,10 @@ extension StoreFetchRequest {
         return try body(try prepared(forStore: identifier(), model: model))
     }
 
+    /// The request as one store runs it: a `fetchLimit` of 0 read as no limit (negative limits and offsets
+    /// refused), its key paths checked against the model before any row is read (unless they were checked
+    /// against this very model: `validatedAgainst`), and its object arguments bound to this store's primary
+    /// keys (an object of another store matches no row).
     package func prepared(forStore identifier: @autoclosure () -> UUID, model: ObjectModel) throws -> StoreFetchRequest {
         if validatedAgainst !== model.identity {
             try model.validateFetch(predicate: predicate, sortKeys: sortKeys, entityName: entityName)

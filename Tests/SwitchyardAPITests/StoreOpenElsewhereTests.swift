@@ -158,4 +158,20 @@ import Testing
         #expect(try orders.map { try $0.get("priority", as: Int.self) } == [3])
         #expect(newer.stores.first === replaced)
     }
+
+    /// One store object added to two coordinators (`addStore(_:)`): removing it from one leaves it recorded for the
+    /// other, so a third still may not destroy its files (a review found the first removal erased both records).
+    @Test(arguments: fileBackends)
+    func aStoreSharedByTwoCoordinatorsStaysProtectedWhenOneRemovesIt(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let (first, _) = try Self.seeded(backend, in: dir)
+        let shared = first.stores[0]
+        let second = StoreCoordinator(model: try Shop.model())
+        try second.addStore(shared)
+        try first.removeStore(shared)
+        let third = StoreCoordinator(model: try Shop.model())
+        let store = try backend.add(to: third, configuration: "Main", in: dir.url)
+        #expect(throws: StoreFileOperationError.self) { try third.destroyStore(store) }
+        #expect(try Self.codes(second) == ["a"])
+    }
 }

@@ -314,7 +314,7 @@ import Testing
         }
         let destination = [SplitDestination(configuration: "Default", url: temp.file("New.lmdb"), type: .lmdb)]
         #expect(throws: SplitError.planning([
-            "Run.endedTime is String in the source and Run.endedTime is Date in the target model: no stored value converts "
+            "Run.endedTime is String in the source and Run.endedTime is Date in the target model: no value but nil converts from one to the other "
                 + "(declare it as String in the target model, or migrate the store with a custom step first)",
         ])) { try StoreSplitter(source: url, targetModel: try target(endedTime: .date), destinations: destination).plan() }
         let plan = try StoreSplitter(source: url, targetModel: try target(endedTime: .string), destinations: destination).plan()
