@@ -17,6 +17,8 @@ package enum OpenStoreFiles {
     private struct Entry {
         weak var coordinator: StoreCoordinator?
         weak var store: (any PersistentStore)?
+        /// Both still alive (a released coordinator or store holds nothing open through this entry).
+        var isLive: Bool { coordinator != nil && store != nil }
     }
 
     private static let entries = Locked<[String: [Entry]]>([:])
@@ -30,11 +32,11 @@ package enum OpenStoreFiles {
             // many stores over its life does not keep a path for each.
             if entries.count >= 32 {
                 entries = entries.compactMapValues { list in
-                    let live = list.filter { $0.coordinator != nil && $0.store != nil }
+                    let live = list.filter(\.isLive)
                     return live.isEmpty ? nil : live
                 }
             }
-            entries[key, default: []].removeAll { $0.coordinator == nil || $0.store == nil }
+            entries[key, default: []].removeAll { !$0.isLive }
             entries[key, default: []].append(Entry(coordinator: coordinator, store: store))
         }
     }
@@ -46,7 +48,7 @@ package enum OpenStoreFiles {
         guard store.type.isFileBased else { return }
         entries.withLock { entries in
             for key in Array(entries.keys) {
-                entries[key]?.removeAll { $0.store == nil || $0.coordinator == nil || ($0.store === store && $0.coordinator === coordinator) }
+                entries[key]?.removeAll { !$0.isLive || ($0.store === store && $0.coordinator === coordinator) }
                 if entries[key]?.isEmpty == true { entries[key] = nil }
             }
         }
@@ -65,8 +67,7 @@ package enum OpenStoreFiles {
         let key = StoreCoordinator.canonicalPath(url)
         let holders = entries.withLock { entries in
             (entries[key] ?? []).filter { entry in
-                guard let holder = entry.coordinator, entry.store != nil else { return false }
-                return holder !== coordinator
+                entry.isLive && entry.coordinator !== coordinator
             }.count
         }
         guard holders > 0 else { return nil }

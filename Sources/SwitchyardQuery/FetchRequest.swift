@@ -49,7 +49,12 @@ extension FetchRequest {
     /// Whether `normalized()` would return the request unchanged (and throw nothing): callers on the hot path
     /// test this first rather than copy the request (a copy retains and releases each field).
     package var isNormalized: Bool {
-        (fetchLimit.map { $0 > 0 } ?? true) && fetchOffset >= 0
+        Self.limitsNeedNoChange(fetchLimit, fetchOffset)
+    }
+
+    /// Whether `checkLimits` would neither throw for nor change this limit and offset.
+    package static func limitsNeedNoChange(_ limit: Int?, _ offset: Int) -> Bool {
+        (limit.map { $0 > 0 } ?? true) && offset >= 0
     }
 
     /// The request with Core Data's reading of its limit: a `fetchLimit` of 0 means no limit. A negative limit

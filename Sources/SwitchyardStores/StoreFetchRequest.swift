@@ -234,7 +234,9 @@ extension StoreFetchRequest {
     /// nothing (checked against `model` already, limits as given, no object arguments): a copy of a request retains
     /// and releases each of its fields, about 250 instructions of an indexed lookup in callgrind.
     package func withPrepared<R>(forStore identifier: @autoclosure () -> UUID, model: ObjectModel, _ body: (StoreFetchRequest) throws -> R) throws -> R {
-        if validatedAgainst === model.identity, fetchLimit.map({ $0 > 0 }) ?? true, fetchOffset >= 0, !(predicate?.hasObjectArguments ?? false) {
+        if validatedAgainst === model.identity, FetchRequest.limitsNeedNoChange(fetchLimit, fetchOffset),
+            !(predicate?.hasObjectArguments ?? false)
+        {
             return try body(self)
         }
         return try body(try prepared(forStore: identifier(), model: model))
