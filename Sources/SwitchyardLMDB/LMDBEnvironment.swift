@@ -268,10 +268,22 @@ package final class LMDBEnvironment: @unchecked Sendable {
     /// is fixed). Safe because the map is read-only (no `MDB_WRITEMAP`): its pages are clean copies of the file,
     /// read again from the page cache on the next access. A long walk over a large store (a migration, a split)
     /// calls it between batches so its resident size stays that of a batch, not of the file. Nothing happens
-    /// where `/proc` is missing.
+    /// where `/proc` is missing. Outside a transaction only (see `releaseMappedPagesInTransaction`).
     package func releaseMappedPages() {
         guard gate.enter({ handle }) != nil else { return }
         defer { gate.leave() }
+        dropMappedPages()
+    }
+
+    /// `releaseMappedPages` for a caller inside a transaction of this environment (a long walk). The gate is
+    /// not entered again: a map growth or a close waiting for that transaction to end holds new entries back,
+    /// so a second entry would wait for itself. None is needed: while the transaction is in flight the map can
+    /// be neither moved nor unmapped.
+    package func releaseMappedPagesInTransaction() {
+        dropMappedPages()
+    }
+
+    private func dropMappedPages() {
         guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return }
         let file = canonicalPath + "/data.mdb"
         for line in maps.split(separator: "\n") where line.hasSuffix(file) {

@@ -89,7 +89,7 @@ extension LMDBStore: BulkCopyStore {
         let layout = try servedLayout(entityName)
         let count = try environment.read { txn in
             let reader = LMDBReader(store: self, transaction: txn)
-            return try reader.count(root: layout.rootNumber, family: reader.family(of: layout, includesSubentities: false), releasingPages: true)
+            return try reader.count(root: layout.rootNumber, family: reader.family(of: layout, includesSubentities: false))
         }
         environment.releaseMappedPages()
         return count
