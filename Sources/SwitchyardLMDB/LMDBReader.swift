@@ -152,12 +152,12 @@ package final class LMDBReader {
         root: Int, scan: inout LMDBBytePredicate.Scan, general: (Int64, UnsafeRawBufferPointer) throws -> Bool
     ) throws -> Int {
         var total = 0
-        var walked = 0
+        var rowsLeft = Self.rowsBeforePageReleases
         try transaction.withCursor(store.databases.rows) { cursor in
             try LMDBRowKey.prefix(root: root).withUnsafeBytes { start in
                 try cursor.walk(from: start) { key, bytes in
                     guard LMDBRowKey.root(of: key) == root else { return false }
-                    releasePagesNow(&walked)
+                    releasePagesNow(&rowsLeft)
                     let primaryKey = LMDBRowKey.primaryKey(of: key)
                     do {
                         if let matches = try scan.matches(bytes, primaryKey: primaryKey) {
@@ -180,16 +180,18 @@ package final class LMDBReader {
     /// …and again every this many rows after that.
     static let rowsBetweenPageReleases = 50_000
 
-    /// Counts a row walked in `walked`, and in a long walk drops the store file's mapped pages from resident
-    /// memory now and then (`LMDBEnvironment.releaseMappedPagesInTransaction`: the walk is inside a transaction).
-    /// Rows are decoded into their own storage, so the pages read so far are not needed again: a fetch or count
-    /// of a million rows, a migration or a split holds what it made, not also the file (about 140 MB of mapped
-    /// pages for a million rows of the bench entity). A shorter walk keeps them: a table read again and again
-    /// would otherwise fault every page back in each time. Pages still pointed into read back from the page cache.
+    /// Counts down one row walked in `rowsLeft` (start it at `rowsBeforePageReleases`), and in a long walk drops
+    /// the store file's mapped pages from resident memory now and then
+    /// (`LMDBEnvironment.releaseMappedPagesInTransaction`: the walk is inside a transaction). Rows are decoded
+    /// into their own storage, so the pages read so far are not needed again: a fetch or count of a million
+    /// rows, a migration or a split holds what it made, not also the file (about 140 MB of mapped pages for a
+    /// million rows of the bench entity). A shorter walk keeps them: a table read again and again would
+    /// otherwise fault every page back in each time. Pages still pointed into read back from the page cache.
     @inline(__always)
-    private func releasePagesNow(_ walked: inout Int) {
-        walked += 1
-        if walked >= Self.rowsBeforePageReleases, walked % Self.rowsBetweenPageReleases == 0 {
+    private func releasePagesNow(_ rowsLeft: inout Int) {
+        rowsLeft &-= 1
+        if rowsLeft == 0 {
+            rowsLeft = Self.rowsBetweenPageReleases
             store.environment.releaseMappedPagesInTransaction()
         }
     }
@@ -197,13 +199,13 @@ package final class LMDBReader {
     /// Walks every row of table `root` in key order; `body` gets the primary key and encoded row. Gives the
     /// store file's pages back as it goes (`releasePagesNow`).
     package func scan(root: Int, from firstKey: Int64 = 0, _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        var walked = 0
+        var rowsLeft = Self.rowsBeforePageReleases
         try transaction.withCursor(store.databases.rows) { cursor in
             let start = firstKey > 0 ? LMDBRowKey.make(root: root, primaryKey: firstKey) : LMDBRowKey.prefix(root: root)
             try start.withUnsafeBytes { start in
                 try cursor.walk(from: start) { key, value in
                     guard LMDBRowKey.root(of: key) == root else { return false }
-                    releasePagesNow(&walked)
+                    releasePagesNow(&rowsLeft)
                     return try body(LMDBRowKey.primaryKey(of: key), value)
                 }
             }
