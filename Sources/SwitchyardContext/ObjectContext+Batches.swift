@@ -1,4 +1,6 @@
 import Foundation
+import SwitchyardCoordinator
+import SwitchyardModel
 import SwitchyardQuery
 import SwitchyardStores
 
@@ -9,61 +11,86 @@ extension ObjectContext {
     /// letting each batch go once it has been seen, so memory stays bounded however many objects there are
     /// (Core Data's `fetchBatchSize` with faults, as a walk).
     ///
-    /// Objects the context already held, and objects `body` changes, stay registered; the others are released
-    /// after their batch (keep a reference to one to keep it, though a later fetch then gives a new instance).
-    /// Without sort keys each store is walked in primary-key order, a batch at a time from the last key seen;
-    /// with sort keys the batches follow the sort through `fetchOffset`, which costs more per batch on large
-    /// stores. With unsaved changes that the request can see, the walk is a plain `fetch`.
+    /// The objects walked are those the request selects when the walk starts, in its order, each handed once,
+    /// as Core Data's batched fetch keeps the object IDs its first fetch found: the walk first reads which
+    /// objects match (keeping 16 bytes of each, not the object), then reads each batch's rows by key. So objects
+    /// saved after it started — by `body`, this context or anyone else — are not handed, an object deleted
+    /// before its batch is skipped, and changing a sort key or predicate attribute in `body` (and saving) moves
+    /// nothing: each object is handed once, with its current values. Objects the context already held, and
+    /// objects `body` changes, stay registered; the others are released after their batch (keep a reference to
+    /// one to keep it, though a later fetch then gives a new instance). With unsaved changes that the request
+    /// can see, a limit or an offset, or a `batchSize` of 0 (as in Core Data: no batching), the walk is a plain
+    /// `fetch`. A negative `batchSize` is `QueryError.invalidRequest`.
     /// ```swift
     /// try context.forEach(FetchRequest(entityName: "Message"), batchSize: 1_000) { message in
     ///     total += try message.get("text", as: String.self)?.count ?? 0
     /// }
     /// ```
     public func forEach(_ request: FetchRequest, batchSize: Int = 1_000, _ body: (ManagedObject) throws -> Void) throws {
-        precondition(batchSize > 0, "batchSize must be positive")
+        guard batchSize >= 0 else { throw QueryError.invalidRequest("batchSize \(batchSize) is negative (0 means no batching)") }
         let request = try request.normalized()
-        let probe = FetchRequest(entityName: request.entityName, predicate: request.predicate, fetchLimit: 1)
-        var unsorted = request
-        unsorted.sortKeys = []
-        // Anything unsaved the request could see, or a limit/offset to honour exactly: one plain fetch.
-        if hasChanges || request.fetchLimit != nil || request.fetchOffset > 0 {
-            _ = try fetch(probe)   // validates the request before the fallback reads everything
+        // Anything unsaved the request could see, a limit/offset to honour exactly, or no batching: one plain fetch.
+        if batchSize == 0 || hasChanges || request.fetchLimit != nil || request.fetchOffset > 0 {
             for object in try fetch(request) { try body(object) }
             return
         }
-        if !request.sortKeys.isEmpty {
-            var offset = 0
-            while true {
-                var page = request
-                page.fetchOffset = offset
-                page.fetchLimit = batchSize
-                let count = try walkBatch(page, body)
-                if count < batchSize { return }
-                offset += count
+        let targets = try coordinator.targetStores(for: request)
+        let walk = try walkKeys(request, targets: targets)
+        var start = 0
+        var walked = 0
+        while start < walk.keys.count {
+            let end = min(start + batchSize, walk.keys.count)
+            try walkBatch(walk.ids(start..<end, targets: targets), body)
+            walked += end - start
+            start = end
+            // An LMDB store's map holds every page read so far: let them go now and then, so the walk's
+            // resident memory stays that of its batches.
+            if walked % 50_000 < batchSize {
+                for store in targets { (store as? BulkCopyStore)?.releaseCachedPages() }
             }
         }
-        for store in try coordinator.targetStores(for: request) {
-            var last: Int64 = 0
-            var walked = 0
-            while true {
-                var page = unsorted
-                page.affectedStoreIdentifiers = [store.identifier]
-                let after = FetchPredicate.comparison(Comparison(.keyPath([]), .greater, .constant(.integer(last))))
-                page.predicate = request.predicate.map { .and([$0, after]) } ?? after
-                page.fetchLimit = batchSize
-                var lastSeen: Int64?
-                let count = try walkBatch(page) { object in
-                    lastSeen = object.objectID.primaryKey
-                    try body(object)
-                }
-                guard count == batchSize, let lastSeen else { break }
-                last = lastSeen
-                walked += count
-                // An LMDB store's map holds every page read so far: let them go now and then, so the walk's
-                // resident memory stays that of its batches.
-                if walked % 50_000 < count { (store as? BulkCopyStore)?.releaseCachedPages() }
-            }
+    }
+
+    /// Which objects a walk hands, in order: per object its store (by position in the walk's targets), its
+    /// entity (by position in `entityNames`) and its primary key.
+    private struct WalkKeys {
+        var entityNames: [String] = []
+        var keys: [(store: UInt32, entity: UInt32, primaryKey: Int64)] = []
+
+        /// The object IDs of `keys[range]`.
+        func ids(_ range: Range<Int>, targets: [any PersistentStore]) -> [ObjectID] {
+            keys[range].map { ObjectID(store: targets[Int($0.store)].identifier, entityName: entityNames[Int($0.entity)], primaryKey: $0.primaryKey) }
         }
+    }
+
+    /// The keys of the objects `request` selects now, in its order. Each store's rows are streamed and let go
+    /// (without sort keys, store by store in primary-key order); rows of several stores under sort keys are
+    /// merged whole first, as `fetch` merges them.
+    private func walkKeys(_ request: FetchRequest, targets: [any PersistentStore]) throws -> WalkKeys {
+        var walk = WalkKeys()
+        var entityNumbers: [String: UInt32] = [:]
+        let position = Dictionary(uniqueKeysWithValues: targets.enumerated().map { (ObjectIdentifier($1), UInt32($0)) })
+        func add(_ store: any PersistentStore, _ row: StoreRow) {
+            let entity: UInt32
+            if let known = entityNumbers[row.entityName] {
+                entity = known
+            } else {
+                entity = UInt32(walk.entityNames.count)
+                entityNumbers[row.entityName] = entity
+                walk.entityNames.append(row.entityName)
+            }
+            walk.keys.append((position[ObjectIdentifier(store)] ?? 0, entity, row.primaryKey))
+        }
+        if request.sortKeys.isEmpty || targets.count == 1 {
+            for store in targets {
+                var one = request
+                one.affectedStoreIdentifiers = [store.identifier]
+                try coordinator.fetchRows(one, targets: [store]) { add($0, $1) }
+            }
+        } else {
+            try coordinator.fetchRows(request, targets: targets) { add($0, $1) }
+        }
+        return walk
     }
 
     /// `forEach` for a typed entity.
@@ -76,18 +103,25 @@ extension ObjectContext {
         try forEach(request, batchSize: batchSize) { try body(E(managedObject: $0)) }
     }
 
-    /// Fetches one batch, hands it to `body`, then releases the objects the context did not hold before and
-    /// that have no changes; returns how many objects the batch had.
-    private func walkBatch(_ page: FetchRequest, _ body: (ManagedObject) throws -> Void) throws -> Int {
-        let rows = try coordinator.fetchRows(page)
-        let held = Set(rows.lazy.map(\.objectID).filter { self.registered[$0] != nil })
-        let objects = register(rows)
+    /// Reads the rows of `ids` (one batch), hands their objects to `body` in that order, skipping an object whose
+    /// row is gone, then releases the objects the context did not hold before and that have no changes.
+    private func walkBatch(_ ids: [ObjectID], _ body: (ManagedObject) throws -> Void) throws {
+        let held = Set(ids.filter { registered[$0] != nil })
+        let rows = try coordinator.rows(for: ids.filter { registered[$0]?.hasChanges != true })
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(ids.count)
+        for id in ids {
+            if let row = rows[id] {
+                objects.append(register(row.row, from: row.store))
+            } else if let object = registered[id], object.hasChanges, !object.isDeleted {
+                objects.append(object)
+            }
+        }
         defer {
             for object in objects where !object.hasChanges && !held.contains(object.objectID) {
                 registered[object.objectID] = nil
             }
         }
-        for object in objects { try body(object) }
-        return objects.count
+        for object in objects where !object.isDeleted { try body(object) }
     }
 }
