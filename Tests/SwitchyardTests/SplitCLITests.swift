@@ -45,6 +45,37 @@ import Glibc
         #expect(explicit.stdout.contains("model from --source-model"))
     }
 
+    /// A dry run approves only a plan the run could carry out: an output that exists already (without
+    /// `--force`) or whose folder is missing fails it as it fails the run, exit code 2, the output named.
+    @Test(.enabled(if: built, "storesplit not built in .build/debug"))
+    func dryRunRefusesOutputsTheRunWouldRefuse() throws {
+        let temp = TemporaryDirectory()
+        let source = temp.file("Legacy.sqlite")
+        try LegacyMessenger.make(.sqlite, at: source)
+        let existing = temp.file("Cloud.sqlite")
+        try Data("not a store".utf8).write(to: existing)
+        let arguments = [source.path, "--model", LegacyMessenger.targetURL.path, "--dry-run"] + stores(temp.url)
+        for extra in [[], ["--json"]] {
+            let refused = try CLITests.run("storesplit", arguments + extra)
+            #expect(refused.status == 2, "\(refused.stdout)")
+            #expect(refused.stderr.contains("storesplit: prepare outputs failed: \(existing.path) already exists (pass --force to replace it)"), "\(refused.stderr)")
+            #expect(refused.stdout.isEmpty)
+        }
+        let forced = try CLITests.run("storesplit", arguments + ["--force"])
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(try String(contentsOf: existing, encoding: .utf8) == "not a store")
+        try FileManager.default.removeItem(at: existing)
+        let missing = temp.url.appendingPathComponent("nowhere").appendingPathComponent("Local.sqlite").path
+        let noFolder = try CLITests.run(
+            "storesplit", [source.path, "--model", LegacyMessenger.targetURL.path, "--dry-run",
+                           "--store", "Cloud=\(temp.url.path)/Cloud.sqlite", "--store", "Local=\(missing)", "--store", "Cache=\(temp.url.path)/Cache.lmdb"])
+        #expect(noFolder.status == 2)
+        #expect(noFolder.stderr.contains("storesplit: prepare outputs failed: \(missing)"), "\(noFolder.stderr)")
+        // Nothing was written by any of the dry runs.
+        let written = try FileManager.default.contentsOfDirectory(atPath: temp.url.path).filter { !$0.hasPrefix("Legacy.sqlite") }
+        #expect(written == [], "\(written)")
+    }
+
     @Test(.enabled(if: built, "storesplit not built in .build/debug"))
     func splitWithVerifyReportsJSONAndOutputsOpen() throws {
         let temp = TemporaryDirectory()

@@ -16,7 +16,8 @@ struct StoreSplitCommand: ParsableCommand {
             Reads SOURCE read-only (WAL sidecars honoured) and writes one store per --store, each under a \
             temporary name that is renamed into place only when complete and verified.
 
-            Exit codes: 0 success (or a valid --dry-run plan); 1 --verify found a mismatch (outputs not \
+            Exit codes: 0 success (or a valid --dry-run plan, its outputs checked as the run checks them); 1 \
+            --verify found a mismatch (outputs not \
             renamed); 2 failure (open, plan, copy); 64 bad arguments.
             """,
         version: SwitchyardInfo.version)
@@ -96,6 +97,8 @@ struct StoreSplitCommand: ParsableCommand {
             source: sourceURL, targetModel: target, destinations: destinations, sourceModel: sourceModel)
         let plan = try splitter.plan()
         if dryRun {
+            // A plan is valid only if its outputs can be made: the run would refuse the same way.
+            try splitter.checkOutputs(plan, force: force)
             if json { try PlanOutput.printJSON(plan) } else { PlanOutput.printText(plan) }
             return
         }
