@@ -68,7 +68,7 @@ struct LargeSaveTests {
 /// file's mapped pages past 150,000 rows so a large fetch holds its objects, not also the file) reads every
 /// row, in order, with its values; so does a second fetch over pages given back by the first.
 struct LargeFetchTests {
-    static let count = 205_000
+    static let count = 155_000
 
     /// A coordinator whose one store holds `count` items, saved through the store in batches.
     static func filled(_ backend: Backend, in dir: TempDir, count: Int) throws -> (StoreCoordinator, any PersistentStore) {
@@ -117,7 +117,7 @@ struct LargeFetchTests {
     @Test(arguments: [Backend.sqlite, .lmdb])
     func aStoreMovedDuringALongReadWaitsForIt(backend: Backend) throws {
         let dir = try TempDir()
-        let count = 160_000
+        let count = 155_000
         let (coordinator, store) = try Self.filled(backend, in: dir, count: count)
         let finished = DispatchSemaphore(value: 0)
         let movedSignal = DispatchSemaphore(value: 0)
