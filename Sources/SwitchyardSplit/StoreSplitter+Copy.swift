@@ -24,12 +24,9 @@ extension StoreSplitter {
     ) throws -> SplitReport {
         let started = Date()
         // A rerun after a kill between the renames finishes that run; other outputs need --force.
-        if !options.force, try plan.destinations.contains(where: { try Self.exists($0.url, type: $0.type) }),
-            try interruptedRun(plan) != nil
-        {
+        if try checkOutputs(plan, force: options.force) {
             return try finishInterruptedRun(plan, started: started, batchSize: max(1, options.batchSize))
         }
-        try checkOutputs(plan, force: options.force)
         let runMarks: [String: PropertyListValue] = [
             Self.runMetadataKey: .string(UUID().uuidString), Self.planMetadataKey: .string(planFingerprint(plan)),
         ]
@@ -269,18 +266,21 @@ extension StoreSplitter {
 
     // MARK: - Files
 
-    /// Checks, writing nothing, that `run` can create the plan's outputs: none exists already unless `force`
-    /// (or it was left by an interrupted run of this plan, which `run` finishes), and each one's folder can hold
-    /// it (`checkFolder`). `run` checks this first; a dry run (`storesplit --dry-run`) asks too, so a plan it
-    /// approves does not then fail preparing its outputs. Throws `SplitError.outputExists` or
-    /// `.outputUnavailable`, naming the output.
-    public func checkOutputs(_ plan: SplitPlan, force: Bool) throws {
-        if !force, try plan.destinations.contains(where: { try Self.exists($0.url, type: $0.type) }), try interruptedRun(plan) == nil {
+    /// Checks, writing nothing, that `run` can create the plan's outputs: none exists already unless `force`,
+    /// and each one's folder can hold it (`checkFolder`). Returns `true` when the existing outputs were left by
+    /// an interrupted run of this plan, which `run` then finishes instead. `run` checks this first; a dry run
+    /// (`storesplit --dry-run`) asks too, so a plan it approves does not then fail preparing its outputs.
+    /// Throws `SplitError.outputExists` or `.outputUnavailable`, naming the output.
+    @discardableResult
+    public func checkOutputs(_ plan: SplitPlan, force: Bool) throws -> Bool {
+        if !force, try plan.destinations.contains(where: { try Self.exists($0.url, type: $0.type) }) {
+            if try interruptedRun(plan) != nil { return true }
             for destination in plan.destinations where try Self.exists(destination.url, type: destination.type) {
                 throw SplitError.outputExists(path: destination.displayPath)
             }
         }
         for destination in plan.destinations { try Self.checkFolder(of: destination) }
+        return false
     }
 
     /// Whether a store is at `url`: a file or directory, or a server store's tables.
