@@ -73,6 +73,13 @@ extension PostgreSQLStore {
                 inserts.append((layout, [values], [row]))
             }
         }
+        // The highest key inserted per inheritance root: Z_MAX is raised past keys that did not come from
+        // `allocatePrimaryKeys` (a copy, a caller's own numbering), so it never hands them out again.
+        var highest: [String: Int64] = [:]
+        for group in inserts {
+            let top = group.source.lazy.map(\.primaryKey).max() ?? .min
+            highest[group.layout.rootName] = max(highest[group.layout.rootName] ?? .min, top)
+        }
         let q = PostgreSQLConnection.quote
         try pool.withTransaction { connection in
             for (deletion, layout) in deletes {
@@ -95,6 +102,12 @@ extension PostgreSQLStore {
                 try insertRows(group.rows, into: schema.table(of: group.layout).name, columns: columns, connection) { range, send in
                     try uniquely(group.layout, values: nil, rows: Array(group.source[range]), send)
                 }
+            }
+            for (root, key) in highest {
+                guard let number = schema.entities[root]?.number else { continue }
+                try connection.execute(
+                    "UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = $1 WHERE \"Z_ENT\" = $2 AND COALESCE(\"Z_MAX\", 0) < $1",
+                    [.integer(key), .integer(number)])
             }
             try applyRelationshipChanges(changes, connection: connection)
             try recordHistory(changes, connection: connection)

@@ -120,14 +120,21 @@ extension SQLiteStore {
             }
             // Inserts usually come grouped by entity: keep the statement of the current entity at hand.
             var current: (name: String, statement: Statement, layout: SQLiteEntityLayout)?
+            // The highest key inserted per inheritance root, for keys that did not come from this store's
+            // `allocatePrimaryKeys` (a copy, a caller's own numbering): Z_MAX is raised past them below.
+            var highest: [String: Int64] = [:]
+            var currentHighest: Int64 = .min
             func insert(_ row: StoreRow, layoutName: String, arguments: [DatabaseValue]) throws {
                 if current?.name != layoutName {
                     guard let layout = schema.entities[layoutName] else { return }
+                    if let previous = current?.layout.rootName { highest[previous] = max(highest[previous] ?? .min, currentHighest) }
                     current = (layoutName, try db.cachedStatement(sql: layout.insertSQL), layout)
+                    currentHighest = .min
                 }
                 guard let (_, statement, layout) = current else { return }
                 try bind(arguments, to: statement)
                 try execute(statement, layout: layout, primaryKey: row.primaryKey, values: row.values, toOne: row.toOne)
+                if row.primaryKey > currentHighest { currentHighest = row.primaryKey }
             }
             if encodesFirst {
                 for encoded in inserts { try insert(encoded.row, layoutName: encoded.layoutName, arguments: encoded.arguments) }
@@ -137,6 +144,8 @@ extension SQLiteStore {
                     try insert(row, layoutName: layout.name, arguments: try encodeInsert(row, layout: layout, newFiles: &newFiles))
                 }
             }
+            if let last = current?.layout.rootName { highest[last] = max(highest[last] ?? .min, currentHighest) }
+            try raiseMax(past: highest, db: db)
             try applyRelationshipChanges(changes, deleted: changes.deletes, db: db)
             if let history {
                 try recordHistory(history, db: db)
@@ -144,6 +153,16 @@ extension SQLiteStore {
                 try recordHistory(.recording(changes, model: model), db: db)
             }
             return released
+        }
+    }
+
+    /// Raises each inheritance root's `Z_MAX` to the highest key this save inserted when that is above it, so
+    /// `allocatePrimaryKeys` never hands out a key a row already has (as the LMDB and memory stores keep theirs).
+    private func raiseMax(past highest: [String: Int64], db: Database) throws {
+        for (root, key) in highest {
+            guard let number = schema.entities[root]?.number else { continue }
+            let statement = try db.cachedStatement(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND COALESCE(Z_MAX, 0) < ?")
+            try statement.execute(arguments: [key, number, key])
         }
     }
 

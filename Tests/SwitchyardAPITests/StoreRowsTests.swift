@@ -50,6 +50,33 @@ struct StoreRowsTests {
         #expect(dumped.split(separator: "\n").dropFirst().elementsEqual(dumpedArray.split(separator: "\n").dropFirst()))
     }
 
+    /// Rows saved through a store with keys it did not hand out (a copy keeping its source's keys, a caller's own
+    /// numbering) are never handed out again: the next allocation starts past the highest, on every store, and a
+    /// context's new objects save beside them.
+    @Test(arguments: Backend.everyStore)
+    func keysSavedWithoutAllocationAreNeverAllocatedAgain(backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = StoreCoordinator(model: try Shop.model())
+        let store = try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        #expect(try store.allocatePrimaryKeys(for: "Order", count: 2) == 1...2)
+        try store.save(StoreChangeSet(inserts: [
+            StoreRow(entityName: "Order", primaryKey: 500, values: ["code": "copied", "qty": 1]),
+            StoreRow(entityName: "Order", primaryKey: 40, values: ["code": "lower", "qty": 2]),
+            StoreRow(entityName: "Customer", primaryKey: 7, values: ["name": "Ann"]),
+        ]))
+        #expect(try store.allocatePrimaryKeys(for: "Order", count: 1) == 501...501)
+        #expect(try store.allocatePrimaryKeys(for: "Customer", count: 1) == 8...8)
+        // A lower key than the counter's leaves it where it is.
+        try store.save(StoreChangeSet(inserts: [StoreRow(entityName: "Order", primaryKey: 3, values: ["code": "low", "qty": 3])]))
+        #expect(try store.allocatePrimaryKeys(for: "Order", count: 1) == 502...502)
+        let context = ObjectContext(coordinator: coordinator)
+        try Shop.order(context, "new", qty: 4)
+        try context.save()
+        let all = try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "Order", sortKeys: [SortKey("qty")]))
+        #expect(try Shop.codes(all) == ["copied", "lower", "low", "new"])
+        #expect(all.last?.objectID.primaryKey.map { $0 > 502 } == true)
+    }
+
     /// A save of new objects of four entities, interleaved, some with no value set, some Nodes pinned to a new
     /// Label (to-ones on some rows only, starting after rows without): each store's rows read back as set.
     @Test(arguments: Backend.everyStore)
