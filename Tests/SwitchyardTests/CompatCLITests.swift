@@ -37,5 +37,10 @@ import Testing
         let missing = try CLITests.run("storeinspect", ["compat", dir.file("none.sqlite").path, "--model", model])
         #expect(missing.status == 2)
         #expect(missing.stderr.hasPrefix("storeinspect: compat failed: "))
+        // An unknown configuration is looked up in the model, so the error names the model file.
+        let unknown = try CLITests.run("storeinspect", ["compat", url.path, "--model", model, "--configuration", "Nope"])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr == "storeinspect: compat failed: \(model): unknown configuration 'Nope'; the model has: Default\n",
+                "\(unknown.stderr)")
     }
 }

@@ -97,8 +97,14 @@ struct CoreDataHistoryFixtureTests {
         #expect(decoded?.count == 1 && (decoded?.first?["changes"] as? [Any])?.count == 5468)
         #expect(try CLITests.run("storeinspect", ["history", url.path, "--after", "1"]).stdout == "no transactions\n")
         let ahead = try CLITests.run("storeinspect", ["history", url.path, "--after", "9"])
-        #expect(ahead.status == 2 && ahead.stderr.hasPrefix("storeinspect: history failed: \(url.path)"))
+        #expect(ahead.status == 2)
+        #expect(ahead.stderr == "storeinspect: history failed: \(url.path): --after 9 is past the store's last transaction (1)\n")
         let bad = try CLITests.run("storeinspect", ["history", url.path, "--limit", "0"])
         #expect(bad.status == 64 && bad.stderr.contains("--limit must be 1 or more"))
+        // A negative number is the option's value, refused as such, not taken for another flag.
+        let negative = try CLITests.run("storeinspect", ["history", url.path, "--limit", "-1"])
+        #expect(negative.status == 64 && negative.stderr.contains("--limit must be 1 or more (got -1)"), "\(negative.stderr)")
+        let before = try CLITests.run("storeinspect", ["history", url.path, "--after", "-5"])
+        #expect(before.status == 64 && before.stderr.contains("--after must be 0 or more (got -5)"), "\(before.stderr)")
     }
 }

@@ -37,6 +37,11 @@ struct CompatCommand: ParsableCommand {
             let url = URL(fileURLWithPath: store)
             let storeType = try resolveType(url)
             let loaded = try ModelLoader.load(at: URL(fileURLWithPath: model))
+            guard loaded.configurationNames.contains(configuration) else {
+                // Name the model file: the configuration is looked up in it, not in the store.
+                throw ValidationError("\(model): unknown configuration '\(configuration)'; the model has: "
+                    + loaded.configurationNames.joined(separator: ", "))
+            }
             result = try StoreCompatibility.check(storeType, at: url, model: loaded, configuration: configuration)
         } catch let error as ExitCode {
             throw error

@@ -13,10 +13,11 @@ struct HistoryCommand: ParsableCommand {
     @Argument(help: "An SQLite store file or an LMDB store directory.")
     var store: String
 
-    @Option(help: "Only transactions after this number.")
+    // `.unconditional`: a negative number is this option's value (refused by `validate()`), not another flag.
+    @Option(parsing: .unconditional, help: "Only transactions after this number.")
     var after: Int64?
 
-    @Option(help: "At most this many transactions.")
+    @Option(parsing: .unconditional, help: "At most this many transactions.")
     var limit: Int?
 
     @Flag(help: "List every change (kind, entity, primary key, updated keys), not only their counts.")
@@ -51,6 +52,10 @@ struct HistoryCommand: ParsableCommand {
             throw error
         } catch let error as SplitError {
             throw StoreInspectCommand.fail("history", error.reason)
+        } catch StoreError.historyTokenAhead(_, _, let after, let last) {
+            // The library's wording is for a kept token (the store was restored or replaced since); here the
+            // number came from the command line.
+            throw StoreInspectCommand.fail("history", "\(store): --after \(after) is past the store's last transaction (\(last))")
         } catch {
             throw StoreInspectCommand.fail("history", error.localizedDescription)
         }
