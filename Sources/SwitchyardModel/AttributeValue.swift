@@ -124,13 +124,31 @@ extension AttributeValue: CustomStringConvertible {
         case .integer(let i): return String(i)
         case .double(let d): return String(d)
         case .decimal(let d): return "\(d)"
-        case .string(let s): return "\"\(s)\""
+        case .string(let s): return "\"\(Self.escapingControlCharacters(s))\""
         case .bool(let b): return b ? "YES" : "NO"
-        case .date(let d): return d.ISO8601Format()
+        case .date(let d):
+            // ISO 8601 has no text for NaN or infinity (Foundation prints -4712-01-01 for NaN).
+            let seconds = d.timeIntervalSinceReferenceDate
+            return seconds.isFinite ? d.ISO8601Format() : "Date(timeIntervalSinceReferenceDate: \(seconds))"
         case .binary(let d): return "<\(d.count) bytes>"
         case .uuid(let u): return u.uuidString
         case .uri(let u): return u.absoluteString
         }
+    }
+
+    /// `s` with each control character (U+0000, a newline, a tab, …) written as `\u{…}`, so that an error
+    /// quoting a value shows what it holds instead of cutting a line or a terminal's output short.
+    private static func escapingControlCharacters(_ s: String) -> String {
+        guard s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return s }
+        var escaped = ""
+        for scalar in s.unicodeScalars {
+            if scalar.properties.generalCategory == .control {
+                escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 }
 

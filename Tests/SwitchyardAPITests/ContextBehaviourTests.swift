@@ -385,6 +385,14 @@ import Testing
         expectContextError("3.7 into Integer 64", isTypeMismatch) { try read.set("i64", 3.7) }
         expectContextError("2 into Boolean", isTypeMismatch) { try read.setValue(.integer(2), forKey: "flag") }
         expectContextError("70000 read as Int16", isTypeMismatch) { _ = try read.get("i32", as: Int16.self) }
+        // The refusal quotes the value as it is: NaN as NaN (not ISO 8601's -4712-01-01), a U+0000 or a newline
+        // escaped (not raw bytes that cut a line or a terminal short).
+        let nanDate = #expect(throws: ContextError.self) { try read.set("when", Date(timeIntervalSinceReferenceDate: .nan)) }
+        #expect(nanDate?.localizedDescription == "Sample.when is Date (NaN cannot be stored: SQLite stores it as NULL); "
+            + "got Date(timeIntervalSinceReferenceDate: nan) (date)")
+        let nul = #expect(throws: ContextError.self) { try read.set("str", "a\u{0}b\nc") }
+        #expect(nul?.localizedDescription == "Sample.str is String (a String cannot contain U+0000: SQLite's C interface ends text there); "
+            + "got \"a\\u{0}b\\u{A}c\" (string)")
         #expect(!read.hasChanges)
     }
 
