@@ -12,6 +12,9 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible, L
     case unknownKey(entity: String, key: String)
     /// The value's type does not fit the attribute.
     case typeMismatch(entity: String, key: String, expected: String, actual: String)
+    /// A position outside an ordered to-many relationship's members: `index` (or `from -> to`) where `valid`
+    /// (`0...3` to insert, `0..<3` to move) holds the positions that exist.
+    case indexOutOfRange(entity: String, key: String, index: String, valid: String)
     /// An object asked for as an entity type it is not (`existingObject(Author.self, with: aBookID)`).
     case wrongEntity(object: String, entity: String, expected: String)
     /// A required attribute or relationship has no value at save.
@@ -46,6 +49,8 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible, L
         case let .unknownKey(entity, key): return "entity \(entity) has no property '\(key)'"
         case let .typeMismatch(entity, key, expected, actual):
             return "\(entity).\(key) is \(expected); got \(actual)"
+        case let .indexOutOfRange(entity, key, index, valid):
+            return "\(entity).\(key): position \(index) is out of range; valid positions are \(valid)"
         case let .wrongEntity(object, entity, expected):
             return "\(object) is a \(entity), not a \(expected) (or one of its subentities)"
         case let .missingRequiredValue(entity, key, object):

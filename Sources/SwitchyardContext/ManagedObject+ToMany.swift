@@ -91,8 +91,7 @@ extension ManagedObject {
         try requireOrdered(key)
         var members = try relatedObjects(forKey: key).filter { $0 !== object }
         guard index >= 0, index <= members.count else {
-            throw ContextError.typeMismatch(
-                entity: entity.name, key: key, expected: "an index in 0...\(members.count)", actual: String(index))
+            throw ContextError.indexOutOfRange(entity: entity.name, key: key, index: String(index), valid: "0...\(members.count)")
         }
         members.insert(object, at: index)
         try setRelatedObjects(members, forKey: key)
@@ -103,8 +102,8 @@ extension ManagedObject {
         try requireOrdered(key)
         var members = try relatedObjects(forKey: key)
         guard members.indices.contains(from), members.indices.contains(to) else {
-            throw ContextError.typeMismatch(
-                entity: entity.name, key: key, expected: "indexes in 0..<\(members.count)", actual: "\(from) -> \(to)")
+            throw ContextError.indexOutOfRange(
+                entity: entity.name, key: key, index: "\(from) -> \(to)", valid: members.isEmpty ? "none (no members)" : "0..<\(members.count)")
         }
         members.insert(members.remove(at: from), at: to)
         try setRelatedObjects(members, forKey: key)

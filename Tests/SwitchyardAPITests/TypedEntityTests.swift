@@ -34,6 +34,10 @@ import Testing
         #expect(label.shouted == "GIFT")                                    // the hand-declared type's own member
         try purchases[0].add(label, to: \.labels)
         ann.favorites = [purchases[2], purchases[0]]
+        let insertedPast = #expect(throws: ContextError.self) { try ann.insert(purchases[1], at: 5, into: \.favorites) }
+        #expect(insertedPast?.localizedDescription == "Customer.favorites: position 5 is out of range; valid positions are 0...2")
+        let movedPast = #expect(throws: ContextError.self) { try ann.move(from: 0, to: 2, in: \.favorites) }
+        #expect(movedPast?.localizedDescription == "Customer.favorites: position 0 -> 2 is out of range; valid positions are 0..<2")
         try context.save()
 
         let fresh = ObjectContext(coordinator: coordinator)
@@ -55,6 +59,12 @@ import Testing
         #expect(try fresh.fetch(Purchase.self, where: \.amount <= 10, sortedBy: [.ascending(\.code)]).map(\.code) == ["p1", "p2"])
         #expect(try fresh.fetch(Purchase.self, where: \.amount >= 10).map(\.code) == ["p2"])   // nil never matches
         #expect(try fresh.fetch(Purchase.self, where: \.amount < 10).map(\.code) == ["p1"])
+        // IN and BETWEEN on an optional attribute: nil matches IN only when the list holds nil, never BETWEEN.
+        #expect(try fresh.fetch(Purchase.self, where: .between(\.amount, 0, 5)).map(\.code) == ["p1"])
+        #expect(try fresh.fetch(Purchase.self, where: .in(\.amount, [10, 99])).map(\.code) == ["p2"])
+        #expect(try fresh.fetch(Purchase.self, where: .in(\.amount, [10, nil]), sortedBy: [.ascending(\.code)]).map(\.code) == ["p2", "p3"])
+        #expect(try fresh.count(Purchase.self, where: .in(\.amount, [nil])) == 1)
+        #expect(try fresh.count(Purchase.self, where: !.in(\.amount, [0, nil])) == 1)
         #expect(throws: QueryError.self) { try fresh.fetch(Purchase.self, where: \.amount > Double.nan) }   // NaN matches nothing consistently
         // Prefetching a fetched property for typed objects fills what each generated accessor returns.
         try fresh.prefetchFetchedProperty("namesakes", for: customers)

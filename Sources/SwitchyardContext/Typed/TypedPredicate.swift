@@ -106,6 +106,14 @@ public struct TypedPredicate<Root: EntityObject>: Sendable {
         compare(keyPath, .in, .list(values.map { .constant($0.attributeValue) }))
     }
 
+    /// `key IN {values}` on an optional attribute: an object whose value is nil matches only when `values`
+    /// holds nil (`[nil, 3]`), as in NSPredicate.
+    public static func `in`<Value: AttributeConvertible>(_ keyPath: KeyPath<Root, Value?>, _ values: [Value?]) -> Self {
+        let members = values.compactMap { $0 }.map { PredicateOperand.constant($0.attributeValue) }
+        let listed = compare(keyPath, .in, .list(members))
+        return values.contains(where: { $0 == nil }) ? listed || compare(keyPath, .equal, .constant(.null)) : listed
+    }
+
     /// `relationship IN %@` with objects.
     public static func `in`<Destination: EntityObject>(_ keyPath: KeyPath<Root, Destination?>, _ objects: [Destination]) -> Self {
         compare(keyPath, .in, .list(objects.map { .object($0.objectID) }))
@@ -113,6 +121,11 @@ public struct TypedPredicate<Root: EntityObject>: Sendable {
 
     /// `key BETWEEN {low, high}`.
     public static func between<Value: AttributeConvertible>(_ keyPath: KeyPath<Root, Value>, _ low: Value, _ high: Value) -> Self {
+        compare(keyPath, .between, .list([.constant(low.attributeValue), .constant(high.attributeValue)]))
+    }
+
+    /// `key BETWEEN {low, high}` on an optional attribute: an object whose value is nil never matches.
+    public static func between<Value: AttributeConvertible>(_ keyPath: KeyPath<Root, Value?>, _ low: Value, _ high: Value) -> Self {
         compare(keyPath, .between, .list([.constant(low.attributeValue), .constant(high.attributeValue)]))
     }
 
