@@ -84,9 +84,12 @@ public struct DifferentialGenerator {
         let total = chance(0.7)
         if total { sort.append(SortSpec(key: "uid", ascending: chance(0.5))) }
         let limited = chance(0.4)
-        return FetchSpec(
+        var spec = FetchSpec(
             entity: entity, includesSubentities: entity != "Item" || chance(0.85), predicate: predicate, sort: sort,
             limit: limited ? Int(int(0...5)) : nil, offset: chance(0.3) ? Int(int(0...3)) : 0, countOnly: chance(0.15))
+        // Some reads walk with forEach in small batches (several batches over the sequence's few objects).
+        if chance(0.25) { spec.walkBatchSize = Int(int(1...4)) }
+        return spec
     }
 
     mutating func predicate(for entity: String, depth: Int) -> PredicateSpec {

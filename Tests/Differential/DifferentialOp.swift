@@ -60,6 +60,8 @@ public struct FetchSpec: Sendable, Hashable, CustomStringConvertible {
     public var limit: Int?
     public var offset: Int
     public var countOnly: Bool
+    /// Read with `ObjectContext.forEach` in batches of this size instead of one fetch (nil: one fetch).
+    public var walkBatchSize: Int? = nil
 
     /// True when the sort orders every pair of objects (it ends with `uid`), so limit and offset select the
     /// same objects whatever order ties would come in.
@@ -71,6 +73,7 @@ public struct FetchSpec: Sendable, Hashable, CustomStringConvertible {
         if !sort.isEmpty { s += " sorted by " + sort.map { "\($0.key) \($0.ascending ? "asc" : "desc")" }.joined(separator: ", ") }
         if let limit { s += " limit \(limit)" }
         if offset > 0 { s += " offset \(offset)" }
+        if let walkBatchSize, !countOnly { s += " walked in batches of \(walkBatchSize)" }
         return s
     }
 }

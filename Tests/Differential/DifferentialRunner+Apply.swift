@@ -134,6 +134,7 @@ extension DifferentialRunner {
         case .fetch(let spec):
             try compareFetch(spec, sides: sides, reference: reference)
             summary.fetches += 1
+            if spec.walkBatchSize != nil, !spec.countOnly { summary.walks += 1 }
         case .checkRelationships:
             try compareRelationships(sides: sides, reference: reference)
         }
@@ -166,7 +167,13 @@ extension DifferentialRunner {
                     }
                     continue
                 }
-                got = try side.uids(side.context.fetch(request))
+                if let batchSize = spec.walkBatchSize {
+                    var walked: [ManagedObject] = []
+                    try side.context.forEach(request, batchSize: batchSize) { walked.append($0) }
+                    got = try side.uids(walked)
+                } else {
+                    got = try side.uids(side.context.fetch(request))
+                }
             } catch let f as Failure { throw f } catch {
                 throw Failure(index: 0, message: "\(side.name) failed: \(error)")
             }

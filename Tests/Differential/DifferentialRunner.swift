@@ -24,10 +24,11 @@ public struct DifferentialRunner {
         }
     }
 
-    /// What one sequence did: steps run, fetches compared.
+    /// What one sequence did: steps run, fetches compared (of them, reads walked with `forEach`).
     public struct Summary: Sendable {
         public var steps = 0
         public var fetches = 0
+        public var walks = 0
         public var saves = 0
     }
 

@@ -4,7 +4,7 @@ import SwitchyardDifferential
 import Testing
 
 /// Random sequences of inserts, updates, relationship changes, deletes, saves, rollbacks, refreshes, fetches
-/// and counts (predicates with comparisons, AND/OR/NOT, IN, BEGINSWITH/CONTAINS with [cd], nil, to-one key
+/// and counts, some read with `forEach` in small batches (predicates with comparisons, AND/OR/NOT, IN, BEGINSWITH/CONTAINS with [cd], nil, to-one key
 /// paths, ANY/ALL/NONE over to-many and many-to-many, @count, object arguments), with and without pending
 /// changes, run on SQLite, LMDB, memory and PostgreSQL and compared with each other and with a plain-Swift reference.
 /// A divergence fails with the seed and the shortest sequence that shows it. `bench --differential N` runs
@@ -20,6 +20,7 @@ import Testing
         do {
             let summary = try runner.run(seed: seed, length: 300)
             #expect(summary.fetches > 0)
+            #expect(summary.walks > 0, "the sequence walked nothing with forEach")
         } catch let divergence as DifferentialRunner.Divergence {
             Issue.record("\(divergence)")
         }

@@ -9,13 +9,14 @@ enum DifferentialBench {
         let dir = URL(fileURLWithPath: workdir ?? NSTemporaryDirectory()).appendingPathComponent("switchyard-diff-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
         let runner = try DifferentialRunner(directory: dir)
-        var steps = 0, fetches = 0, saves = 0, divergences = 0
+        var steps = 0, fetches = 0, walks = 0, saves = 0, divergences = 0
         let start = Date()
         for seed in firstSeed..<(firstSeed + UInt64(sequences)) {
             do {
                 let summary = try runner.run(seed: seed, length: length)
                 steps += summary.steps
                 fetches += summary.fetches
+                walks += summary.walks
                 saves += summary.saves
             } catch let divergence as DifferentialRunner.Divergence {
                 divergences += 1
@@ -24,7 +25,7 @@ enum DifferentialBench {
         }
         let seconds = Date().timeIntervalSince(start)
         print("differential: \(sequences) sequences (seeds \(firstSeed)...\(firstSeed + UInt64(sequences) - 1), \(length) steps each): "
-            + "\(steps) steps, \(fetches) fetches and counts compared, \(saves) saves, \(divergences) divergences, \(String(format: "%.1f", seconds)) s")
+            + "\(steps) steps, \(fetches) fetches and counts compared (\(walks) of them forEach walks), \(saves) saves, \(divergences) divergences, \(String(format: "%.1f", seconds)) s")
         if divergences > 0 { throw ExitCode(1) }
     }
 }
