@@ -243,9 +243,12 @@ package final class LMDBEnvironment: @unchecked Sendable {
         }
     }
 
-    /// Closes the environment now (for `destroy()`): waits for running transactions, then every later call
-    /// throws `StoreError.closed`.
-    package func close() {
+    /// Closes the environment now (for `destroy()`, a move, a replace): waits for running transactions, then
+    /// every later call throws `StoreError.closed`. `StoreError.insideOwnTransaction`, changing nothing, when the
+    /// calling thread is inside a transaction of this environment (it would wait for itself); `operation` says
+    /// what the close was for.
+    package func close(for operation: String) throws {
+        try refuseInsideOwnTransaction(operation)
         gate.close {
             let idle = idleReaders.withLock { readers in
                 defer { readers.removeAll() }
@@ -421,6 +424,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
     /// Doubles the map unless it already grew past `mapped` (another process, or an adopted size).
     private func grow(from mapped: Int, after error: StoreError) throws {
         guard mapped < Self.maximumMapSize else { throw error }
+        try refuseInsideOwnTransaction("grow the map for this write (\(error.localizedDescription))")
         let grown: Void? = try gate.exclusively({ handle }) { env in
             guard Self.mapSize(of: env) <= mapped else { return }
             let next = Self.roundedMapSize(min(mapped * 2, Self.maximumMapSize))
@@ -431,10 +435,19 @@ package final class LMDBEnvironment: @unchecked Sendable {
 
     /// Adopts the map size another process recorded (`mdb_env_set_mapsize(0)` after `MDB_MAP_RESIZED`).
     private func adoptMapSize() throws {
+        try refuseInsideOwnTransaction("adopt the map size another process set")
         let adopted: Void? = try gate.exclusively({ handle }) { env in
             try LMDB.check(mdb_env_set_mapsize(env, 0), operation: "mdb_env_set_mapsize(0)", path: path, configuration: configuration)
         }
         if adopted == nil { throw StoreError.closed(path: path, configuration: configuration) }
+    }
+
+    /// Throws `StoreError.insideOwnTransaction` when the calling thread has a transaction of this environment in
+    /// flight: a map change waits for every transaction to end (LMDB requires it), this one included.
+    package func refuseInsideOwnTransaction(_ operation: String) throws {
+        if gate.isEnteredByCurrentThread {
+            throw StoreError.insideOwnTransaction(path: path, configuration: configuration, operation: operation)
+        }
     }
 
     private static func mapSize(of env: OpaquePointer) -> Int {
@@ -487,7 +500,8 @@ private struct WeakEnvironment {
 /// Writer-preferring: while someone waits to run alone, new transactions wait too, so growth cannot starve.
 private final class TransactionGate: @unchecked Sendable {
     private let condition = NSCondition()
-    private var active = 0
+    /// The thread of each transaction in flight.
+    private var active = TransactionThreads()
     private var exclusive = false
     private var closed = false
 
@@ -498,16 +512,22 @@ private final class TransactionGate: @unchecked Sendable {
         defer { condition.unlock() }
         while exclusive { condition.wait() }
         guard !closed, let env = handle() else { return nil }
-        active += 1
+        active.enter()
         return env
     }
 
     /// Ends a transaction begun with `enter`.
     func leave() {
         condition.lock()
-        active -= 1
-        if active == 0 { condition.broadcast() }
+        active.leave()
+        if active.isEmpty { condition.broadcast() }
         condition.unlock()
+    }
+
+    /// Whether the calling thread has a transaction in flight: an exclusive section or a close asked from there
+    /// would wait for itself.
+    var isEnteredByCurrentThread: Bool {
+        condition.withLock { active.containsCurrentThread }
     }
 
     /// Runs `body` while no transaction is in flight in this process; `nil` if the environment is closed.
@@ -515,7 +535,7 @@ private final class TransactionGate: @unchecked Sendable {
         condition.lock()
         while exclusive { condition.wait() }
         exclusive = true
-        while active > 0 { condition.wait() }
+        while !active.isEmpty { condition.wait() }
         condition.unlock()
         defer {
             condition.lock()
@@ -532,7 +552,7 @@ private final class TransactionGate: @unchecked Sendable {
         condition.lock()
         while exclusive { condition.wait() }
         exclusive = true
-        while active > 0 { condition.wait() }
+        while !active.isEmpty { condition.wait() }
         if !closed { body() }
         closed = true
         exclusive = false

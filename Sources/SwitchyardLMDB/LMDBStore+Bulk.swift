@@ -74,10 +74,21 @@ extension LMDBStore: BulkCopyStore {
     /// An LMDB store holds nothing outside its model.
     package func extraneousItems() throws -> [StoreExtraneousItem] { [] }
 
+    package func refuseInsideOwnTransaction(_ operation: String) throws {
+        try environment.refuseInsideOwnTransaction(operation)
+    }
+
     /// Closes the environment (LMDB commits are durable already).
     package func closeFiles() throws {
+        // Refused before anything changes: only this thread can enter or leave its own transactions.
+        try environment.refuseInsideOwnTransaction("close the store (to move, replace or remove its files)")
         closed.store(true, ordering: .releasing)
-        environment.close()
+        do {
+            try environment.close(for: "close the store (to move, replace or remove its files)")
+        } catch {
+            closed.store(false, ordering: .releasing)
+            throw error
+        }
     }
 
     package func releaseCachedPages() {

@@ -181,8 +181,15 @@ public final class LMDBStore: PersistentStore, ConfigurationRecordingStore, Migr
     /// Closes the environment (waiting for running transactions) and deletes the store's directory.
     public func destroy() throws {
         try checkWritable("destroy the store")
+        // Refused before anything changes: only this thread can enter or leave its own transactions.
+        try environment.refuseInsideOwnTransaction("destroy the store")
         closed.store(true, ordering: .releasing)
-        environment.close()
+        do {
+            try environment.close(for: "destroy the store")
+        } catch {
+            closed.store(false, ordering: .releasing)
+            throw error
+        }
         do {
             try FileManager.default.removeItem(at: location)
         } catch {

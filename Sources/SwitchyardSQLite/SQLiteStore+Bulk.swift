@@ -93,11 +93,20 @@ extension SQLiteStore: BulkCopyStore {
         }
     }
 
+    package func refuseInsideOwnTransaction(_ operation: String) throws {
+        if state.isEnteredByCurrentThread {
+            throw StoreError.insideOwnTransaction(path: displayPath, configuration: configurationName, operation: operation)
+        }
+    }
+
     /// Checkpoints the WAL into the main file and closes every connection, so the file alone is the store.
     package func closeFiles() throws {
         // Closed first, so no read or write starts from here; those in flight end before the last checkpoint.
         try checkOpen()
-        state.close()
+        guard state.close() else {
+            throw StoreError.insideOwnTransaction(
+                path: displayPath, configuration: configurationName, operation: "close the store (to move, replace or remove its files)")
+        }
         do {
             if !isReadOnly { try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
         } catch {

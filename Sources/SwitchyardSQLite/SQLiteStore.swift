@@ -187,7 +187,10 @@ public final class SQLiteStore: PersistentStore, MigratingStore, TracingStore {
     /// (external binary data).
     public func destroy() throws {
         try checkWritable("destroy the store")
-        state.close()
+        try refuseInsideOwnTransaction("destroy the store")
+        guard state.close() else {
+            throw StoreError.insideOwnTransaction(path: displayPath, configuration: configurationName, operation: "destroy the store")
+        }
         do {
             try pool.close()
         } catch {
@@ -319,8 +322,9 @@ package final class SQLiteStoreState: @unchecked Sendable {
     private let lock = NSCondition()
     private var _identifier: UUID
     private var _closed = false
-    /// Reads and writes in flight (`enter`/`leave`): closing waits for them.
-    private var active = 0
+    /// The thread of each read and write in flight (`enter`/`leave`), one entry each: closing waits for them,
+    /// and refuses when the closing thread is one of them (it would wait for itself).
+    private var holders = TransactionThreads()
     private var _tracksHistory = false
     private var _schemaVersion: Int64?
     private var _leadingIndexes: SQLiteLeadingIndexes?
@@ -359,11 +363,14 @@ package final class SQLiteStoreState: @unchecked Sendable {
 
     package var isClosed: Bool { lock.withLock { _closed } }
 
+    /// Whether the calling thread has a read or write of the store in flight.
+    package var isEnteredByCurrentThread: Bool { lock.withLock { holders.containsCurrentThread } }
+
     /// Counts a read or write in flight; false once the store is closed (the caller throws `StoreError.closed`).
     package func enter() -> Bool {
         lock.withLock {
             if _closed { return false }
-            active += 1
+            holders.enter()
             return true
         }
     }
@@ -374,19 +381,22 @@ package final class SQLiteStoreState: @unchecked Sendable {
     /// Ends a read or write begun with `enter`.
     package func leave() {
         lock.lock()
-        active -= 1
-        if active == 0 { lock.broadcast() }
+        holders.leave()
+        if holders.isEmpty { lock.broadcast() }
         lock.unlock()
     }
 
     /// Closes the store to new reads and writes, then waits for those in flight to end: found by a user trial,
     /// a save racing `moveStore` either used the connection after it closed (SQLite error 21) or committed into
     /// the `-wal` after the last checkpoint, which the move then deleted (a save reported done and lost).
-    /// Must not be called from inside a read or write of this store.
-    package func close() {
+    /// Returns false, changing nothing, when called from inside a read or write of this store on this thread
+    /// (a `fetch(_:each:)` closure): it would wait for itself forever.
+    package func close() -> Bool {
         lock.lock()
+        defer { lock.unlock() }
+        if holders.containsCurrentThread { return false }
         _closed = true
-        while active > 0 { lock.wait() }
-        lock.unlock()
+        while !holders.isEmpty { lock.wait() }
+        return true
     }
 }

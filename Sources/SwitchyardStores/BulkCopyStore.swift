@@ -18,7 +18,11 @@ package protocol BulkCopyStore: PersistentStore {
     /// What the store holds that the model does not describe (history tables, triggers, join tables).
     func extraneousItems() throws -> [StoreExtraneousItem]
     /// Flushes and closes the files (an SQLite WAL is checkpointed away); the store is unusable afterwards.
+    /// `StoreError.insideOwnTransaction`, changing nothing, from inside a read or write of this store.
     func closeFiles() throws
+    /// `StoreError.insideOwnTransaction` when the calling thread is inside a read or write of this store (a
+    /// `fetch(_:each:)` closure), where closing it for `operation` would wait for itself; nothing otherwise.
+    func refuseInsideOwnTransaction(_ operation: String) throws
     /// Lets go of file pages the process holds mapped (LMDB's memory map), so a walk over a whole store keeps
     /// its resident memory bounded; nothing for a store that maps nothing.
     func releaseCachedPages()
@@ -35,6 +39,8 @@ package protocol BulkCopyStore: PersistentStore {
 
 extension BulkCopyStore {
     package func releaseCachedPages() {}
+
+    package func refuseInsideOwnTransaction(_ operation: String) throws {}
 
     package func deferIndexes() throws {}
 

@@ -51,6 +51,11 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
     /// A history position past the store's last transaction `last`: the store was restored from an older copy,
     /// converted or replaced since the token was taken. Refetch instead of merging, and take a new token.
     case historyTokenAhead(path: String, configuration: String, after: Int64, last: Int64)
+    /// `operation` (closing, moving, replacing or destroying the store; growing an LMDB store's map) was asked
+    /// from inside a read or write of the same store on the same thread (a store-level `fetch(_:each:)`
+    /// closure): it waits for every read and write to end, this one included, so it would wait forever. Nothing
+    /// was changed; do it once the read is over.
+    case insideOwnTransaction(path: String, configuration: String, operation: String)
 
     /// "path (configuration Name)", or the path alone when no configuration applies (a split output, a
     /// lookup by URL).
@@ -102,6 +107,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
         case let .historyTokenAhead(path, configuration, after, last):
             return "\(Self.place(path, configuration)): history position \(after) is past the store's last transaction "
                 + "\(last): the store was restored from an older copy or replaced since; refetch instead of merging and take a new token"
+        case let .insideOwnTransaction(path, configuration, operation):
+            return "\(Self.place(path, configuration)): cannot \(operation) from inside a read or write of this store on the same thread "
+                + "(it waits for every read and write to end, this one included); do it after the read"
         }
     }
 
@@ -123,7 +131,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible, Loc
             let .unknownProperty(_, c, _, _), let .invalidValue(_, c, _, _, _, _), let .schemaMismatch(_, c, _),
             let .unsupportedPredicate(_, c, _), let .closed(_, c), let .incompatibleModel(_, c, _), let .lmdb(_, c, _, _, _),
             let .historyNotTracked(_, c), let .historyExpired(_, c, _, _), let .historyTokenAhead(_, c, _, _),
-            let .postgreSQL(_, c, _, _, _):
+            let .postgreSQL(_, c, _, _, _), let .insideOwnTransaction(_, c, _):
             return c
         case .notAStore:
             return nil

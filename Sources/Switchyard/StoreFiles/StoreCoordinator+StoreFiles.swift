@@ -27,6 +27,7 @@ extension StoreCoordinator {
         let source = try fileBacked(store, operation: operation)
         try checkInCoordinator(store)
         try checkNotOpenElsewhere(store, operation: operation)
+        try (store as? BulkCopyStore)?.refuseInsideOwnTransaction("move the store")
         try checkDestination(url, type: store.type, operation: operation)
         try perform(operation, store) { try store.closeForFiles() }
         try perform(operation, store) {
@@ -134,6 +135,7 @@ extension StoreCoordinator {
         let target = try fileBacked(store, operation: operation)
         try checkInCoordinator(store)
         try checkNotOpenElsewhere(store, operation: operation)
+        try (store as? BulkCopyStore)?.refuseInsideOwnTransaction("replace the store's contents")
         guard let sourceType = StoreSplitter.storeType(at: source) else {
             throw StoreFileOperationError.failed(operation: operation, path: source.path, configuration: store.configurationName, reason: "no such store")
         }
@@ -192,6 +194,8 @@ extension StoreCoordinator {
     public func destroyStore(_ store: any PersistentStore) throws {
         try checkInCoordinator(store)
         try checkNotOpenElsewhere(store, operation: "destroy store")
+        // Before the store leaves the coordinator: refused, it stays as it was.
+        try (store as? BulkCopyStore)?.refuseInsideOwnTransaction("destroy the store")
         try removeStore(store)
         try store.destroy()
         logger.info("store destroyed", metadata: ["store": "\(store.displayPath)", "configuration": "\(store.configurationName)"])
