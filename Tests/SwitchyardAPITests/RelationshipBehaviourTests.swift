@@ -471,9 +471,15 @@ import Testing
 
         func isTypeMismatch(_ e: ContextError) -> Bool { if case .typeMismatch = e { return true } else { return false } }
         let c = try Relations.insert(context, "Song", "c")
-        expectContextError("insert past the end", isTypeMismatch) { try list.insertRelatedObject(c, at: 3, forKey: "songs") }
-        expectContextError("insert before the start", isTypeMismatch) { try list.insertRelatedObject(c, at: -1, forKey: "songs") }
-        expectContextError("move from past the end", isTypeMismatch) { try list.moveRelatedObject(from: 2, to: 0, forKey: "songs") }
+        expectContextError("insert past the end", { $0 == .indexOutOfRange(entity: "Playlist", key: "songs", index: "3", valid: "0...2") }) {
+            try list.insertRelatedObject(c, at: 3, forKey: "songs")
+        }
+        expectContextError("insert before the start", { $0 == .indexOutOfRange(entity: "Playlist", key: "songs", index: "-1", valid: "0...2") }) {
+            try list.insertRelatedObject(c, at: -1, forKey: "songs")
+        }
+        expectContextError("move from past the end", { $0 == .indexOutOfRange(entity: "Playlist", key: "songs", index: "2 -> 0", valid: "0..<2") }) {
+            try list.moveRelatedObject(from: 2, to: 0, forKey: "songs")
+        }
         expectContextError("index on an unordered to-many", isTypeMismatch) { try ann.insertRelatedObject(rex, at: 0, forKey: "pets") }
         #expect(try Relations.names(list.relatedObjects(forKey: "songs")) == ["a", "b"])
         try list.insertRelatedObject(c, at: 2, forKey: "songs")
