@@ -12,7 +12,9 @@ import Foundation
 /// is to-many (the pair becomes a many-to-many: its keys become links); a type change every stored value
 /// survives (integer widening, Binary <-> Transformable). Not inferable: any other type change, a new required
 /// attribute (or a newly required one) without a default, a required to-one added, a changed destination or
-/// parent, an entity made abstract, a many-to-many end made to-one (all but one link per row would be dropped).
+/// parent, an entity made abstract, a many-to-many end made to-one (all but one link per row would be dropped),
+/// a to-many whose inverse is added, removed or replaced other than by a rename (its members are stored
+/// elsewhere then, and are not converted), a store sharing no entity with the configuration (another model's).
 public enum ModelDiff {
     /// The report for a store of `configuration` written with `old` and opened with `new`. The old side is
     /// the old model's `configuration` when it declares one by that name, else all of its entities.
@@ -39,8 +41,20 @@ public enum ModelDiff {
             matchedOld.insert(previous.name)
             result.append(compareEntity(previous, entity, context: context))
         }
+        // A store none of whose entities this model has, in any configuration (an entity moved to another
+        // configuration's store is still this model's), was written with another model (Core Data finds no
+        // source model for it): "migrating" it would drop every row. Its entities' removal is refused.
+        let everyNewEntity = Dictionary(newModel.entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let renamedFrom = Set(newModel.entities.compactMap(\.renamingIdentifier))
+        let unrelated = matchedOld.isEmpty && !newEntities.isEmpty
+            && !oldEntities.contains { everyNewEntity[$0.name] != nil || renamedFrom.contains($0.name) }
         for entity in oldEntities where !matchedOld.contains(entity.name) {
-            result.append(EntityChange(name: entity.name, oldName: entity.name, kind: .removed))
+            result.append(EntityChange(
+                name: entity.name, oldName: entity.name, kind: .removed, isInferable: !unrelated,
+                reason: unrelated
+                    ? "no entity of the store's model is in configuration \(configuration) of this model (nor renamed into it): "
+                        + "the store was written with another model, and migrating it would drop every row"
+                    : nil))
         }
         return CompatibilityReport(configuration: configuration, entities: result.sorted { $0.name < $1.name })
     }
@@ -236,7 +250,22 @@ public enum ModelDiff {
             }
             var details: [String] = []
             if previous.inverseName != relationship.inverseName {
-                details.append("inverse \(previous.inverseName ?? "none") -> \(relationship.inverseName ?? "none")")
+                // Where a to-many's members are stored depends on its inverse: a key on the destination named
+                // after a to-one inverse, a hidden key column (`Z1PETS`) without one, a join table with a to-many
+                // one. Gaining, losing or changing the inverse (other than renaming it) would open the store with
+                // the members left behind: refused instead, as nothing converts them.
+                let inverseRenamed = previous.inverseName != nil
+                    && context.newModel.inverse(of: relationship)?.renamingIdentifier == previous.inverseName
+                if previous.isToMany, relationship.isToMany, !inverseRenamed {
+                    changes.append(PropertyChange(
+                        name: name, oldName: previous.name, isRelationship: true, kind: .detailsChanged,
+                        detail: "inverse \(previous.inverseName ?? "none") -> \(relationship.inverseName ?? "none")", isInferable: false,
+                        reason: "a to-many whose inverse is added, removed or replaced keeps its members elsewhere (a key named after "
+                            + "the inverse, a hidden key column without one, a join table for a many-to-many); they are not "
+                            + "converted, so the store would open without them"))
+                } else {
+                    details.append("inverse \(previous.inverseName ?? "none") -> \(relationship.inverseName ?? "none")")
+                }
             }
             if previous.isOptional != relationship.isOptional {
                 details.append(relationship.isOptional ? "required -> optional" : "optional -> required")
