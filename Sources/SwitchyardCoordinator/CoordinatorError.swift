@@ -50,8 +50,8 @@ public enum CoordinatorError: Error, Sendable, Equatable, CustomStringConvertibl
         case let .ambiguousStore(entity, object, stores):
             return "\(object): entity \(entity) is served by several stores (\(stores.joined(separator: ", "))); call assign(_:to:) to choose one before saving"
         case let .storeNotInCoordinator(path):
-            return "\(path) is not a store of this coordinator (it was removed, or its contents were replaced or destroyed: "
-                + "fetch the objects again through the coordinator's current stores)"
+            return "\(path) is not a store of this coordinator (it was removed, moved, or its contents were replaced or destroyed: "
+                + "use the store the move or replace returned — fetch objects again, read history on from your last token)"
         case let .entityNotInStore(entity, path, configuration):
             return "\(path) (configuration \(configuration)) does not hold entity \(entity)"
         case let .missingURL(type, configuration):

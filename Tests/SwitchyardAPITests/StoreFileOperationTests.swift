@@ -219,8 +219,11 @@ import Testing
             try coordinator.replaceStore(store, withContentsOf: foreignURL)
             Issue.record("a store of another model replaced the contents")
         } catch let error as StoreFileOperationError {
-            guard case .failed(_, let path, let configuration, _) = error else { Issue.record("\(error)"); return }
-            #expect(path == foreignURL.path && configuration == "Main", "\(error)")
+            // The error is about the store being replaced, and names the source it refused.
+            guard case .failed(_, let path, let configuration, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(path == Self.url(backend, "Main", in: dir).path && configuration == "Main", "\(error)")
+            #expect(reason == "\(foreignURL.path) was written with a model this coordinator's cannot take: "
+                + "it shares no entity with configuration Main of this model", "\(error)")
         }
         #expect(try Self.snapshot(coordinator) == before)
     }

@@ -136,8 +136,11 @@ extension StoreCoordinator {
         try checkInCoordinator(store)
         try checkNotOpenElsewhere(store, operation: operation)
         try (store as? BulkCopyStore)?.refuseInsideOwnTransaction("replace the store's contents")
+        // Errors about the source name the store being replaced (what the operation is "of") and say which
+        // source they are about.
         guard let sourceType = StoreSplitter.storeType(at: source) else {
-            throw StoreFileOperationError.failed(operation: operation, path: source.path, configuration: store.configurationName, reason: "no such store")
+            throw StoreFileOperationError.failed(
+                operation: operation, path: target.path, configuration: store.configurationName, reason: "no store at \(source.path)")
         }
         // Only contents this store can hold: a store written with another model (or for another configuration)
         // would read as empty, or lose everything.
@@ -146,17 +149,19 @@ extension StoreCoordinator {
             compatibility = try StoreCompatibility.check(sourceType, at: source, model: model, configuration: store.configurationName)
         } catch {
             throw StoreFileOperationError.failed(
-                operation: operation, path: source.path, configuration: store.configurationName,
-                reason: "it cannot be read as a store of configuration \(store.configurationName) of this model: \(error)")
+                operation: operation, path: target.path, configuration: store.configurationName,
+                reason: "\(source.path) cannot be read as a store of configuration \(store.configurationName) of this model: \(error)")
         }
         // An older version of the same model is fine (it migrates when the store reopens); a store sharing no
         // entity with the configuration is another model's, whatever an inferred migration could do with it.
         let shared = compatibility.report.entities.contains { $0.kind != .added && $0.kind != .removed }
         guard compatibility.report.verdict != .incompatible, shared else {
+            let why = shared
+                ? compatibility.report.blockingReasons.joined(separator: "; ")
+                : "it shares no entity with configuration \(store.configurationName) of this model"
             throw StoreFileOperationError.failed(
-                operation: operation, path: source.path, configuration: store.configurationName,
-                reason: "it was written with a model this coordinator's cannot take (configuration \(store.configurationName)): "
-                    + compatibility.report.summary)
+                operation: operation, path: target.path, configuration: store.configurationName,
+                reason: "\(source.path) was written with a model this coordinator's cannot take: \(why)")
         }
         let partial = Self.partialURL(for: target)
         StoreFileSet.remove(at: partial, type: store.type)
