@@ -244,11 +244,9 @@ package final class LMDBEnvironment: @unchecked Sendable {
     }
 
     /// Closes the environment now (for `destroy()`, a move, a replace): waits for running transactions, then
-    /// every later call throws `StoreError.closed`. `StoreError.insideOwnTransaction`, changing nothing, when the
-    /// calling thread is inside a transaction of this environment (it would wait for itself); `operation` says
-    /// what the close was for.
-    package func close(for operation: String) throws {
-        try refuseInsideOwnTransaction(operation)
+    /// every later call throws `StoreError.closed`. Callers first call `refuseInsideOwnTransaction`: from inside
+    /// a transaction of this environment the close would wait for itself.
+    package func close() {
         gate.close {
             let idle = idleReaders.withLock { readers in
                 defer { readers.removeAll() }

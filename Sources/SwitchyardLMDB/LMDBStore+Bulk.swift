@@ -83,12 +83,7 @@ extension LMDBStore: BulkCopyStore {
         // Refused before anything changes: only this thread can enter or leave its own transactions.
         try environment.refuseInsideOwnTransaction("close the store (to move, replace or remove its files)")
         closed.store(true, ordering: .releasing)
-        do {
-            try environment.close(for: "close the store (to move, replace or remove its files)")
-        } catch {
-            closed.store(false, ordering: .releasing)
-            throw error
-        }
+        environment.close()
     }
 
     package func releaseCachedPages() {

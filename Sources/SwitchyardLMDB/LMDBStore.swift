@@ -184,12 +184,7 @@ public final class LMDBStore: PersistentStore, ConfigurationRecordingStore, Migr
         // Refused before anything changes: only this thread can enter or leave its own transactions.
         try environment.refuseInsideOwnTransaction("destroy the store")
         closed.store(true, ordering: .releasing)
-        do {
-            try environment.close(for: "destroy the store")
-        } catch {
-            closed.store(false, ordering: .releasing)
-            throw error
-        }
+        environment.close()
         do {
             try FileManager.default.removeItem(at: location)
         } catch {

@@ -44,10 +44,9 @@ public enum ModelDiff {
         // A store none of whose entities this model has, in any configuration (an entity moved to another
         // configuration's store is still this model's), was written with another model (Core Data finds no
         // source model for it): "migrating" it would drop every row. Its entities' removal is refused.
-        let everyNewEntity = Dictionary(newModel.entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        let renamedFrom = Set(newModel.entities.compactMap(\.renamingIdentifier))
-        let unrelated = matchedOld.isEmpty && !newEntities.isEmpty
-            && !oldEntities.contains { everyNewEntity[$0.name] != nil || renamedFrom.contains($0.name) }
+        let unrelated = matchedOld.isEmpty && !newEntities.isEmpty && !oldEntities.contains { old in
+            newModel.entity(named: old.name) != nil || newModel.entities.contains { $0.renamingIdentifier == old.name }
+        }
         for entity in oldEntities where !matchedOld.contains(entity.name) {
             result.append(EntityChange(
                 name: entity.name, oldName: entity.name, kind: .removed, isInferable: !unrelated,

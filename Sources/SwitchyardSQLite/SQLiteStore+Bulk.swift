@@ -103,10 +103,8 @@ extension SQLiteStore: BulkCopyStore {
     package func closeFiles() throws {
         // Closed first, so no read or write starts from here; those in flight end before the last checkpoint.
         try checkOpen()
-        guard state.close() else {
-            throw StoreError.insideOwnTransaction(
-                path: displayPath, configuration: configurationName, operation: "close the store (to move, replace or remove its files)")
-        }
+        try refuseInsideOwnTransaction("close the store (to move, replace or remove its files)")
+        state.close()
         do {
             if !isReadOnly { try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
         } catch {

@@ -188,9 +188,7 @@ public final class SQLiteStore: PersistentStore, MigratingStore, TracingStore {
     public func destroy() throws {
         try checkWritable("destroy the store")
         try refuseInsideOwnTransaction("destroy the store")
-        guard state.close() else {
-            throw StoreError.insideOwnTransaction(path: displayPath, configuration: configurationName, operation: "destroy the store")
-        }
+        state.close()
         do {
             try pool.close()
         } catch {
@@ -389,14 +387,12 @@ package final class SQLiteStoreState: @unchecked Sendable {
     /// Closes the store to new reads and writes, then waits for those in flight to end: found by a user trial,
     /// a save racing `moveStore` either used the connection after it closed (SQLite error 21) or committed into
     /// the `-wal` after the last checkpoint, which the move then deleted (a save reported done and lost).
-    /// Returns false, changing nothing, when called from inside a read or write of this store on this thread
-    /// (a `fetch(_:each:)` closure): it would wait for itself forever.
-    package func close() -> Bool {
+    /// Callers first check `isEnteredByCurrentThread`: from inside a read or write of this store on this thread
+    /// (a `fetch(_:each:)` closure) it would wait for itself forever.
+    package func close() {
         lock.lock()
-        defer { lock.unlock() }
-        if holders.containsCurrentThread { return false }
         _closed = true
         while !holders.isEmpty { lock.wait() }
-        return true
+        lock.unlock()
     }
 }
