@@ -161,7 +161,7 @@ package struct LMDBBootstrap {
         let created = try txn.get(meta, Array(LMDBStoreDatabases.configurationKey.utf8)).map { String(decoding: $0, as: UTF8.self) }
         if let migration {
             try migration.pruneIndexes(roots: prunedRoots, databases: databases, txn: txn)
-            if let links { try migration.migrateLinks(links, schema: schema, rows: rows, served: served, txn: txn) }
+            if let links { try migration.migrateLinks(databases, links: links, schema: schema, served: served, txn: txn) }
             try migration.fillRows(schema: schema, databases: databases, served: served, txn: txn)
             let migrated = StoreMigration.migratedMetadata(metadata, model: model)
             try txn.put(meta, Array(LMDBStoreDatabases.metadataKey.utf8), Array(try migrated.binaryPropertyList()))

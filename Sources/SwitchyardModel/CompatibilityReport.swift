@@ -170,7 +170,9 @@ public struct PropertyChange: Sendable, Hashable, Codable {
         /// Ordered became unordered or the reverse: the store adds or drops its positions (SQLite's `Z_FOK_`
         /// column, LMDB's `links` positions); existing members keep primary-key order.
         case orderingChanged
-        /// Inverse, minimum/maximum count or other validation-only details changed.
+        /// Inverse, minimum/maximum count or other validation-only details changed; or a to-many gained a new
+        /// to-one inverse or lost its to-one inverse with the to-one, its members' owners moving between the
+        /// inverse's key and the key kept without one (see `ModelDiff`).
         case detailsChanged
     }
 

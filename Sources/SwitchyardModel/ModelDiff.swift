@@ -13,8 +13,10 @@ import Foundation
 /// survives (integer widening, Binary <-> Transformable). Not inferable: any other type change, a new required
 /// attribute (or a newly required one) without a default, a required to-one added, a changed destination or
 /// parent, an entity made abstract, a many-to-many end made to-one (all but one link per row would be dropped),
-/// a to-many whose inverse is added, removed or replaced other than by a rename (its members are stored
-/// elsewhere then, and are not converted), a store sharing no entity with the configuration (another model's).
+/// a to-many whose inverse is replaced (other than by a rename) or is or becomes a to-many, a store sharing no
+/// entity with the configuration (another model's). A to-many gaining a new to-one inverse, or losing its to-one
+/// inverse along with that to-one, is inferable: each member's owner moves between the inverse's key and the
+/// key kept for a to-many without inverse (`InverseConversion`), as Core Data's inferred mapping keeps them.
 public enum ModelDiff {
     /// The report for a store of `configuration` written with `old` and opened with `new`. The old side is
     /// the old model's `configuration` when it declares one by that name, else all of its entities.
@@ -65,6 +67,11 @@ public enum ModelDiff {
         package let oldModel: ObjectModel
         package let newModel: ObjectModel
 
+        package init(oldModel: ObjectModel, newModel: ObjectModel) {
+            self.oldModel = oldModel
+            self.newModel = newModel
+        }
+
         package func oldEntity(for entity: EntityDescription, among old: [String: EntityDescription]) -> EntityDescription? {
             if let same = old[entity.name] { return same }
             if let former = entity.renamingIdentifier, let renamed = old[former] { return renamed }
@@ -76,6 +83,41 @@ public enum ModelDiff {
             if newName == oldName { return oldModel.entity(named: oldName) != nil || newModel.entity(named: newName) != nil }
             return newModel.entity(named: newName)?.renamingIdentifier == oldName
         }
+
+        /// How the members of to-many `previous` (old model), now `relationship`, move when it gains or loses a
+        /// to-one inverse; nil when its inverse did neither, or changed some other way (not inferable).
+        package func inverseConversion(from previous: RelationshipDescription, to relationship: RelationshipDescription) -> InverseConversion? {
+            guard previous.isToMany, relationship.isToMany, !previous.isTransient, !relationship.isTransient else { return nil }
+            switch (previous.inverseName, relationship.inverseName) {
+            case (nil, _?):
+                // A new to-one on the destination, not one that existed (its keys and the members could disagree).
+                guard let inverse = newModel.inverse(of: relationship), !inverse.isToMany, !inverse.isTransient,
+                    let oldDestination = oldModel.entity(named: previous.destinationEntityName),
+                    oldDestination.relationship(named: inverse.name) == nil,
+                    inverse.renamingIdentifier.map({ oldDestination.relationship(named: $0) == nil }) ?? true
+                else { return nil }
+                return .keysFromOwners(inverse: inverse.name)
+            case (_?, nil):
+                // The to-one went with it (were it kept, both would need the members).
+                guard let inverse = oldModel.inverse(of: previous), !inverse.isToMany, !inverse.isTransient,
+                    let newDestination = newModel.entity(named: relationship.destinationEntityName),
+                    newDestination.relationship(named: inverse.name) == nil,
+                    !newDestination.relationships.contains(where: { $0.renamingIdentifier == inverse.name })
+                else { return nil }
+                return .ownersFromKeys(formerInverse: inverse.name)
+            default:
+                return nil
+            }
+        }
+    }
+
+    /// A to-many gaining or losing its to-one inverse: where each member's owner is stored changes (the
+    /// inverse's key column or row position with it; a hidden key column, or owner links on LMDB, without it).
+    package enum InverseConversion: Equatable, Sendable {
+        /// Gained to-one inverse `inverse`: each member's owner becomes its key.
+        case keysFromOwners(inverse: String)
+        /// Lost to-one inverse `formerInverse` (removed from the model): its keys become the members' owners.
+        case ownersFromKeys(formerInverse: String)
     }
 
     private static func compareEntity(
@@ -251,17 +293,30 @@ public enum ModelDiff {
             if previous.inverseName != relationship.inverseName {
                 // Where a to-many's members are stored depends on its inverse: a key on the destination named
                 // after a to-one inverse, a hidden key column (`Z1PETS`) without one, a join table with a to-many
-                // one. Gaining, losing or changing the inverse (other than renaming it) would open the store with
-                // the members left behind: refused instead, as nothing converts them.
+                // one. Gaining a new to-one inverse, or losing one with the to-one, moves them (`InverseConversion`);
+                // any other change of the inverse (but a rename) would open the store with the members left behind,
+                // and is refused.
                 let inverseRenamed = previous.inverseName != nil
                     && context.newModel.inverse(of: relationship)?.renamingIdentifier == previous.inverseName
                 if previous.isToMany, relationship.isToMany, !inverseRenamed {
-                    changes.append(PropertyChange(
-                        name: name, oldName: previous.name, isRelationship: true, kind: .detailsChanged,
-                        detail: "inverse \(previous.inverseName ?? "none") -> \(relationship.inverseName ?? "none")", isInferable: false,
-                        reason: "a to-many whose inverse is added, removed or replaced keeps its members elsewhere (a key named after "
-                            + "the inverse, a hidden key column without one, a join table for a many-to-many); they are not "
-                            + "converted, so the store would open without them"))
+                    switch context.inverseConversion(from: previous, to: relationship) {
+                    case .keysFromOwners(let inverse)?:
+                        changes.append(PropertyChange(
+                            name: name, oldName: previous.name, isRelationship: true, kind: .detailsChanged,
+                            detail: "inverse none -> \(inverse) (each member's owner becomes its \(relationship.destinationEntityName).\(inverse))"))
+                    case .ownersFromKeys(let former)?:
+                        changes.append(PropertyChange(
+                            name: name, oldName: previous.name, isRelationship: true, kind: .detailsChanged,
+                            detail: "inverse \(former) -> none (each member keeps its owner, stored apart from the removed \(former))"))
+                    case nil:
+                        changes.append(PropertyChange(
+                            name: name, oldName: previous.name, isRelationship: true, kind: .detailsChanged,
+                            detail: "inverse \(previous.inverseName ?? "none") -> \(relationship.inverseName ?? "none")", isInferable: false,
+                            reason: "a to-many whose inverse is replaced, or is or becomes a to-many, keeps its members elsewhere (a key "
+                                + "named after a to-one inverse, a hidden key column without one, a join table for a many-to-many); "
+                                + "they are not converted, so the store would open without them (a new to-one inverse, or removing the "
+                                + "to-one inverse with the relationship itself, is migrated)"))
+                    }
                 } else {
                     details.append("inverse \(previous.inverseName ?? "none") -> \(relationship.inverseName ?? "none")")
                 }

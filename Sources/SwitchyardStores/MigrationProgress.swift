@@ -126,4 +126,32 @@ package enum StoreMigration {
         guard let former = old.end(of: relationship, from: entity), former.entityName == entity else { return nil }
         return former
     }
+
+    /// A to-many (as declared) that gains or loses its to-one inverse in this migration, with the old end it was.
+    package struct InverseMove {
+        /// The to-many as the new model declares it.
+        package let end: RelationshipEnd
+        /// The same to-many in the old model.
+        package let former: RelationshipEnd
+        package let conversion: ModelDiff.InverseConversion
+    }
+
+    /// Every to-many of `new`'s served entities whose members' owners move because it gained a new to-one
+    /// inverse or lost its to-one inverse (`ModelDiff.InverseConversion`): each store converts them, SQL
+    /// between the inverse's key column and the hidden key column, LMDB between the rows' key and owner links.
+    package static func inverseMoves(report: CompatibilityReport, old: ObjectModel, new: ObjectModel) -> [InverseMove] {
+        let context = ModelDiff.Context(oldModel: old, newModel: new)
+        var seen: Set<String> = []
+        var moves: [InverseMove] = []
+        for change in report.entities where change.kind != .added && change.kind != .removed {
+            for p in change.properties where p.isRelationship && p.kind == .detailsChanged && p.isInferable {
+                guard let end = new.end(of: p.name, from: change.name), end.relationship.isToMany, seen.insert(end.key).inserted,
+                    let former = formerEnd(of: end, report: report, old: old),
+                    let conversion = context.inverseConversion(from: former.relationship, to: end.relationship)
+                else { continue }
+                moves.append(InverseMove(end: end, former: former, conversion: conversion))
+            }
+        }
+        return moves
+    }
 }

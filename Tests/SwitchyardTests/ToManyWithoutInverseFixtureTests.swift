@@ -107,4 +107,70 @@ struct ToManyWithoutInverseFixtureTests {
         #expect(try items.map { try $0.get("id", as: String.self) } == ["i1", "i2"])
         #expect(try Self.memberNames(context, owner: "CartItemModel", "modifiers") == [["large"], ["hot", "iced"]])
     }
+
+    /// The SwiftData store's two to-manys without inverse gain a to-one inverse each (`CartItemModel.cart`,
+    /// `CartItemModifierModel.item`), as an app adding `@Relationship(inverse:)` does: opening the real store with
+    /// that model migrates it in place, the members' owners moving from SwiftData's hidden keys (`Z3ITEMS`,
+    /// `Z1MODIFIERS`) into the new key columns; the same model change migrates its LMDB split too.
+    @Test(arguments: [StoreType.sqlite, .lmdb])
+    func swiftDataStoreGainsInversesKeepingItsMembers(outputType: StoreType) throws {
+        let temp = TemporaryDirectory()
+        var url = try SplitFidelityTests.copyFixture(Self.swiftDataStore, into: temp)
+        try SQLite3.execute(url.path, "PRAGMA wal_checkpoint(TRUNCATE);")
+        let model = try StoreSplitter.openReadOnly(url, model: nil).0.model
+        let cart = try SQLite3.query(url.path, "SELECT Z_PK FROM ZCARTMODEL LIMIT 1")
+        try SQLite3.execute(url.path, """
+            INSERT INTO ZCARTITEMMODEL (Z_PK, Z_ENT, Z_OPT, ZAVAILABLESTOCK, ZQUANTITY, Z3ITEMS, ZID, ZPRODUCTID) VALUES
+              (1, 1, 1, 5, 2, \(cart), 'i1', 'p1'), (2, 1, 2, 5, 1, \(cart), 'i2', 'p2');
+            INSERT INTO ZCARTITEMMODIFIERMODEL (Z_PK, Z_ENT, Z_OPT, Z1MODIFIERS, ZID, ZNAME) VALUES
+              (1, 2, 1, 1, 'm1', 'large'), (2, 2, 1, 2, 'm2', 'hot'), (3, 2, 1, 2, 'm3', 'iced');
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 2 WHERE Z_ENT = 1;
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 3 WHERE Z_ENT = 2;
+            """)
+        if outputType == .lmdb {
+            let output = SplitDestination(configuration: "Default", url: temp.file("Out.lmdb"), type: .lmdb)
+            let splitter = try StoreSplitter(source: url, targetModel: model, destinations: [output])
+            #expect(try splitter.run(try splitter.plan(), options: SplitOptions(verifyContent: true)).contentVerified)
+            url = output.url
+        }
+        // The app's next model: each to-many gets a new to-one inverse.
+        let inverses = ["CartModel": ("items", "cart"), "CartItemModel": ("modifiers", "item")]
+        let entities = model.entities.map { entity -> EntityDescription in
+            var entity = entity
+            if let (toMany, inverse) = inverses[entity.name] {
+                entity.relationships = entity.relationships.map { r in
+                    var r = r
+                    if r.name == toMany { r.inverseName = inverse }
+                    return r
+                }
+            }
+            for (owner, (toMany, inverse)) in inverses {
+                if model.entity(named: owner)?.relationship(named: toMany)?.destinationEntityName == entity.name {
+                    entity.relationships.append(RelationshipDescription(name: inverse, destination: owner, inverse: toMany))
+                }
+            }
+            return entity
+        }
+        let next = try ObjectModel(entities: entities, configurations: model.configurations)
+        let report = ModelDiff.compare(from: model, to: next, configuration: "Default")
+        #expect(report.isInferable, "\(report)")
+
+        let coordinator = StoreCoordinator(model: next)
+        try coordinator.addStore(outputType, configuration: "Default", at: url)
+        let context = ObjectContext(coordinator: coordinator)
+        let items = try #require(try context.fetch(FetchRequest(entityName: "CartModel")).first).relatedObjects(forKey: "items")
+        #expect(try items.map { try $0.get("id", as: String.self) ?? "" }.sorted() == ["i1", "i2"])
+        #expect(try Self.memberNames(context, owner: "CartItemModel", "modifiers").map { $0.sorted() } == [["large"], ["hot", "iced"]])
+        // The new inverses read the owners, and a predicate through them finds the rows.
+        let iced = try #require(try context.fetch(FetchRequest(entityName: "CartItemModifierModel", predicate: try FetchPredicate(format: "name == 'iced'"))).first)
+        #expect(try iced.relatedObject(forKey: "item")?.get("id", as: String.self) == "i2")
+        #expect(try context.count(FetchRequest(entityName: "CartItemModifierModel", predicate: try FetchPredicate(format: "item.id == 'i2'"))) == 2)
+        #expect(try context.count(FetchRequest(entityName: "CartItemModel", predicate: try FetchPredicate(format: "cart != nil"))) == 2)
+        if outputType == .sqlite {
+            // Core Data's layout for the new model: the key columns hold the owners, the hidden ones are gone.
+            let columns = try SQLite3.query(url.path, "SELECT name FROM pragma_table_info('ZCARTITEMMODIFIERMODEL') ORDER BY name")
+            #expect(columns.contains("ZITEM") && !columns.contains("Z1MODIFIERS"), "\(columns)")
+            #expect(try SQLite3.query(url.path, "SELECT ZID || ':' || ZITEM FROM ZCARTITEMMODIFIERMODEL ORDER BY ZID") == "m1:1\nm2:2\nm3:2")
+        }
+    }
 }

@@ -86,6 +86,11 @@ extension LayoutMigrator {
             try db.addColumn(spec.name, sqliteType: spec.sqlType, defaultValue: defaultValue, to: table.name)
             actual.insert(spec.name.uppercased())
         }
+        // Members' owners moving between a to-one inverse's key and a hidden key, before either column goes.
+        for column in try moveInverseOwners(db, table: table, columnsByEntity: columnsByEntity, numbers: numbers, actual: actual) {
+            try drop(db, table: table.name, column: column.uppercased())
+            actual.remove(column.uppercased())
+        }
         let expected = Set(table.columns.map { $0.name.uppercased() })
         // Positions the old model kept here (a to-one whose inverse was an ordered to-many) that the new one
         // does not: the to-many is no longer ordered, or the to-one went. Only those: a column this library

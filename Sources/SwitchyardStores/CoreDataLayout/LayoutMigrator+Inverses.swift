@@ -1,0 +1,79 @@
+import Foundation
+import SwitchyardModel
+
+// MARK: - Inverses gained or lost
+
+extension LayoutMigrator {
+    /// Moves each member's owner for the to-manys of `table`'s members that gain a new to-one inverse (the hidden
+    /// key `Z<n><REL>` and its position `Z_FOK_<n><REL>` -> the inverse's key, position and entity columns) or
+    /// lose theirs with the to-one (its key and position -> the hidden ones), as Core Data's inferred mapping
+    /// keeps the members. Runs once the new columns exist and before the old ones are dropped: the hidden ones
+    /// here (the model no longer lists them), the removed to-one's with its other columns. Returns the columns it
+    /// emptied that the new layout does not use, for the caller to drop.
+    func moveInverseOwners(
+        _ db: some LayoutMigrationDatabase, table: SQLiteTableLayout, columnsByEntity: [String: [String: String]],
+        numbers: [String: Int64], actual: Set<String>
+    ) throws -> [String] {
+        let realColumns = try db.columns(of: table.name)
+        /// The real spelling of an upper-cased column name, if the table has it.
+        func real(_ upper: String) -> String? { realColumns.first { $0.uppercased() == upper } }
+        /// The old hidden key (or position) column of `former`: `Z<n><REL>` with the owner's number, else the one
+        /// `Z<digits><REL>` column (real stores number entities differently).
+        func hidden(_ former: RelationshipEnd, ordered: Bool) -> String? {
+            let prefix = ordered ? "Z_FOK_" : "Z", name = former.relationship.name.uppercased()
+            let owner = report.entities.first { $0.oldName == former.entityName }?.name ?? former.entityName
+            if let n = numbers[owner], let column = real(prefix + "\(n)" + name) { return column }
+            let matches = actual.filter { column in
+                guard column.hasPrefix(prefix), column.hasSuffix(name), column.count > prefix.count + name.count else { return false }
+                return column.dropFirst(prefix.count).dropLast(name.count).allSatisfy(\.isNumber)
+            }
+            return matches.count == 1 ? matches.first.flatMap(real) : nil
+        }
+        var emptied: [String] = []
+        for move in StoreMigration.inverseMoves(report: report, old: old, new: new) {
+            guard let destination = new.entity(named: move.end.relationship.destinationEntityName),
+                SQLiteNames.table(for: destination.rootName).uppercased() == table.name.uppercased()
+            else { continue }
+            let t = db.quote(table.name)
+            var sets: [String] = []
+            let from: String
+            switch move.conversion {
+            case .keysFromOwners(let inverse):
+                guard let declaring = ([destination] + new.ancestors(of: destination)).first(where: { e in
+                    e.relationships.contains { $0.name == inverse }
+                }), let key = columnsByEntity[declaring.name]?[inverse], let oldKey = hidden(move.former, ordered: false)
+                else { continue }
+                from = oldKey
+                sets.append("\(db.quote(key)) = \(db.quote(oldKey))")
+                if let position = columnsByEntity[declaring.name]?[inverse + "\u{0}order"], let oldPosition = hidden(move.former, ordered: true) {
+                    sets.append("\(db.quote(position)) = \(db.quote(oldPosition))")
+                }
+                if let entityColumn = columnsByEntity[declaring.name]?[inverse + "\u{0}entity"],
+                    let owner = new.entity(named: move.end.entityName), let ownerRoot = new.entity(named: owner.rootName)
+                {
+                    // The owner's entity number, as a to-one to an entity with subentities keeps it.
+                    let ownerTable = db.quote(SQLiteNames.table(for: ownerRoot.name))
+                    sets.append("\(db.quote(entityColumn)) = (SELECT o.\"Z_ENT\" FROM \(ownerTable) AS o WHERE o.\"Z_PK\" = \(t).\(db.quote(oldKey)))")
+                }
+                emptied.append(oldKey)
+                if let oldPosition = hidden(move.former, ordered: true) { emptied.append(oldPosition) }
+            case .ownersFromKeys(let former):
+                guard let key = columnsByEntity[destination.name]?[SQLiteHiddenKey.property(move.end.key)],
+                    let oldKey = real(SQLiteNames.column(for: former).uppercased())
+                else { continue }
+                from = oldKey
+                sets.append("\(db.quote(key)) = \(db.quote(oldKey))")
+                if let position = columnsByEntity[destination.name]?[SQLiteHiddenKey.orderProperty(move.end.key)],
+                    let oldPosition = real("Z_FOK_" + former.uppercased())
+                {
+                    sets.append("\(db.quote(position)) = \(db.quote(oldPosition))")
+                }
+            }
+            let total = Int(try db.integer("SELECT COUNT(*) FROM \(t) WHERE \(db.quote(from)) IS NOT NULL"))
+            try db.execute("UPDATE \(t) SET \(sets.joined(separator: ", ")) WHERE \(db.quote(from)) IS NOT NULL")
+            try progress?(MigrationProgress(path: path, entity: destination.name, done: total, total: total))
+        }
+        let expected = Set(table.columns.map { $0.name.uppercased() })
+        return emptied.filter { !expected.contains($0.uppercased()) }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Switchyard
+import Testing
+
+/// A to-many gaining a new to-one inverse, or losing its to-one inverse with the to-one, migrates as Core Data's
+/// inferred mapping does: every member stays, in its order (before 2026-12-02 the change was refused, and before
+/// that the members were silently left behind). The model and helpers are `MigrationRefusalTests`'.
+@Suite struct InverseMigrationTests {
+    /// A to-many's inverse change, ordered or not.
+    enum InverseChange: String, CaseIterable, Sendable {
+        case gained, lost, gainedOrdered, lostOrdered
+        var hadInverse: Bool { self == .lost || self == .lostOrdered }
+        var ordered: Bool { self == .gainedOrdered || self == .lostOrdered }
+    }
+
+    /// Core Data's inferred mapping keeps a to-many's members when its to-one inverse is added or removed (the
+    /// mapping sets the to-many, and the inverse follows); the members were stored in a hidden key column
+    /// (SQLite, PostgreSQL) or links (LMDB) without the inverse, and in the inverse's key with it.
+    @Test(arguments: Backend.persistent, InverseChange.allCases)
+    func aToManyGainingOrLosingItsToOneInverseKeepsItsMembersInOrder(backend: Backend, change: InverseChange) throws {
+        let (hadInverse, ordered) = (change.hadInverse, change.ordered)
+        let dir = try TempDir()
+        let before = try MigrationRefusalTests.people(inverse: hadInverse, ordered: ordered)
+        let after = try MigrationRefusalTests.people(inverse: !hadInverse, ordered: ordered)
+        let coordinator = StoreCoordinator(model: before)
+        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        try MigrationRefusalTests.fill(coordinator, persons: 3)
+        if let store = coordinator.stores.first { try coordinator.removeStore(store) }
+        let expected = Dictionary(uniqueKeysWithValues: (0..<3).map { p in
+            ("p\(p)", ordered ? ["p\(p)-pet1", "p\(p)-pet0"] : ["p\(p)-pet0", "p\(p)-pet1"])
+        })
+        #expect(try MigrationRefusalTests.members(backend, in: dir, model: before).pets == expected)
+
+        let migrated = try MigrationRefusalTests.members(backend, in: dir, model: after)
+        #expect(migrated.pets == expected)
+        if !hadInverse {
+            // The new inverse reads each pet's owner.
+            #expect(migrated.owners == Dictionary(uniqueKeysWithValues: (0..<3).flatMap { p in (0..<2).map { ("p\(p)-pet\($0)", "p\(p)") } }))
+        }
+
+        // The migrated store keeps working both ways: a pet moves to another person, one is removed.
+        let reopened = StoreCoordinator(model: after)
+        try backend.add(to: reopened, configuration: "Main", in: dir.url)
+        let context = ObjectContext(coordinator: reopened)
+        let people = try context.fetch(FetchRequest(entityName: "Person", sortKeys: [SortKey("name")]))
+        let moved = try #require(try people[0].relatedObjects(forKey: "pets").first { try $0.get("name", as: String.self) == "p0-pet1" })
+        try people[1].addRelatedObject(moved, forKey: "pets")
+        try people[2].removeRelatedObject(try people[2].relatedObjects(forKey: "pets")[0], forKey: "pets")
+        try context.save()
+        if let store = reopened.stores.first { try reopened.removeStore(store) }
+        let edited = try MigrationRefusalTests.members(backend, in: dir, model: after)
+        #expect(edited.pets["p0"]?.count == 1)
+        #expect(edited.pets["p1"]?.count == 3)
+        #expect(edited.pets["p2"]?.count == 1)
+        #expect(edited.pets["p1"]?.contains("p0-pet1") == true)
+    }
+
+    /// Owners of several entities (`Person` and its subentity `Employee`): the to-one inverse of a to-many to an
+    /// entity with subentities keeps each owner's entity too, which the migration fills from the owner's row.
+    @Test(arguments: Backend.persistent, [InverseChange.gained, .lost])
+    func ownersOfASubentityKeepTheirMembers(backend: Backend, change: InverseChange) throws {
+        func model(inverse: Bool) throws -> ObjectModel {
+            let person = EntityDescription(
+                name: "Person", attributes: [AttributeDescription(name: "name", type: .string)],
+                relationships: [RelationshipDescription(name: "pets", destination: "Pet", inverse: inverse ? "owner" : nil, isToMany: true)])
+            let employee = EntityDescription(
+                name: "Employee", parent: "Person", attributes: [AttributeDescription(name: "badge", type: .integer64)])
+            let pet = EntityDescription(
+                name: "Pet", attributes: [AttributeDescription(name: "name", type: .string)],
+                relationships: inverse ? [RelationshipDescription(name: "owner", destination: "Person", inverse: "pets")] : [])
+            return try ObjectModel(
+                entities: [person, employee, pet],
+                configurations: [ConfigurationDescription(name: "Main", entityNames: ["Person", "Employee", "Pet"])])
+        }
+        let dir = try TempDir()
+        let coordinator = try backend.coordinator(try model(inverse: change.hadInverse), in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        for (name, entity) in [("ann", "Person"), ("bob", "Employee"), ("cy", "Employee")] {
+            let owner = try context.insert(entity)
+            try owner.set("name", name)
+            for k in 0..<2 {
+                let pet = try context.insert("Pet")
+                try pet.set("name", "\(name)-pet\(k)")
+                try owner.addRelatedObject(pet, forKey: "pets")
+            }
+        }
+        try context.save()
+        if let store = coordinator.stores.first { try coordinator.removeStore(store) }
+
+        let after = try model(inverse: !change.hadInverse)
+        let migrated = try backend.coordinator(after, in: dir)
+        let reader = ObjectContext(coordinator: migrated)
+        var pets: [String: [String]] = [:]
+        for owner in try reader.fetch(FetchRequest(entityName: "Person")) {
+            pets[try owner.get("name", as: String.self) ?? ""] = try owner.relatedObjects(forKey: "pets").map { try $0.get("name", as: String.self) ?? "" }.sorted()
+        }
+        #expect(pets == ["ann": ["ann-pet0", "ann-pet1"], "bob": ["bob-pet0", "bob-pet1"], "cy": ["cy-pet0", "cy-pet1"]])
+        if !change.hadInverse {
+            // Each pet's owner reads as the right entity: an employee's pets point at the Employee.
+            var owners: [String: String] = [:]
+            for pet in try reader.fetch(FetchRequest(entityName: "Pet")) {
+                let owner = try #require(try pet.relatedObject(forKey: "owner"))
+                owners[try pet.get("name", as: String.self) ?? ""] = owner.entity.name
+            }
+            #expect(owners == ["ann-pet0": "Person", "ann-pet1": "Person", "bob-pet0": "Employee", "bob-pet1": "Employee",
+                               "cy-pet0": "Employee", "cy-pet1": "Employee"])
+            // And a predicate through the new key finds them.
+            #expect(try reader.count(FetchRequest(entityName: "Pet", predicate: try FetchPredicate(format: "owner.name == %@", "bob"))) == 2)
+        }
+    }
+}
