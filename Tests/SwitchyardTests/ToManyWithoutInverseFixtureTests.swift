@@ -20,6 +20,21 @@ struct ToManyWithoutInverseFixtureTests {
         }
     }
 
+    /// Writes members into the SwiftData fixture's two to-manys without inverse the way SwiftData does (the
+    /// member rows' hidden keys, `Z_MAX` raised): the cart gets items i1, i2; i1 has modifier "large", i2 "hot"
+    /// and "iced".
+    static func seedSwiftDataMembers(_ url: URL) throws {
+        let cart = try SQLite3.query(url.path, "SELECT Z_PK FROM ZCARTMODEL LIMIT 1")
+        try SQLite3.execute(url.path, """
+            INSERT INTO ZCARTITEMMODEL (Z_PK, Z_ENT, Z_OPT, ZAVAILABLESTOCK, ZQUANTITY, Z3ITEMS, ZID, ZPRODUCTID) VALUES
+              (1, 1, 1, 5, 2, \(cart), 'i1', 'p1'), (2, 1, 2, 5, 1, \(cart), 'i2', 'p2');
+            INSERT INTO ZCARTITEMMODIFIERMODEL (Z_PK, Z_ENT, Z_OPT, Z1MODIFIERS, ZID, ZNAME) VALUES
+              (1, 2, 1, 1, 'm1', 'large'), (2, 2, 1, 2, 'm2', 'hot'), (3, 2, 1, 2, 'm3', 'iced');
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 2 WHERE Z_ENT = 1;
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 3 WHERE Z_ENT = 2;
+            """)
+    }
+
     @Test(arguments: [StoreType.sqlite, .lmdb])
     func coreDataStoreReadsAndSplits(outputType: StoreType) throws {
         let temp = TemporaryDirectory()
@@ -84,15 +99,7 @@ struct ToManyWithoutInverseFixtureTests {
         try SQLite3.execute(url.path, "PRAGMA wal_checkpoint(TRUNCATE);")
         let (source, _) = try StoreSplitter.openReadOnly(url, model: nil)
         let model = source.model
-        let cart = try SQLite3.query(url.path, "SELECT Z_PK FROM ZCARTMODEL LIMIT 1")
-        try SQLite3.execute(url.path, """
-            INSERT INTO ZCARTITEMMODEL (Z_PK, Z_ENT, Z_OPT, ZAVAILABLESTOCK, ZQUANTITY, Z3ITEMS, ZID, ZPRODUCTID) VALUES
-              (1, 1, 1, 5, 2, \(cart), 'i1', 'p1'), (2, 1, 2, 5, 1, \(cart), 'i2', 'p2');
-            INSERT INTO ZCARTITEMMODIFIERMODEL (Z_PK, Z_ENT, Z_OPT, Z1MODIFIERS, ZID, ZNAME) VALUES
-              (1, 2, 1, 1, 'm1', 'large'), (2, 2, 1, 2, 'm2', 'hot'), (3, 2, 1, 2, 'm3', 'iced');
-            UPDATE Z_PRIMARYKEY SET Z_MAX = 2 WHERE Z_ENT = 1;
-            UPDATE Z_PRIMARYKEY SET Z_MAX = 3 WHERE Z_ENT = 2;
-            """)
+        try Self.seedSwiftDataMembers(url)
         let output = SplitDestination(configuration: "Default", url: temp.file("Out.\(outputType == .lmdb ? "lmdb" : "sqlite")"), type: outputType)
         let splitter = try StoreSplitter(source: url, targetModel: model, destinations: [output])
         let plan = try splitter.plan()
@@ -118,15 +125,7 @@ struct ToManyWithoutInverseFixtureTests {
         var url = try SplitFidelityTests.copyFixture(Self.swiftDataStore, into: temp)
         try SQLite3.execute(url.path, "PRAGMA wal_checkpoint(TRUNCATE);")
         let model = try StoreSplitter.openReadOnly(url, model: nil).0.model
-        let cart = try SQLite3.query(url.path, "SELECT Z_PK FROM ZCARTMODEL LIMIT 1")
-        try SQLite3.execute(url.path, """
-            INSERT INTO ZCARTITEMMODEL (Z_PK, Z_ENT, Z_OPT, ZAVAILABLESTOCK, ZQUANTITY, Z3ITEMS, ZID, ZPRODUCTID) VALUES
-              (1, 1, 1, 5, 2, \(cart), 'i1', 'p1'), (2, 1, 2, 5, 1, \(cart), 'i2', 'p2');
-            INSERT INTO ZCARTITEMMODIFIERMODEL (Z_PK, Z_ENT, Z_OPT, Z1MODIFIERS, ZID, ZNAME) VALUES
-              (1, 2, 1, 1, 'm1', 'large'), (2, 2, 1, 2, 'm2', 'hot'), (3, 2, 1, 2, 'm3', 'iced');
-            UPDATE Z_PRIMARYKEY SET Z_MAX = 2 WHERE Z_ENT = 1;
-            UPDATE Z_PRIMARYKEY SET Z_MAX = 3 WHERE Z_ENT = 2;
-            """)
+        try Self.seedSwiftDataMembers(url)
         if outputType == .lmdb {
             let output = SplitDestination(configuration: "Default", url: temp.file("Out.lmdb"), type: .lmdb)
             let splitter = try StoreSplitter(source: url, targetModel: model, destinations: [output])
