@@ -108,4 +108,31 @@ import Testing
             #expect(try reader.count(FetchRequest(entityName: "Pet", predicate: try FetchPredicate(format: "owner.name == %@", "bob"))) == 2)
         }
     }
+
+    /// Opened read-only with the new model, the store cannot be migrated, and reading it as if it had been would
+    /// show no members (a to-many that lost its inverse read its empty hidden key on SQLite, and LMDB read it
+    /// without owner links): refused, saying to open it writable once, as an added property is. A writable open
+    /// then migrates it.
+    @Test(arguments: Backend.persistent, InverseChange.allCases)
+    func aReadOnlyOpenWithTheNewModelIsRefusedUntilMigrated(backend: Backend, change: InverseChange) throws {
+        let dir = try TempDir()
+        let before = try MigrationRefusalTests.people(inverse: change.hadInverse, ordered: change.ordered)
+        let after = try MigrationRefusalTests.people(inverse: !change.hadInverse, ordered: change.ordered)
+        let coordinator = StoreCoordinator(model: before)
+        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        try MigrationRefusalTests.fill(coordinator, persons: 3)
+        if let store = coordinator.stores.first { try coordinator.removeStore(store) }
+
+        let reader = StoreCoordinator(model: after)
+        let error = #expect(throws: StoreError.self) {
+            try backend.add(to: reader, configuration: "Main", in: dir.url, options: StoreOptions(readOnly: true))
+        }
+        #expect(error?.localizedDescription.contains("open it writable once to migrate it") == true, "\(error?.localizedDescription ?? "")")
+        #expect(try MigrationRefusalTests.members(backend, in: dir, model: after).pets.values.map(\.count).reduce(0, +) == 6)
+        let migrated = StoreCoordinator(model: after)
+        try backend.add(to: migrated, configuration: "Main", in: dir.url, options: StoreOptions(readOnly: true))
+        let context = ObjectContext(coordinator: migrated)
+        let people = try context.fetch(FetchRequest(entityName: "Person"))
+        #expect(try people.map { try $0.relatedObjects(forKey: "pets").count } == [2, 2, 2])
+    }
 }
