@@ -135,4 +135,47 @@ import Testing
         let people = try context.fetch(FetchRequest(entityName: "Person"))
         #expect(try people.map { try $0.relatedObjects(forKey: "pets").count } == [2, 2, 2])
     }
+
+    /// A tree in one entity: `Folder.children` gains (or loses) its inverse `parent`; owner and members share a
+    /// table (SQLite) and a row range (LMDB).
+    @Test(arguments: Backend.persistent, [InverseChange.gained, .lost, .gainedOrdered, .lostOrdered])
+    func aTreeInOneEntityKeepsItsChildren(backend: Backend, change: InverseChange) throws {
+        func model(inverse: Bool) throws -> ObjectModel {
+            let folder = EntityDescription(
+                name: "Folder", attributes: [AttributeDescription(name: "name", type: .string)],
+                relationships: [RelationshipDescription(
+                    name: "children", destination: "Folder", inverse: inverse ? "parent" : nil, isToMany: true, isOrdered: change.ordered)]
+                    + (inverse ? [RelationshipDescription(name: "parent", destination: "Folder", inverse: "children")] : []))
+            return try ObjectModel(entities: [folder], configurations: [ConfigurationDescription(name: "Main", entityNames: ["Folder"])])
+        }
+        let dir = try TempDir()
+        let coordinator = try backend.coordinator(try model(inverse: change.hadInverse), in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        func folder(_ name: String, in parent: ManagedObject?) throws -> ManagedObject {
+            let f = try context.insert("Folder")
+            try f.set("name", name)
+            try parent?.addRelatedObject(f, forKey: "children")
+            return f
+        }
+        let root = try folder("root", in: nil)
+        let a = try folder("a", in: root)
+        _ = try folder("b", in: root)
+        _ = try folder("a1", in: a)
+        _ = try folder("a2", in: a)
+        try context.save()
+        if let store = coordinator.stores.first { try coordinator.removeStore(store) }
+
+        let migrated = try backend.coordinator(try model(inverse: !change.hadInverse), in: dir)
+        let reader = ObjectContext(coordinator: migrated)
+        var children: [String: [String]] = [:]
+        for f in try reader.fetch(FetchRequest(entityName: "Folder")) {
+            let names = try f.relatedObjects(forKey: "children").map { try $0.get("name", as: String.self) ?? "" }
+            if !names.isEmpty { children[try f.get("name", as: String.self) ?? ""] = names }
+        }
+        #expect(children == ["root": ["a", "b"], "a": ["a1", "a2"]])
+        if !change.hadInverse {
+            let a2 = try #require(try reader.fetch(FetchRequest(entityName: "Folder", predicate: try FetchPredicate(format: "name == 'a2'"))).first)
+            #expect(try a2.relatedObject(forKey: "parent")?.relatedObject(forKey: "parent")?.get("name", as: String.self) == "root")
+        }
+    }
 }
