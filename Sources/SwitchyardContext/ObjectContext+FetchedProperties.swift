@@ -7,7 +7,9 @@ import SwitchyardQuery
 
 extension ObjectContext {
     /// Resolves fetched property `name` for many objects at once and caches each object's result, so later
-    /// `fetchedProperty(name)` calls read the cache.
+    /// `fetchedProperty(name)` calls read the cache. Each call reads the stores again, replacing what the objects
+    /// had cached (as `refresh(_:mergeChanges:)` would for this property): a second prefetch sees what was saved
+    /// since the first.
     ///
     /// When the predicate compares a destination key with `$FETCH_SOURCE.path` (alone or inside an AND),
     /// this runs one query per destination store (`key IN {every source's value}`) instead of one per
@@ -28,13 +30,13 @@ extension ObjectContext {
             guard let property = members[0].entity.fetchedProperty(named: name) else {
                 throw ContextError.unknownKey(entity: members[0].entity.name, key: name)
             }
-            let pending = members.filter { $0.fetchedCache[name] == nil }
-            guard !pending.isEmpty else { continue }
+            // Every object, cached or not: a caller asking again wants what the stores hold now (skipping cached
+            // objects gave a second prefetch the first one's results, a fifth user trial found).
             let template = try FetchPredicate(format: property.predicateFormat)
             if let join = Self.batchableJoin(in: template) {
-                try resolveBatched(property, template: template, join: join, for: pending)
+                try resolveBatched(property, template: template, join: join, for: members)
             } else {
-                for object in pending { object.fetchedCache[name] = try resolve(property, for: object) }
+                for object in members { object.fetchedCache[name] = try resolve(property, for: object) }
             }
         }
     }

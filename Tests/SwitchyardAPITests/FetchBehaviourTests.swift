@@ -237,7 +237,7 @@ import Testing
 
     /// `prefetchFetchedProperty(_:for:)` resolves a fetched property for many objects at once (like a
     /// prefetching fetch) with the same results as resolving each one, and fills the cache each object
-    /// answers from until it is refreshed.
+    /// answers from until it is refreshed or prefetched again.
     @Test(arguments: Backend.everyStore)
     func prefetchGivesTheSameResultsAndFillsTheCache(_ backend: Backend) throws {
         let dir = try TempDir()
@@ -262,6 +262,10 @@ import Testing
         #expect(oneByOne == [[3, 5], [4], []])
         try context.refresh(products[2])
         #expect(try Self.stars(products[2]) == [2])
+        // Prefetching again reads the stores again, for cached objects too (it returned the first prefetch's
+        // results before).
+        try context.prefetchFetchedProperty("reviews", for: products)
+        #expect(try products.map { try Self.stars($0) } == [[2, 3, 5], [2, 4], [2]])
         try context.prefetchFetchedProperty("reviews", for: [])
         expectContextError("unknown fetched property", { if case .unknownKey = $0 { return true } else { return false } }) {
             try context.prefetchFetchedProperty("ratings", for: products)
