@@ -226,6 +226,32 @@ import Testing
         #expect(source.contains(".toOne(\"shelf\", ShelfMO.self)"))
     }
 
+    /// Entities named like the types generated code uses (`Data`, `String`, `ManagedObject`): those types are
+    /// written with their module, so the code compiles without `--prefix` (a fifth user trial's model with an
+    /// entity `Data` and a Binary attribute generated code that did not build, with exit status 0).
+    @Test func typesAnEntityShadowsAreQualified() throws {
+        let model = try ObjectModel(entities: [
+            EntityDescription(name: "Data", attributes: [
+                AttributeDescription(name: "blob", type: .binary), AttributeDescription(name: "when", type: .date, isOptional: false),
+            ]),
+            EntityDescription(name: "String", attributes: [AttributeDescription(name: "text", type: .string)]),
+            EntityDescription(name: "ManagedObject", attributes: [AttributeDescription(name: "id", type: .uuid)]),
+        ])
+        let source = EntityCodeGenerator.swiftSource(for: model)
+        #expect(source.contains(".optionalAttribute(\"blob\", Foundation.Data.self)"))
+        #expect(source.contains("var blob: Foundation.Data? {"))
+        #expect(source.contains("var when: Date {"))   // not shadowed: as written by hand
+        #expect(source.contains("var text: Swift.String? {"))
+        #expect(source.contains("static var keyPathNames: [PartialKeyPath<String>: Swift.String] {"))
+        #expect(source.contains("let managedObject: Switchyard.ManagedObject"))
+        #expect(source.contains("struct Data: EntityObject {"))
+        // Without a clash nothing is qualified.
+        let plain = EntityCodeGenerator.swiftSource(for: try ObjectModel(entities: [
+            EntityDescription(name: "Note", attributes: [AttributeDescription(name: "blob", type: .binary)]),
+        ]))
+        #expect(!plain.contains("Foundation.") && !plain.contains("Swift.") && !plain.contains("Switchyard.ManagedObject"))
+    }
+
     /// A missing model, a file that is not a model and a bad prefix each fail with the reason and exit status.
     @Test(.enabled(if: CLITests.built, "storeinspect not built in .build/debug"))
     func badInputFailsClearly() throws {

@@ -20,13 +20,14 @@ import SwitchyardModel
 ///   Class Definition the whole type, Category/Extension an extension making your type an `EntityObject`,
 ///   Manual/None nothing (unless `Options.everyEntity`).
 /// - A name that is a Swift keyword is escaped with backticks; one that would clash with `EntityObject`'s own
-///   members gets a trailing `_`.
+///   members gets a trailing `_`. A type the code names that an entity's type shadows (an entity `Data`, `Date` or
+///   `String`) is written with its module (`Foundation.Data`), so the code compiles without a prefix.
 public enum EntityCodeGenerator {
     /// Options of the generated code.
     public struct Options: Sendable {
         /// `public` or `internal` (the default) declarations.
         public var accessLevel: String
-        /// Prepended to every type name (for entities named like Foundation types).
+        /// Prepended to every type name.
         public var typePrefix: String
         /// Where the model came from, for the header comment.
         public var source: String
@@ -115,6 +116,13 @@ public enum EntityCodeGenerator {
         "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
+    /// The module of each type generated code names other than the entities' (`Swift` for the rest), to
+    /// qualify one an entity's type shadows.
+    private static let moduleOfType: [String: String] = [
+        "Decimal": "Foundation", "Date": "Foundation", "Data": "Foundation", "UUID": "Foundation", "URL": "Foundation",
+        "ManagedObject": "Switchyard", "EntityObject": "Switchyard", "DeclaredProperty": "Switchyard",
+    ]
+
     /// The Swift type that holds an attribute type, or nil where there is none (`Undefined`, `ObjectID`).
     package static func swiftType(_ type: AttributeType) -> String? {
         switch type {
@@ -139,13 +147,20 @@ public enum EntityCodeGenerator {
     ) -> String {
         let access = options.accessLevel == "public" ? "public " : ""
         func destination(_ name: String) -> String { typeNames[name] ?? identifier(options.typePrefix + name) }
+        // A type the generated code names that an entity's type shadows (an entity `Data`, `String` or
+        // `ManagedObject`) is written with its module, so the code still compiles.
+        let shadowed = Set(typeNames.values)
+        func type(_ name: String) -> String {
+            guard shadowed.contains(name) else { return name }
+            return "\(moduleOfType[name] ?? "Swift").\(name)"
+        }
         let typeName = destination(entity.name)
         var declared: [String] = []
         var keyPaths: [String] = []
         var members: [String] = []
         let configurations = model.configurations(containing: entity.name)
         for attribute in entity.allAttributes {
-            guard let swift = swiftType(attribute.type) else { continue }
+            guard let swift = swiftType(attribute.type).map(type) else { continue }
             let property = identifier(attribute.name)
             let optional = attribute.isOptional
             declared.append(optional ? ".optionalAttribute(\(literal(attribute.name)), \(swift).self)" : ".attribute(\(literal(attribute.name)), \(swift).self)")
@@ -198,21 +213,21 @@ public enum EntityCodeGenerator {
         if !configurations.isEmpty { doc += "; configuration\(configurations.count > 1 ? "s" : "") \(configurations.joined(separator: ", "))" }
         let category = setting(of: entity, options) == .category
         if category {
-            doc += ". Codegen Category/Extension: declare the type yourself, `\(access)struct \(typeName) { \(access)let managedObject: ManagedObject"
-            doc += access.isEmpty ? " }`" : "; \(access)init(managedObject: ManagedObject) { self.managedObject = managedObject } }`"
+            doc += ". Codegen Category/Extension: declare the type yourself, `\(access)struct \(typeName) { \(access)let managedObject: \(type("ManagedObject"))"
+            doc += access.isEmpty ? " }`" : "; \(access)init(managedObject: \(type("ManagedObject"))) { self.managedObject = managedObject } }`"
         }
         var out = doc + ".\n"
-        out += category ? "extension \(typeName): EntityObject {\n" : "\(access)struct \(typeName): EntityObject {\n"
+        out += category ? "extension \(typeName): \(type("EntityObject")) {\n" : "\(access)struct \(typeName): \(type("EntityObject")) {\n"
         out += "    \(access)static let entityName = \(literal(entity.name))\n"
-        out += "    \(access)static let declaredProperties: [DeclaredProperty] = [\n"
+        out += "    \(access)static let declaredProperties: [\(type("DeclaredProperty"))] = [\n"
         out += declared.map { "        \($0),\n" }.joined()
         out += "    ]\n"
-        out += "    \(access)static var keyPathNames: [PartialKeyPath<\(typeName)>: String] {\n"
+        out += "    \(access)static var keyPathNames: [\(type("PartialKeyPath"))<\(typeName)>: \(type("String"))] {\n"
         out += keyPaths.isEmpty ? "        [:]\n" : "        [\n" + keyPaths.map { "            \($0),\n" }.joined() + "        ]\n"
         out += "    }\n"
         if !category {
-            out += "    \(access)let managedObject: ManagedObject\n"
-            out += "    \(access)init(managedObject: ManagedObject) { self.managedObject = managedObject }\n"
+            out += "    \(access)let managedObject: \(type("ManagedObject"))\n"
+            out += "    \(access)init(managedObject: \(type("ManagedObject"))) { self.managedObject = managedObject }\n"
         }
         for member in members { out += "\n" + member + "\n" }
         out += "}\n"
