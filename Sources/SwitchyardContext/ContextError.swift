@@ -66,7 +66,9 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible, L
         case let .objectNotFound(object): return "\(object) no longer exists in its store"
         case let .detachedObject(object):
             return "\(object) belongs to no context (deleted before it was saved, deleted and saved, rolled back, or its "
-                + "context is gone); it can no longer be changed or have its relationships read"
+                + "context is gone); it can no longer be changed or have its relationships read. An object does not keep its "
+                + "ObjectContext alive (as in Core Data): keep a reference to the context while its objects are used, also when "
+                + "a function that made the context returns them"
         case let .deletedObject(object):
             return "\(object) is deleted in its context and cannot be changed (rollback or refresh undoes the deletion)"
         case let .mergeConflict(objects):

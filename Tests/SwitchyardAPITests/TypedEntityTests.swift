@@ -284,6 +284,10 @@ import Testing
         for text in unlisted {
             #expect(text.contains("is not one of") && text.contains("keyPathNames"), "\(text)")
         }
+        // A computed property's key path, which Swift does not name at run time, is named by its type and value
+        // type rather than by the runtime's `<computed 0x… (String)>`.
+        #expect(unlisted[0].contains("a key path of Purchase to a String property"), "\(unlisted[0])")
+        #expect(!unlisted.contains { $0.contains("<computed") })
         #expect(purchase.code == "p1")
         #expect(try context.fetch(Purchase.self, where: \.code == "p1", sortedBy: [.ascending(\.code)]) == [purchase])
     }

@@ -76,8 +76,13 @@ extension EntityObject {
 
     /// Why `keyPath`, which `keyPathNames` does not list, cannot be used.
     package static func unlisted(_ keyPath: AnyKeyPath) -> String {
-        "\(keyPath) is not one of \(Self.self).keyPathNames (entity \(entityName)): only the model's attributes and relationships "
-            + "listed there can be used in typed predicates, sort keys and relationship methods"
+        // Swift names a stored property's key path (`\Note.title`) but not a computed one's, which every entity
+        // property is: that one is described by its value type.
+        let text = "\(keyPath)"
+        let named = text.contains("<computed") ? "a key path of \(Self.self) to a \(type(of: keyPath).valueType) property" : text
+        return "\(named) is not one of \(Self.self).keyPathNames (entity \(entityName)): only the model's attributes and "
+            + "relationships listed there can be used in typed predicates, sort keys and relationship methods; add it to "
+            + "keyPathNames with its attribute's name"
     }
 
     /// A view of this object as another entity type, when its entity is of that kind (a `Special` object seen

@@ -200,7 +200,10 @@ extension PredicateExpressions.Variable: PredicateInputVariable {
 extension PredicateExpressions.KeyPath: TranslatablePredicateExpression {
     func translate(_ translator: FoundationPredicateTranslator) throws -> TranslatedTerm {
         guard let variable = root as? any PredicateInputVariable, let prefix = translator.path(of: variable.variableKey) else {
-            throw translator.unsupported(self, "a key path on something other than the object or a to-one chain (a nested value)")
+            throw translator.unsupported(
+                self, "a key path on something other than the object or a to-one chain (a nested value, or a to-many's "
+                    + "isEmpty, count or first: write the typed predicate .count(\\.members, .equal, 0) or the format "
+                    + "'members.@count == 0' instead)")
         }
         if FoundationPredicateTranslator.isObjectID(keyPath) {
             // `$0.objectID` is the object itself (SELF), `$0.chat?.objectID` the to-one `chat`.
