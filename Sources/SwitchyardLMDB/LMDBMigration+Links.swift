@@ -60,7 +60,7 @@ extension LMDBMigration {
         where [first, second].allSatisfy({ new.entity(named: $0.entityName).map { servedRoots.contains($0.rootName) } == true }) {
             for (end, other) in first.key == second.key ? [(first, second)] : [(first, second), (second, first)] {
                 guard let former = StoreMigration.formerEnd(of: end, report: report, old: old), !former.relationship.isToMany,
-                    let entity = new.entity(named: end.entityName), let root = schema.numbers[entity.rootName]
+                    let entity = new.entity(named: end.entityName)
                 else { continue }
                 var done = 0
                 try forEachRetiredKey(former.relationship.name, of: entity, schema: schema, rows: rows, txn: txn) { pairs in
