@@ -97,7 +97,9 @@ extension LMDBMigration {
                     let key = LMDBRowKey.primaryKey(of: current.key)
                     if family.contains(try LMDBRowCoding.entityNumber(of: current.value)) {
                         let image = try LMDBIndexing.decodeImage(current.value, primaryKey: key, schema: schema, path: path)
-                        if let position = image.layout.toOneNames.firstIndex(of: retired), let target = image.toOnes[position] {
+                        // The last position of that name: a name removed, added again and removed again is retired
+                        // twice, and the earlier position holds the first relationship's old targets.
+                        if let position = image.layout.toOneNames.lastIndex(of: retired), let target = image.toOnes[position] {
                             pairs.append((key, target.primaryKey))
                         }
                     }

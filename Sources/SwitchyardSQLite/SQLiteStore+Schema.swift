@@ -118,14 +118,15 @@ extension SQLiteStore {
         // stores have them): a writable open adds the columns and indexes, a read-only one reads them empty.
         let missing = SQLiteSchema.missingHiddenColumns(
             model: model, storeEntities: entities, numbers: numbers, actualColumns: inspection.columns)
-        if readOnly, let first = missing.first,
-            try pool.read({ db in try readOnlyMigrationReason(db, path: path, model: model, configuration: configuration) }) != nil
+        if readOnly, !model.toManysWithoutInverse(touching: entities).isEmpty,
+            let move = try pool.read({ db in try pendingInverseMoves(db, path: path, model: model, configuration: configuration) }).first
         {
-            // Not an old Switchyard store but a migration not run (the to-many lost its inverse, whose key holds the
-            // owners): reading it empty would be wrong. The caller adds why.
+            // A to-many whose inverse the model adds or removes, not migrated: its hidden key is missing (which an old
+            // Switchyard store's may be, read empty) or another owner's to-many of that name (read as its own). The
+            // caller adds why.
             throw StoreError.schemaMismatch(
                 path: path, configuration: configuration,
-                reason: "table \(first.table) has no column \(first.column) holding the owners of a to-many without inverse")
+                reason: "to-many \(move.end.key) keeps its members where the model before kept them until the store is migrated")
         }
         if !missing.isEmpty, !readOnly {
             try pool.write { db in

@@ -46,9 +46,18 @@ extension LayoutMigrator {
                     let ordered = property.hasPrefix("\u{0}hiddenorder:")
                     let endKey = property.drop { $0 != ":" }.dropFirst()
                     let parts = endKey.split(separator: ".", maxSplits: 1).map(String.init)
-                    if parts.count == 2, let oldName = changes[parts[0]].flatMap({ StoreMigration.oldPropertyNames($0)[parts[1]] }) {
+                    // Only when it had no inverse before either: one that loses its inverse in this migration has
+                    // no hidden key yet (`moveInverseOwners` fills the new one), and a `Z<n><OLD>` found then is
+                    // another owner's to-many of that name.
+                    if parts.count == 2, let oldName = changes[parts[0]].flatMap({ StoreMigration.oldPropertyNames($0)[parts[1]] }),
+                        let formerRelationship = old.entity(named: changes[parts[0]]?.oldName ?? parts[0])?.relationship(named: oldName),
+                        old.isToManyWithoutInverse(formerRelationship)
+                    {
                         let prefix = ordered ? "Z_FOK_" : "Z", suffix = oldName.uppercased()
-                        let candidates = try db.columns(of: table.name).filter { column in
+                        let columns = try db.columns(of: table.name)
+                        // The owner's own number first; another number only when one column alone matches.
+                        let numbered = numbers[parts[0]].flatMap { n in columns.first { $0.uppercased() == prefix + "\(n)" + suffix } }
+                        let candidates = numbered.map { [$0] } ?? columns.filter { column in
                             let upper = column.uppercased()
                             guard upper.hasPrefix(prefix), upper.hasSuffix(suffix), upper.count > prefix.count + suffix.count else { return false }
                             return upper.dropFirst(prefix.count).dropLast(suffix.count).allSatisfy(\.isNumber)

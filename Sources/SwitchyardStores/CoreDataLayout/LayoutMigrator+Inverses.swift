@@ -42,7 +42,7 @@ extension LayoutMigrator {
                 guard let declaring = ([destination] + new.ancestors(of: destination)).first(where: { e in
                     e.relationships.contains { $0.name == inverse }
                 }), let key = columnsByEntity[declaring.name]?[inverse], let oldKey = hidden(move.former, ordered: false)
-                else { continue }
+                else { throw unplaced(move, "its hidden key column (Z<n>\(move.former.relationship.name.uppercased())) is not in table \(table.name), or not only once") }
                 from = oldKey
                 sets.append("\(db.quote(key)) = \(db.quote(oldKey))")
                 if let position = columnsByEntity[declaring.name]?[inverse + "\u{0}order"], let oldPosition = hidden(move.former, ordered: true) {
@@ -60,7 +60,7 @@ extension LayoutMigrator {
             case .ownersFromKeys(let former):
                 guard let key = columnsByEntity[destination.name]?[SQLiteHiddenKey.property(move.end.key)],
                     let oldKey = real(SQLiteNames.column(for: former).uppercased())
-                else { continue }
+                else { throw unplaced(move, "the key column \(SQLiteNames.column(for: former)) of its removed inverse is not in table \(table.name)") }
                 from = oldKey
                 sets.append("\(db.quote(key)) = \(db.quote(oldKey))")
                 if let position = columnsByEntity[destination.name]?[SQLiteHiddenKey.orderProperty(move.end.key)],
@@ -69,11 +69,31 @@ extension LayoutMigrator {
                     sets.append("\(db.quote(position)) = \(db.quote(oldPosition))")
                 }
             }
-            let total = Int(try db.integer("SELECT COUNT(*) FROM \(t) WHERE \(db.quote(from)) IS NOT NULL"))
-            try db.execute("UPDATE \(t) SET \(sets.joined(separator: ", ")) WHERE \(db.quote(from)) IS NOT NULL")
+            // The destination's rows only: the table may hold other entities of its tree.
+            let family = destination.selfAndDescendantNames.compactMap { numbers[$0] }.map(String.init).joined(separator: ", ")
+            let rows = "\(db.quote(from)) IS NOT NULL AND \"Z_ENT\" IN (\(family.isEmpty ? "NULL" : family))"
+            let total = Int(try db.integer("SELECT COUNT(*) FROM \(t) WHERE \(rows)"))
+            try db.execute("UPDATE \(t) SET \(sets.joined(separator: ", ")) WHERE \(rows)")
             try progress?(MigrationProgress(path: path, entity: destination.name, done: total, total: total))
         }
         let expected = Set(table.columns.map { $0.name.uppercased() })
         return emptied.filter { !expected.contains($0.uppercased()) }
+    }
+
+    /// A to-many whose members' owners cannot be found where the old model keeps them: the migration stops (its
+    /// transaction leaves the store as it was) rather than open the store without them.
+    private func unplaced(_ move: StoreMigration.InverseMove, _ why: String) -> StoreError {
+        StoreError.schemaMismatch(
+            path: path, configuration: configuration,
+            reason: "cannot migrate \(move.end.key) (its to-one inverse \(move.conversion.isGained ? "added" : "removed")): \(why); "
+                + "the store was left as it was")
+    }
+}
+
+extension ModelDiff.InverseConversion {
+    /// True when the to-many gains its inverse.
+    var isGained: Bool {
+        if case .keysFromOwners = self { return true }
+        return false
     }
 }
