@@ -6,6 +6,13 @@ import Testing
 /// inferred mapping does: every member stays, in its order (before 2026-12-02 the change was refused, and before
 /// that the members were silently left behind). The model and helpers are `MigrationRefusalTests`'.
 @Suite struct InverseMigrationTests {
+    /// A new object of `entity` with its `name` set.
+    static func insert(_ context: ObjectContext, _ entity: String, named name: String) throws -> ManagedObject {
+        let object = try context.insert(entity)
+        try object.set("name", name)
+        return object
+    }
+
     /// A to-many's inverse change, ordered or not.
     enum InverseChange: String, CaseIterable, Sendable {
         case gained, lost, gainedOrdered, lostOrdered
@@ -198,13 +205,10 @@ import Testing
         let v1 = try backend.coordinator(try model(owner: true, inverse: false), in: dir)
         do {
             let context = ObjectContext(coordinator: v1)
-            let ann = try context.insert("Person")
-            try ann.set("name", "ann")
-            let bob = try context.insert("Person")
-            try bob.set("name", "bob")
+            let ann = try Self.insert(context, "Person", named: "ann")
+            let bob = try Self.insert(context, "Person", named: "bob")
             for name in ["rex", "tom"] {
-                let pet = try context.insert("Pet")
-                try pet.set("name", name)
+                let pet = try Self.insert(context, "Pet", named: name)
                 try pet.setRelatedObject(ann, forKey: "owner")
                 try bob.addRelatedObject(pet, forKey: "pets")   // bob owns both through `pets`
             }
@@ -243,15 +247,10 @@ import Testing
         let before = try backend.coordinator(try model(cartInverse: true), in: dir)
         do {
             let context = ObjectContext(coordinator: before)
-            let cart = try context.insert("Cart")
-            try cart.set("name", "cart")
-            let wishlist = try context.insert("Wishlist")
-            try wishlist.set("name", "wishlist")
+            let cart = try Self.insert(context, "Cart", named: "cart")
+            let wishlist = try Self.insert(context, "Wishlist", named: "wishlist")
             var items: [String: ManagedObject] = [:]
-            for name in ["i1", "i2", "i3"] {
-                items[name] = try context.insert("Item")
-                try items[name]!.set("name", name)
-            }
+            for name in ["i1", "i2", "i3"] { items[name] = try Self.insert(context, "Item", named: name) }
             for name in ["i1", "i2"] { try cart.addRelatedObject(items[name]!, forKey: "items") }
             for name in ["i2", "i3"] { try wishlist.addRelatedObject(items[name]!, forKey: "items") }
             try context.save()
