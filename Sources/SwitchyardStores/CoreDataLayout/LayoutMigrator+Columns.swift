@@ -53,16 +53,9 @@ extension LayoutMigrator {
                         let formerRelationship = old.entity(named: changes[parts[0]]?.oldName ?? parts[0])?.relationship(named: oldName),
                         old.isToManyWithoutInverse(formerRelationship)
                     {
-                        let prefix = ordered ? "Z_FOK_" : "Z", suffix = oldName.uppercased()
-                        let columns = try db.columns(of: table.name)
-                        // The owner's own number first; another number only when one column alone matches.
-                        let numbered = numbers[parts[0]].flatMap { n in columns.first { $0.uppercased() == prefix + "\(n)" + suffix } }
-                        let candidates = numbered.map { [$0] } ?? columns.filter { column in
-                            let upper = column.uppercased()
-                            guard upper.hasPrefix(prefix), upper.hasSuffix(suffix), upper.count > prefix.count + suffix.count else { return false }
-                            return upper.dropFirst(prefix.count).dropLast(suffix.count).allSatisfy(\.isNumber)
-                        }
-                        if candidates.count == 1, let oldColumn = candidates.first {
+                        if let oldColumn = SQLiteHiddenKey.existingColumn(
+                            of: oldName, ownerNumber: numbers[parts[0]], ordered: ordered, among: try db.columns(of: table.name))
+                        {
                             try rename(oldColumn, to: spec.name)
                             continue
                         }
@@ -96,7 +89,7 @@ extension LayoutMigrator {
             actual.insert(spec.name.uppercased())
         }
         // Members' owners moving between a to-one inverse's key and a hidden key, before either column goes.
-        for column in try moveInverseOwners(db, table: table, columnsByEntity: columnsByEntity, numbers: numbers, actual: actual) {
+        for column in try moveInverseOwners(db, table: table, columnsByEntity: columnsByEntity, numbers: numbers) {
             try drop(db, table: table.name, column: column.uppercased())
             actual.remove(column.uppercased())
         }

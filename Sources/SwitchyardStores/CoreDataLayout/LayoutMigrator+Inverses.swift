@@ -12,22 +12,16 @@ extension LayoutMigrator {
     /// emptied that the new layout does not use, for the caller to drop.
     func moveInverseOwners(
         _ db: some LayoutMigrationDatabase, table: SQLiteTableLayout, columnsByEntity: [String: [String: String]],
-        numbers: [String: Int64], actual: Set<String>
+        numbers: [String: Int64]
     ) throws -> [String] {
         let realColumns = try db.columns(of: table.name)
         /// The real spelling of an upper-cased column name, if the table has it.
         func real(_ upper: String) -> String? { realColumns.first { $0.uppercased() == upper } }
-        /// The old hidden key (or position) column of `former`: `Z<n><REL>` with the owner's number, else the one
-        /// `Z<digits><REL>` column (real stores number entities differently).
+        /// The old hidden key (or position) column of `former`, its owner numbered as after entity renames.
         func hidden(_ former: RelationshipEnd, ordered: Bool) -> String? {
-            let prefix = ordered ? "Z_FOK_" : "Z", name = former.relationship.name.uppercased()
             let owner = report.entities.first { $0.oldName == former.entityName }?.name ?? former.entityName
-            if let n = numbers[owner], let column = real(prefix + "\(n)" + name) { return column }
-            let matches = actual.filter { column in
-                guard column.hasPrefix(prefix), column.hasSuffix(name), column.count > prefix.count + name.count else { return false }
-                return column.dropFirst(prefix.count).dropLast(name.count).allSatisfy(\.isNumber)
-            }
-            return matches.count == 1 ? matches.first.flatMap(real) : nil
+            return SQLiteHiddenKey.existingColumn(
+                of: former.relationship.name, ownerNumber: numbers[owner], ordered: ordered, among: realColumns)
         }
         var emptied: [String] = []
         for move in StoreMigration.inverseMoves(report: report, old: old, new: new) {

@@ -71,6 +71,20 @@ package struct SQLiteHiddenKey: Sendable, Hashable {
     package static func property(_ endKey: String) -> String { "\u{0}hidden:" + endKey }
     /// The layout-builder key of its position column.
     package static func orderProperty(_ endKey: String) -> String { "\u{0}hiddenorder:" + endKey }
+
+    /// The existing hidden key (`ordered`: position) column of to-many `relationship` among a table's `columns`
+    /// (real spellings): `Z<number><NAME>` with the owner's number, else the one `Z<digits><NAME>` column (real
+    /// stores number entities differently); nil when there is none, or several and none with the owner's number.
+    package static func existingColumn(of relationship: String, ownerNumber: Int64?, ordered: Bool, among columns: [String]) -> String? {
+        let prefix = ordered ? "Z_FOK_" : "Z", name = relationship.uppercased()
+        if let n = ownerNumber, let numbered = columns.first(where: { $0.uppercased() == prefix + "\(n)" + name }) { return numbered }
+        let matches = columns.filter { column in
+            let upper = column.uppercased()
+            guard upper.hasPrefix(prefix), upper.hasSuffix(name), upper.count > prefix.count + name.count else { return false }
+            return upper.dropFirst(prefix.count).dropLast(name.count).allSatisfy(\.isNumber)
+        }
+        return matches.count == 1 ? matches[0] : nil
+    }
 }
 
 /// Where a to-one relationship lives: the foreign key, and `Z<n>_<REL>` (the destination's `Z_ENT`) when the
