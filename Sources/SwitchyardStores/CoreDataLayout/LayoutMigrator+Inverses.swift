@@ -24,7 +24,7 @@ extension LayoutMigrator {
                 of: former.relationship.name, ownerNumber: numbers[owner], ordered: ordered, among: realColumns)
         }
         var emptied: [String] = []
-        for move in StoreMigration.inverseMoves(report: report, old: old, new: new) {
+        for move in inverseMoves {
             guard let destination = new.entity(named: move.end.relationship.destinationEntityName),
                 SQLiteNames.table(for: destination.rootName).uppercased() == table.name.uppercased()
             else { continue }

@@ -17,6 +17,9 @@ package struct LayoutMigrator: Sendable {
     package let report: CompatibilityReport
     package let path: String
     package let progress: MigrationProgressHandler?
+    /// The to-manys whose members' owners move between a hidden key and a to-one inverse (computed once for
+    /// every table).
+    let inverseMoves: [StoreMigration.InverseMove]
 
     package init(
         old: ObjectModel, new: ObjectModel, configuration: String, report: CompatibilityReport, path: String,
@@ -28,6 +31,7 @@ package struct LayoutMigrator: Sendable {
         self.report = report
         self.path = path
         self.progress = progress
+        self.inverseMoves = StoreMigration.inverseMoves(report: report, old: old, new: new)
     }
 
     /// Migrates the layout and writes `metadata` (the new model's hashes) and the model cache. The caller

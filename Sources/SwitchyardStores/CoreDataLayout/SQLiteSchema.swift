@@ -208,10 +208,8 @@ package struct SQLiteSchema: Sendable {
             for name in table.entityNames where numbers[name] != nil {
                 for end in builder.hiddenEnds(destination: name) {
                     guard let column = columnsByEntity[name]?[SQLiteHiddenKey.property(end.key)] else { continue }
-                    let relationship = end.relationship.name.uppercased()
                     let present = actual.contains(column.uppercased()) || actual.contains { key in
-                        key.hasPrefix("Z") && key.hasSuffix(relationship) && key.count > relationship.count + 1
-                            && key.dropFirst().dropLast(relationship.count).allSatisfy(\.isNumber)
+                        SQLiteHiddenKey.isColumn(key, of: end.relationship.name, ordered: false)
                     }
                     if !present {
                         missing.append((table.name, column, table.indexes.first { $0.terms.map(\.column) == [column] }))
@@ -231,13 +229,9 @@ package struct SQLiteSchema: Sendable {
     ) throws -> String? {
         guard let actual else { return expected }
         if let real = actual[expected.uppercased()] { return real }
-        let prefix = ordered ? "Z_FOK_" : "Z", name = relationship.uppercased()
-        let matches = actual.keys.filter { key in
-            guard key.hasPrefix(prefix), key.hasSuffix(name) else { return false }
-            let digits = key.dropFirst(prefix.count).dropLast(name.count)
-            return !digits.isEmpty && digits.allSatisfy(\.isNumber)
+        if let real = SQLiteHiddenKey.existingColumn(of: relationship, ownerNumber: nil, ordered: ordered, among: actual.values) {
+            return real
         }
-        if matches.count == 1, let match = matches.first { return actual[match] }
         if ordered { return nil }
         throw StoreError.schemaMismatch(
             path: path, configuration: configuration,

@@ -75,15 +75,19 @@ package struct SQLiteHiddenKey: Sendable, Hashable {
     /// The existing hidden key (`ordered`: position) column of to-many `relationship` among a table's `columns`
     /// (real spellings): `Z<number><NAME>` with the owner's number, else the one `Z<digits><NAME>` column (real
     /// stores number entities differently); nil when there is none, or several and none with the owner's number.
-    package static func existingColumn(of relationship: String, ownerNumber: Int64?, ordered: Bool, among columns: [String]) -> String? {
+    package static func existingColumn(of relationship: String, ownerNumber: Int64?, ordered: Bool, among columns: some Collection<String>) -> String? {
         let prefix = ordered ? "Z_FOK_" : "Z", name = relationship.uppercased()
         if let n = ownerNumber, let numbered = columns.first(where: { $0.uppercased() == prefix + "\(n)" + name }) { return numbered }
-        let matches = columns.filter { column in
-            let upper = column.uppercased()
-            guard upper.hasPrefix(prefix), upper.hasSuffix(name), upper.count > prefix.count + name.count else { return false }
-            return upper.dropFirst(prefix.count).dropLast(name.count).allSatisfy(\.isNumber)
-        }
+        let matches = columns.filter { isColumn($0, of: relationship, ordered: ordered) }
         return matches.count == 1 ? matches[0] : nil
+    }
+
+    /// Whether `column` is spelled as a hidden key (`ordered`: position) column of to-many `relationship` with
+    /// any owner number: `Z<digits><NAME>` (`Z_FOK_<digits><NAME>`), any case.
+    package static func isColumn(_ column: String, of relationship: String, ordered: Bool) -> Bool {
+        let prefix = ordered ? "Z_FOK_" : "Z", name = relationship.uppercased(), upper = column.uppercased()
+        guard upper.hasPrefix(prefix), upper.hasSuffix(name), upper.count > prefix.count + name.count else { return false }
+        return upper.dropFirst(prefix.count).dropLast(name.count).allSatisfy(\.isNumber)
     }
 }
 
