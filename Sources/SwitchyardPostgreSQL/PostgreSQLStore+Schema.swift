@@ -64,10 +64,15 @@ extension PostgreSQLStore {
             }
             var migrationReport: CompatibilityReport?
             if readOnly, !changed.isEmpty {
-                throw StoreError.schemaMismatch(
-                    path: location.display, configuration: configuration,
-                    reason: "the store was written with another model (entities changed: \(changed.sorted().joined(separator: ", "))) "
-                        + "and is opened read-only: open it writable once to migrate it")
+                // Rows a migration would change are read wrongly until it runs: refused as on every backend. Without a
+                // model cache there is no telling what changed, so any change is refused.
+                let cached = try readModelCache(connection)
+                let reason = cached == nil
+                    ? "the store was written with another model (entities changed: \(changed.sorted().joined(separator: ", "))) "
+                        + "and is opened read-only: open it writable once to migrate it"
+                    : StoreMigration.readOnlyMigrationReason(
+                        storedHashes: stored, storedModel: { cached }, model: model, configuration: configuration, path: location.display)
+                if let reason { throw StoreError.schemaMismatch(path: location.display, configuration: configuration, reason: reason) }
             }
             if stored != model.versionHashes, !readOnly {
                 let pending: (old: ObjectModel, report: CompatibilityReport)?

@@ -31,13 +31,6 @@ extension SQLiteStore {
             model: model, configuration: configuration, path: path)
     }
 
-    /// The to-manys whose to-one inverse `model` adds or removes (`StoreMigration.pendingInverseMoves`).
-    static func pendingInverseMoves(_ db: Database, path: String, model: ObjectModel, configuration: String) throws -> [StoreMigration.InverseMove] {
-        StoreMigration.pendingInverseMoves(
-            storedHashes: try readMetadata(db, path: path).versionHashes, storedModel: { try storedModel(db, path: path) },
-            model: model, configuration: configuration)
-    }
-
     /// The model the store was last written with (`Z_MODELCACHE`); nil without one, or with a cache this
     /// library cannot read, which leaves the decision to the table layout.
     private static func storedModel(_ db: Database, path: String) throws -> ObjectModel? {

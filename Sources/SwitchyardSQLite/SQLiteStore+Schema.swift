@@ -73,15 +73,31 @@ extension SQLiteStore {
                     throw error
                 }
             }
+            if options.readOnly {
+                // Rows a migration would change are read wrongly until it runs, which a read-only store cannot have
+                // (a retyped, renamed or added attribute, an inverse gained or lost): refused, as on every backend.
+                let why: String?
+                do {
+                    why = try pool.read { db in
+                        _ = try inspect(db, path: path)  // a file that is not a store says so first
+                        return try readOnlyMigrationReason(db, path: path, model: model, configuration: configuration)
+                    }
+                } catch {
+                    try? pool.close()
+                    throw error
+                }
+                if let why {
+                    try? pool.close()
+                    throw StoreError.schemaMismatch(path: path, configuration: configuration, reason: why)
+                }
+            }
             var opened: OpenedDatabase
             do {
                 opened = try openExisting(
                     pool: pool, path: path, model: model, configuration: configuration, entities: entities, readOnly: options.readOnly)
-            } catch StoreError.schemaMismatch(let p, let c, let layout) where options.readOnly {
-                // A layout the model's migration would make: say so rather than only what is missing.
-                let why = try? pool.read { db in try readOnlyMigrationReason(db, path: path, model: model, configuration: configuration) }
+            } catch {
                 try? pool.close()
-                throw StoreError.schemaMismatch(path: p, configuration: c, reason: (why ?? nil).map { "\($0) (\(layout))" } ?? layout)
+                throw error
             }
             opened.migrationReport = migrator?.report
             return opened
@@ -118,16 +134,6 @@ extension SQLiteStore {
         // stores have them): a writable open adds the columns and indexes, a read-only one reads them empty.
         let missing = SQLiteSchema.missingHiddenColumns(
             model: model, storeEntities: entities, numbers: numbers, actualColumns: inspection.columns)
-        if readOnly, !model.toManysWithoutInverse(touching: entities).isEmpty,
-            let move = try pool.read({ db in try pendingInverseMoves(db, path: path, model: model, configuration: configuration) }).first
-        {
-            // A to-many whose inverse the model adds or removes, not migrated: its hidden key is missing (which an old
-            // Switchyard store's may be, read empty) or another owner's to-many of that name (read as its own). The
-            // caller adds why.
-            throw StoreError.schemaMismatch(
-                path: path, configuration: configuration,
-                reason: "to-many \(move.end.key) keeps its members where the model before kept them until the store is migrated")
-        }
         if !missing.isEmpty, !readOnly {
             try pool.write { db in
                 for spec in missing {

@@ -131,15 +131,6 @@ package enum StoreMigration {
         return former
     }
 
-    /// The to-manys whose to-one inverse `model` adds or removes against the model the store was written with
-    /// (none when the hashes match or the stored model cannot be read).
-    package static func pendingInverseMoves(
-        storedHashes: [String: Data], storedModel: () throws -> ObjectModel?, model: ObjectModel, configuration: String
-    ) -> [InverseMove] {
-        guard storedHashes != model.versionHashes, let old = try? storedModel() else { return [] }
-        return inverseMoves(report: ModelDiff.compare(from: old, to: model, configuration: configuration), old: old, new: model)
-    }
-
     /// A to-many (as declared) that gains or loses its to-one inverse in this migration, with the old end it was.
     package struct InverseMove {
         /// The to-many as the new model declares it.
