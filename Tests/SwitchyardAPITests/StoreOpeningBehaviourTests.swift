@@ -59,18 +59,8 @@ import Testing
         let dir = try TempDir()
         try Self.seed(backend, in: dir)
         let model = try Self.shop { $0.attributes += [AttributeDescription(name: "note", type: .string, defaultValue: .string("n"))] }
-        let reason = "the store was written with another model (entities changed: Order) and is opened read-only: open it writable once to migrate it"
-        #expect {
-            try backend.add(to: StoreCoordinator(model: model), configuration: "Main", in: dir.url, options: .readOnly)
-        } throws: { error in
-            guard case .schemaMismatch(_, "Main", let text)? = error as? StoreError else { return false }
-            return text.hasPrefix(reason)
-        }
-        // Untouched: its own model opens it read-only, and the new one migrates it when it may write.
-        let own = StoreCoordinator(model: try Shop.model())
-        try backend.add(to: own, configuration: "Main", in: dir.url, options: .readOnly)
-        #expect(try Shop.codes(ObjectContext(coordinator: own).fetch(FetchRequest(entityName: "Order", sortKeys: [SortKey("code")]))) == ["a", "b"])
-        try own.removeStore(own.stores[0])
+        try Self.expectReadOnlyRefused(backend, in: dir, model: model, reason: Self.migrateReason)
+        // Untouched: its own model still reads it (checked above), and the new one migrates it when it may write.
         let writable = StoreCoordinator(model: model)
         try backend.add(to: writable, configuration: "Main", in: dir.url)
         let orders = try ObjectContext(coordinator: writable).fetch(FetchRequest(entityName: "Order"))
@@ -99,7 +89,16 @@ import Testing
         // Core Data infers neither a type change nor a nil made required; a rename it does, once it may write.
         let reason = change != "renamed"
             ? "the store was written with another model (entities changed: Order) that this one cannot migrate, and is opened read-only"
-            : "the store was written with another model (entities changed: Order) and is opened read-only: open it writable once to migrate it"
+            : Self.migrateReason
+        try Self.expectReadOnlyRefused(backend, in: dir, model: model, reason: reason)
+    }
+
+    static let migrateReason =
+        "the store was written with another model (entities changed: Order) and is opened read-only: open it writable once to migrate it"
+
+    /// Checks that a read-only open of the seeded store with `model` fails with `reason`, and that the store's own
+    /// model then still reads both orders from it read-only.
+    static func expectReadOnlyRefused(_ backend: Backend, in dir: TempDir, model: ObjectModel, reason: String) throws {
         #expect {
             try backend.add(to: StoreCoordinator(model: model), configuration: "Main", in: dir.url, options: .readOnly)
         } throws: { error in
@@ -109,7 +108,9 @@ import Testing
         let own = StoreCoordinator(model: try Shop.model())
         try backend.add(to: own, configuration: "Main", in: dir.url, options: .readOnly)
         let orders = try ObjectContext(coordinator: own).fetch(FetchRequest(entityName: "Order", sortKeys: [SortKey("code")]))
+        #expect(try Shop.codes(orders) == ["a", "b"])
         #expect(try orders.map { try $0.get("qty", as: Int64.self) } == [1, 2])
+        try own.removeStore(own.stores[0])
     }
 
     /// A model that stores rows the same way (here an attribute made optional, which every stored row already
