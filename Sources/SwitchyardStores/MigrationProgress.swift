@@ -71,9 +71,10 @@ package enum StoreMigration {
     }
 
     /// Why a read-only store cannot be read through `model`: `model` would migrate how an entity's rows are
-    /// stored in a way that reading the old rows through it gets wrong (an entity or property renamed, a
-    /// property added — its default is written by the migration —, retyped, made required or pointed elsewhere,
-    /// a to-many whose to-one inverse is added or removed),
+    /// stored in a way that reading the old rows through it gets wrong (an entity added — its table or
+    /// entity number is not there yet — or renamed, a property renamed, added — its default is written by the
+    /// migration —, retyped, made required or pointed elsewhere, a to-many whose to-one inverse is added or
+    /// removed),
     /// which a store that may not be written cannot have had done, as in Core Data. Nil otherwise: a read-only
     /// open with another model is allowed where it reads the rows as they are (a tool's model, an older app
     /// version's, one with fewer entities or properties).
@@ -86,7 +87,7 @@ package enum StoreMigration {
         // A to-many whose inverse the migration adds or removes reads its members where they are not yet.
         let moved = Set(inverseMoves(report: report, old: old, new: model).map(\.end.entityName))
         let changed = report.entities.filter { entity in
-            entity.kind == .renamed || moved.contains(entity.name)
+            entity.kind == .renamed || entity.kind == .added || moved.contains(entity.name)
                 || (entity.kind == .changed && entity.properties.contains { misread.contains($0.kind) })
         }.map(\.name)
         guard !changed.isEmpty else { return nil }

@@ -135,6 +135,25 @@ import Testing
         #expect(try ObjectContext(coordinator: own).count(FetchRequest(entityName: "Order")) == 2)
     }
 
+    /// An entity the store does not have yet (a newer app version's) is a migration too: Core Data cannot open
+    /// the store read-only with that model, and neither does any backend. (LMDB opened it with the entity
+    /// empty, SQLite said Z_PRIMARYKEY had no row for it, PostgreSQL that its table was missing.)
+    @Test(arguments: Backend.persistent)
+    func aReadOnlyStoreWithoutAnEntityOfTheModelSaysSo(_ backend: Backend) throws {
+        let dir = try TempDir()
+        try Self.seed(backend, in: dir)
+        var entities = try Shop.model().entities
+        entities.append(EntityDescription(name: "Coupon", attributes: [AttributeDescription(name: "code", type: .string)]))
+        let model = try ObjectModel(entities: entities, configurations: [ConfigurationDescription(name: "Main", entityNames: entities.map(\.name))])
+        try Self.expectReadOnlyRefused(backend, in: dir, model: model, reason: Self.migrateReason.replacingOccurrences(of: "Order", with: "Coupon"))
+        // Writable, the migration adds it.
+        let coordinator = StoreCoordinator(model: model)
+        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let context = ObjectContext(coordinator: coordinator)
+        #expect(try context.count(FetchRequest(entityName: "Order")) == 2)
+        #expect(try context.count(FetchRequest(entityName: "Coupon")) == 0)
+    }
+
     /// Core Data refuses a store whose model cannot be mapped automatically
     /// (`NSPersistentStoreIncompatibleVersionHashError`) and leaves it as it was: opened again with its own
     /// model, everything is there.
