@@ -73,26 +73,16 @@ extension SQLiteStore {
                     throw error
                 }
             }
-            if options.readOnly {
-                // Rows a migration would change are read wrongly until it runs, which a read-only store cannot have
-                // (a retyped, renamed or added attribute, an inverse gained or lost): refused, as on every backend.
-                let why: String?
-                do {
-                    why = try pool.read { db in
-                        _ = try inspect(db, path: path)  // a file that is not a store says so first
-                        return try readOnlyMigrationReason(db, path: path, model: model, configuration: configuration)
-                    }
-                } catch {
-                    try? pool.close()
-                    throw error
-                }
-                if let why {
-                    try? pool.close()
-                    throw StoreError.schemaMismatch(path: path, configuration: configuration, reason: why)
-                }
-            }
             var opened: OpenedDatabase
             do {
+                // Rows a migration would change are read wrongly until it runs, which a read-only store cannot have
+                // (a retyped, renamed or added attribute, an inverse gained or lost): refused, as on every backend.
+                if options.readOnly, let why = try pool.read({ db -> String? in
+                    _ = try inspect(db, path: path)  // a file that is not a store says so first
+                    return try readOnlyMigrationReason(db, path: path, model: model, configuration: configuration)
+                }) {
+                    throw StoreError.schemaMismatch(path: path, configuration: configuration, reason: why)
+                }
                 opened = try openExisting(
                     pool: pool, path: path, model: model, configuration: configuration, entities: entities, readOnly: options.readOnly)
             } catch {
