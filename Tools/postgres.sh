@@ -10,6 +10,7 @@
 # SWITCHYARD_POSTGRES_URL is already set, it uses that server and starts nothing. postgres_stop stops the
 # cluster and removes its folder.
 
+source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 postgres_bin_dir() {
   local d
   for d in /usr/lib/postgresql/*/bin; do
@@ -33,10 +34,7 @@ postgres_start() {
   local bin
   if ! bin=$(postgres_bin_dir); then
     echo "postgres: installing postgresql"
-    local sudo_cmd=""
-    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-    $sudo_cmd apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq postgresql >/dev/null
+    apt_install postgresql
     bin=$(postgres_bin_dir) || { echo "postgres: start failed: no initdb after installing postgresql" >&2; return 1; }
   fi
   # PostgreSQL refuses to run as root: as root, the cluster belongs to the `postgres` user the package made.
