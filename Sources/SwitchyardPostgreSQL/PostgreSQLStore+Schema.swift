@@ -68,8 +68,7 @@ extension PostgreSQLStore {
                 // model cache there is no telling what changed, so any change is refused.
                 let cached = try readModelCache(connection)
                 let reason = cached == nil
-                    ? "the store was written with another model (entities changed: \(changed.sorted().joined(separator: ", "))) "
-                        + "and is opened read-only: open it writable once to migrate it"
+                    ? StoreMigration.readOnlyRefusal(changed: changed.sorted(), migratable: true)
                     : StoreMigration.readOnlyMigrationReason(
                         storedHashes: stored, storedModel: { cached }, model: model, configuration: configuration, path: location.display)
                 if let reason { throw StoreError.schemaMismatch(path: location.display, configuration: configuration, reason: reason) }

@@ -75,16 +75,18 @@ extension SQLiteStore {
             }
             var opened: OpenedDatabase
             do {
-                // Rows a migration would change are read wrongly until it runs, which a read-only store cannot have
-                // (a retyped, renamed or added attribute, an inverse gained or lost): refused, as on every backend.
-                if options.readOnly, let why = try pool.read({ db -> String? in
-                    _ = try inspect(db, path: path)  // a file that is not a store says so first
-                    return try readOnlyMigrationReason(db, path: path, model: model, configuration: configuration)
-                }) {
-                    throw StoreError.schemaMismatch(path: path, configuration: configuration, reason: why)
+                // A file that is not a store says so first. Then rows a migration would change are read wrongly
+                // until it runs, which a read-only store cannot have (a retyped, renamed or added attribute, an
+                // inverse gained or lost): refused, as on every backend.
+                let (inspection, refusal) = try pool.read { db -> (Inspection, String?) in
+                    let inspection = try inspect(db, path: path)
+                    guard options.readOnly else { return (inspection, nil) }
+                    return (inspection, try readOnlyMigrationReason(db, path: path, model: model, configuration: configuration))
                 }
+                if let refusal { throw StoreError.schemaMismatch(path: path, configuration: configuration, reason: refusal) }
                 opened = try openExisting(
-                    pool: pool, path: path, model: model, configuration: configuration, entities: entities, readOnly: options.readOnly)
+                    pool: pool, inspection: inspection, path: path, model: model, configuration: configuration, entities: entities,
+                    readOnly: options.readOnly)
             } catch {
                 try? pool.close()
                 throw error
@@ -96,10 +98,12 @@ extension SQLiteStore {
         }
     }
 
+    /// Opens a store whose file `inspection` read (through `pool`).
     private static func openExisting(
-        pool: DatabasePool, path: String, model: ObjectModel, configuration: String, entities: [EntityDescription], readOnly: Bool
+        pool: DatabasePool, inspection: Inspection, path: String, model: ObjectModel, configuration: String,
+        entities: [EntityDescription], readOnly: Bool
     ) throws -> OpenedDatabase {
-        var inspection = try pool.read { db in try inspect(db, path: path) }
+        var inspection = inspection
         var numbers: [String: Int64] = [:]
         for root in SQLiteSchema.roots(of: entities, in: model) {
             for name in root.selfAndDescendantNames {
@@ -238,7 +242,10 @@ extension SQLiteStore {
             let pool = try DatabasePool(
                 path: path, configuration: databaseConfiguration(readOnly: false, busyTimeout: busyTimeout, tracer: tracer))
             if linked { return OpenedDatabase(pool: pool, schema: schema, identifier: metadata.uuid) }
-            return try openExisting(pool: pool, path: path, model: model, configuration: configuration, entities: entities, readOnly: false)
+            let inspection = try pool.read { db in try inspect(db, path: path) }
+            return try openExisting(
+                pool: pool, inspection: inspection, path: path, model: model, configuration: configuration, entities: entities,
+                readOnly: false)
         } catch {
             throw classify(error, path: path, configuration: configuration, writable: true)
         }

@@ -91,8 +91,14 @@ package enum StoreMigration {
                 || (entity.kind == .changed && entity.properties.contains { misread.contains($0.kind) })
         }.map(\.name)
         guard !changed.isEmpty else { return nil }
+        return readOnlyRefusal(changed: changed, migratable: report.verdict != .incompatible)
+    }
+
+    /// How every backend words the refusal of a read-only open whose model changed these entities: "open it
+    /// writable once" where a migration can be run, not where none infers the change.
+    package static func readOnlyRefusal(changed: [String], migratable: Bool) -> String {
         let entities = "(entities changed: \(changed.joined(separator: ", ")))"
-        if report.verdict == .incompatible {
+        guard migratable else {
             return "the store was written with another model \(entities) that this one cannot migrate, and is opened read-only"
         }
         return "the store was written with another model \(entities) and is opened read-only: open it writable once to migrate it"
