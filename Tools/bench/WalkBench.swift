@@ -89,6 +89,21 @@ struct WalkBench {
                 held = Self.heapInUse() - before
                 for o in objects { read(o) }
             }
+            // Objects found one at a time (each its own indexed fetch) and kept: the heap each holds. A row read
+            // alone once pinned a block with room for ten (about 1 KB per object).
+            let lookups = min(count, 20_000)
+            var lookupHeld: Int?
+            do {
+                let context = ObjectContext(coordinator: coordinator)
+                var kept: [BenchItem] = []
+                kept.reserveCapacity(lookups)
+                _ = try context.fetch(BenchItem.self, where: \.name == "item-1")
+                Self.trimHeap()
+                let before = Self.heapInUse()
+                for i in 0..<lookups { kept += try context.fetch(BenchItem.self, where: \.name == "item-\(1 + i * (count / lookups))") }
+                lookupHeld = Self.heapInUse() - before
+                if kept.count != lookups { log("walk: \(kept.count) of \(lookups) lookups found their object") }
+            }
             // Inserting and saving as many objects through one context, in one save (typed API).
             let insertURL = dir.appendingPathComponent("insert.\(kind.rawValue)")
             let inserter = StoreCoordinator(model: model)
@@ -112,7 +127,8 @@ struct WalkBench {
                 info: ["walk peak added": mb(walk.bytes), "fetch peak added": mb(fetch.bytes),
                        "insert + save peak added": mb(insert.bytes),
                        "fetch bytes per object": fetch.bytes.map { String(format: "%.2f KB", Double($0) / Double(count) / 1000) } ?? "n/a",
-                       "fetch heap held": mb(held), "heap per fetched object": held.map { String(format: "%.0f B", Double($0) / Double(count)) } ?? "n/a"]))
+                       "fetch heap held": mb(held), "heap per fetched object": held.map { String(format: "%.0f B", Double($0) / Double(count)) } ?? "n/a",
+                       "heap per object kept from \(lookups) lookups": lookupHeld.map { String(format: "%.0f B", Double($0) / Double(lookups)) } ?? "n/a"]))
             try coordinator.removeStore(store)
         }
         return results
