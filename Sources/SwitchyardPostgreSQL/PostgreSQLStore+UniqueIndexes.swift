@@ -41,28 +41,10 @@ extension PostgreSQLStore {
                 try connection.execute("DROP INDEX \(PostgreSQLConnection.quote(location.schema)).\(PostgreSQLConnection.quote(name))")
             }
             for (spec, columns) in zip(wanted, wantedColumns) where !mine.values.contains(where: { $0.columns == columns }) {
-                let list = spec.terms.map { PostgreSQLConnection.quote($0.column) }.joined(separator: ", ")
-                let duplicate = try connection.query(
-                    "SELECT \(list) FROM \(PostgreSQLConnection.quote(table.name)) WHERE "
-                        + spec.terms.map { "\(PostgreSQLConnection.quote($0.column)) IS NOT NULL" }.joined(separator: " AND ")
-                        + " GROUP BY \(list) HAVING COUNT(*) > 1 LIMIT 1")
-                if let row = duplicate.first {
-                    let cells = row.makeRandomAccess()
-                    let values = try spec.terms.indices.map { i -> String in
-                        switch try cells.columnValue(i) {
-                        case .text(let text): return "'\(text)'"
-                        case .integer(let number): return String(number)
-                        case .real(let number): return String(number)
-                        case .blob(let data): return "\(data.count) bytes"
-                        case .null: return "nil"
-                        }
-                    }
-                    let constraint = table.uniqueConstraints.first { Set($0.columns.map { $0.uppercased() }) == columns }
-                    throw StoreError.openFailed(
-                        path: location.display, configuration: configuration,
-                        reason: StoreMigration.duplicatesReason(
-                            entity: constraint?.entity ?? table.name, properties: constraint?.properties ?? spec.terms.map(\.column),
-                            values: values))
+                if let refusal = try PostgreSQLMigrationDatabase(connection, knownNames: []).duplicateRefusal(
+                    for: spec, in: table, path: location.display, configuration: configuration)
+                {
+                    throw refusal
                 }
                 try connection.execute(createSQL(spec, ifNotExists: false))
             }

@@ -26,7 +26,8 @@ extension SQLiteStore {
                     do {
                         try db.execute(sql: spec.createSQL)
                     } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                        throw try duplicates(db, spec: spec, table: table, path: path, configuration: configuration)
+                        throw try SQLiteMigrationDatabase(db: db).duplicateRefusal(
+                            for: spec, in: table, path: path, configuration: configuration) ?? error
                     }
                 }
             }
@@ -70,28 +71,5 @@ extension SQLiteStore {
             }
         }
         return plan
-    }
-
-    /// The error for rows that break the uniqueness constraint `spec` enforces: the constraint and one value
-    /// found in more than one row.
-    private static func duplicates(
-        _ db: Database, spec: SQLiteIndexSpec, table: SQLiteTableLayout, path: String, configuration: String
-    ) throws -> StoreError {
-        let columns = spec.terms.map(\.column)
-        let constraint = table.uniqueConstraints.first { Set($0.columns.map { $0.uppercased() }) == Set(columns.map { $0.uppercased() }) }
-        let list = columns.map(SQLiteNames.quote).joined(separator: ", ")
-        let sql = "SELECT \(list) FROM \(SQLiteNames.quote(table.name)) WHERE "
-            + columns.map { "\(SQLiteNames.quote($0)) IS NOT NULL" }.joined(separator: " AND ")
-            + " GROUP BY \(list) HAVING COUNT(*) > 1 LIMIT 1"
-        let row = try Row.fetchOne(db, sql: sql)
-        let values = columns.indices.map { i -> String in
-            let value: DatabaseValue = row?[i] ?? .null
-            if case .string(let text) = value.storage { return "'\(text)'" }
-            return value.description
-        }
-        return StoreError.openFailed(
-            path: path, configuration: configuration,
-            reason: StoreMigration.duplicatesReason(
-                entity: constraint?.entity ?? table.name, properties: constraint?.properties ?? columns, values: values))
     }
 }

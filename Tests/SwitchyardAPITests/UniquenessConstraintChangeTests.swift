@@ -8,10 +8,13 @@ import Testing
 /// was; a removed constraint stops refusing duplicates. A constraint is not part of an entity's version hash, so
 /// no migration runs: before this, an existing SQLite store kept the unique indexes it was created with.
 @Suite struct UniquenessConstraintChangeTests {
-    static func model(unique: Bool) throws -> ObjectModel {
+    /// `colored`: a version that also adds an attribute, so the store is migrated.
+    static func model(unique: Bool, colored: Bool = false) throws -> ObjectModel {
         try ObjectModel(
             entities: [EntityDescription(
-                name: "Item", attributes: [AttributeDescription(name: "name", type: .string), AttributeDescription(name: "size", type: .integer64)],
+                name: "Item",
+                attributes: [AttributeDescription(name: "name", type: .string), AttributeDescription(name: "size", type: .integer64)]
+                    + (colored ? [AttributeDescription(name: "color", type: .string, defaultValue: .string("red"))] : []),
                 uniquenessConstraints: unique ? [["name", "size"]] : [])],
             configurations: [ConfigurationDescription(name: "Main", entityNames: ["Item"])])
     }
@@ -68,6 +71,29 @@ import Testing
         try Self.insert(context, "dup")
         try context.save()
         #expect(try Self.names(backend, unique: false, in: dir) == ["dup", "dup", "dup", "solo"])
+    }
+
+    /// A version that adds the constraint and an attribute: the store is migrated, and its duplicates are
+    /// reported as without a migration (SQLite and PostgreSQL reported their own UNIQUE error, from the index the
+    /// migration made), the store left as it was.
+    @Test(arguments: Backend.persistent)
+    func storedDuplicatesKeepOutAVersionThatAlsoMigrates(_ backend: Backend) throws {
+        let dir = try TempDir()
+        try Self.seed(backend, unique: false, ["dup", "dup", "solo"], in: dir)
+        #expect {
+            _ = try backend.coordinator(Self.model(unique: true, colored: true), in: dir)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("uniqueness constraint on Item(name, size) does not hold for the stored rows: ('dup', 1)")
+                && text.contains("The store was not changed")
+        }
+        #expect(try Self.names(backend, unique: false, in: dir) == ["dup", "dup", "solo"])
+        // Without the duplicates the same version migrates, and the new attribute reads its default.
+        let clean = try TempDir()
+        try Self.seed(backend, unique: false, ["a", "b"], in: clean)
+        let context = ObjectContext(coordinator: try backend.coordinator(Self.model(unique: true, colored: true), in: clean))
+        let items = try context.fetch(FetchRequest(entityName: "Item", sortKeys: [SortKey("name")]))
+        #expect(try items.map { try $0.get("color", as: String.self) } == ["red", "red"])
     }
 
     @Test(arguments: Backend.persistent)

@@ -106,7 +106,18 @@ package struct LayoutMigrator: Sendable {
                 try fill(db, entity: entity, change: change, table: table.name, columns: columnsByEntity[name] ?? [:],
                          builder: builder, numbers: numbers, defaulted: defaulted)
             }
-            for index in table.indexes { try db.createIndexIfMissing(index) }
+            // A constraint new to the table (a model version added it, perhaps over a key the migration just wrote,
+            // such as a to-many's new inverse): rows that already break it stop the migration, the store left as
+            // it was.
+            let existing = Set(try db.indexes(of: table.name).map { $0.name.uppercased() })
+            for index in table.indexes {
+                if index.isUnique, !existing.contains(index.name.uppercased()),
+                    let refusal = try db.duplicateRefusal(for: index, in: table, path: path, configuration: configuration)
+                {
+                    throw refusal
+                }
+                try db.createIndexIfMissing(index)
+            }
         }
 
         let plist = try StoreMigration.migratedMetadata(metadata, model: new).binaryPropertyList()
