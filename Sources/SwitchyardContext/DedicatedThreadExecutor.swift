@@ -18,7 +18,12 @@ package final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor, @unch
 
     /// Starts the thread, named `name` (what debuggers and `top -H` show).
     package init(name: String) {
-        let thread = Thread { [self] in runJobs() }
+        let thread = Thread { [self] in
+            // Named from inside as well: on Linux, Foundation gives a name set before the start to the `Thread`
+            // object only, and the thread kept its creator's name (a dispatch worker's, "oot.default-qos").
+            Thread.current.name = name
+            runJobs()
+        }
         thread.name = name
         self.thread = thread
         thread.start()

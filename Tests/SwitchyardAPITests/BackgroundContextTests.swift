@@ -70,34 +70,43 @@ import Testing
     }
 
     /// The point of the API: bodies that block (as file I/O does) do not hold the cooperative pool's threads.
-    /// Eight bodies wait on a semaphore that only a task on the pool signals, once it sees all eight waiting.
-    /// Were the bodies on the pool (as many threads as cores), the signalling task could never run and every
-    /// wait would time out.
+    /// More bodies than the pool has threads (one per core) wait on a semaphore at once, each on its context's
+    /// own thread, until a plain thread sees them all waiting: on the pool, no more than its width could ever
+    /// wait together. (The signaller was a task on the pool, waited for 30 seconds: on a loaded machine other
+    /// tests' synchronous work held the pool's two threads longer than that, and every wait timed out.)
     @Test func blockingBodiesLeaveTheCooperativePoolFree() async throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(.sqlite, in: dir)
         let waiting = Counter()
         let gate = DispatchSemaphore(value: 0)
-        let contexts = (0..<8).map { BackgroundContext(coordinator: coordinator, name: "test.\($0)") }
-        let signaller = Task {
-            let deadline = ContinuousClock.now + .seconds(20)
-            while waiting.value < contexts.count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-            for _ in contexts { gate.signal() }
+        let count = ProcessInfo.processInfo.activeProcessorCount + 2
+        let contexts = (0..<count).map { BackgroundContext(coordinator: coordinator, name: "test.\($0)") }
+        let allWaited = Counter()
+        let signaller = Thread {
+            let deadline = Date().addingTimeInterval(600)
+            while waiting.value < count, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+            if waiting.value == count { allWaited.increment() }
+            for _ in 0..<count { gate.signal() }
         }
-        let released = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for background in contexts {
+        signaller.start()
+        let results = try await withThrowingTaskGroup(of: (thread: String?, released: Bool).self) { group in
+            for (k, background) in contexts.enumerated() {
                 group.addTask {
                     try await background.perform { context in
                         _ = try context.count(FetchRequest(entityName: "Order"))
                         waiting.increment()
-                        return gate.wait(timeout: .now() + 30) == .success
+                        // Each body on its own context's thread, not one of the pool's.
+                        let thread = Thread.current.name
+                        return (thread == "test.\(k)" ? thread : "test.\(k) ran on \(thread ?? "an unnamed thread")",
+                                gate.wait(timeout: .now() + 600) == .success)
                     }
                 }
             }
-            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            return try await group.reduce(into: [(thread: String?, released: Bool)]()) { $0.append($1) }
         }
-        try await signaller.value
-        #expect(released == Array(repeating: true, count: contexts.count))
+        #expect(allWaited.value == 1, "all \(count) bodies blocked at once")
+        #expect(results.map(\.released) == Array(repeating: true, count: count))
+        #expect(Set(results.compactMap(\.thread)) == Set((0..<count).map { "test.\($0)" }))
     }
 
     /// A background context's thread ends when the context goes away: creating and dropping 40 of them leaves
