@@ -54,39 +54,12 @@ extension LMDBMigration {
                     LMDBRowCoding.encode(image, into: &writer)
                     try txn.put(databases.rows, LMDBRowKey.make(root: memberRoot, primaryKey: member), writer.bytes)
                     try LMDBIndexing.update(from: before, to: image, databases: indexes, txn: txn)
-                    try checkConstraints(of: image, through: position, indexes: indexes, rows: databases.rows, schema: schema, txn: txn)
+                    try checkConstraints(of: image, changed: [.toOne(position)], indexes: indexes, rows: databases.rows, schema: schema, txn: txn)
                 }
                 done += pairs.count
                 try progress?(MigrationProgress(path: path, entity: destination.name, done: done, total: done))
                 start = last + [0]
             }
-        }
-    }
-
-    /// A member's row now keyed by its owner breaks no uniqueness constraint that includes the new inverse (at
-    /// to-one `position`): the constraint is as new as the inverse, so the rows were never checked against it.
-    /// Two members of one owner with equal values stop the migration, naming the constraint and the values, and
-    /// the transaction leaves the store as it was, as SQL stores refuse it and as a constraint added over
-    /// stored duplicates is refused.
-    private func checkConstraints(
-        of image: LMDBRowImage, through position: Int, indexes: [LMDBDatabase?], rows: LMDBDatabase, schema: LMDBSchema,
-        txn: LMDBTransaction
-    ) throws {
-        for constraint in image.layout.constraints where constraint.slots.contains(.toOne(position)) {
-            let values = constraint.slots.map(image.value)
-            guard !values.contains(where: \.isNull), constraint.index < indexes.count, let index = indexes[constraint.index] else { continue }
-            let root = image.layout.rootNumber
-            let clash = try LMDBIndexing.clashes(values, constraint: constraint, primaryKey: image.primaryKey, index: index, txn: txn) { other in
-                try txn.get(rows, LMDBRowKey.make(root: root, primaryKey: other)).map { bytes in
-                    try bytes.withUnsafeBytes { try LMDBIndexing.decodeImage($0, primaryKey: other, schema: schema, path: path) }
-                }
-            }
-            guard clash else { continue }
-            throw StoreError.openFailed(
-                path: path, configuration: configurationName,
-                reason: StoreMigration.duplicatesReason(
-                    entity: image.layout.name, properties: constraint.properties,
-                    values: values.map { if case .string(let text) = $0 { "'\(text)'" } else { $0.description } }))
         }
     }
 

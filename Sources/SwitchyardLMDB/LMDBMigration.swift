@@ -207,8 +207,10 @@ package struct LMDBMigration {
                 var writer = LMDBByteWriter()
                 for before in batch {
                     var image = before
+                    var changed: Set<LMDBEntityLayout.Slot> = []
                     for (position, value) in defaults where image.attributes[position].isNull {
                         image.attributes[position] = value
+                        changed.insert(.attribute(position))
                     }
                     for fill in inverseFills where image.toOnes[fill.position] == nil {
                         let prefix = LMDBIndexKey.prefix(.integer(image.primaryKey))
@@ -217,15 +219,45 @@ package struct LMDBMigration {
                         else { continue }
                         let number = try bytes.withUnsafeBytes { try LMDBRowCoding.entityNumber(of: $0) }
                         image.toOnes[fill.position] = LMDBRowImage.Target(number: number, primaryKey: target)
+                        changed.insert(.toOne(fill.position))
                     }
                     writer.bytes.removeAll(keepingCapacity: true)
                     LMDBRowCoding.encode(image, into: &writer)
                     try txn.put(databases.rows, LMDBRowKey.make(root: root, primaryKey: image.primaryKey), writer.bytes)
                     try LMDBIndexing.update(from: before, to: image, databases: indexes, txn: txn)
+                    try checkConstraints(of: image, changed: changed, indexes: indexes, rows: databases.rows, schema: schema, txn: txn)
                 }
                 done += batch.count
                 try progress?(MigrationProgress(path: path, entity: entity.name, done: done, total: total))
             } while after != nil
+        }
+    }
+
+    /// A row the migration wrote values into (a member keyed by its owner through a new inverse, an added
+    /// attribute's default, a to-many made a to-one) breaks no uniqueness constraint over a `changed` slot:
+    /// when the index was built those values were not there yet, so the rows were never checked against them.
+    /// Equal values stop the migration, naming the constraint and the values, and the transaction leaves the store
+    /// as it was, as SQL stores refuse it and as a constraint added over stored duplicates is refused.
+    func checkConstraints(
+        of image: LMDBRowImage, changed: Set<LMDBEntityLayout.Slot>, indexes: [LMDBDatabase?], rows: LMDBDatabase,
+        schema: LMDBSchema, txn: LMDBTransaction
+    ) throws {
+        guard !changed.isEmpty else { return }
+        for constraint in image.layout.constraints where constraint.slots.contains(where: changed.contains) {
+            let values = constraint.slots.map(image.value)
+            guard !values.contains(where: \.isNull), constraint.index < indexes.count, let index = indexes[constraint.index] else { continue }
+            let root = image.layout.rootNumber
+            let clash = try LMDBIndexing.clashes(values, constraint: constraint, primaryKey: image.primaryKey, index: index, txn: txn) { other in
+                try txn.get(rows, LMDBRowKey.make(root: root, primaryKey: other)).map { bytes in
+                    try bytes.withUnsafeBytes { try LMDBIndexing.decodeImage($0, primaryKey: other, schema: schema, path: path) }
+                }
+            }
+            guard clash else { continue }
+            throw StoreError.openFailed(
+                path: path, configuration: configurationName,
+                reason: StoreMigration.duplicatesReason(
+                    entity: image.layout.name, properties: constraint.properties,
+                    values: values.map { if case .string(let text) = $0 { "'\(text)'" } else { $0.description } }))
         }
     }
 

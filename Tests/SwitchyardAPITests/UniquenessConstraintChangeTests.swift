@@ -96,6 +96,52 @@ import Testing
         #expect(try items.map { try $0.get("color", as: String.self) } == ["red", "red"])
     }
 
+    /// Values a migration writes into the rows count for the constraints over them: an added attribute's default
+    /// under a constraint added with it, and a default filling an attribute made required under a constraint it
+    /// already had. Rows the defaults make equal keep the version out, naming the constraint and the values, on
+    /// every backend (LMDB wrote the defaults unchecked, SQLite and PostgreSQL failed with their own UNIQUE error
+    /// or none), and the store is left as it was.
+    @Test(arguments: Backend.persistent, [false, true])
+    func defaultsAMigrationWritesAreHeldToTheConstraints(_ backend: Backend, madeRequired: Bool) throws {
+        // Before: Tag(name, note?), unique (name, note) when `madeRequired`. After: a default fills `note` (made
+        // required), or an added `color` under a new unique (name, color).
+        func model(after: Bool) throws -> ObjectModel {
+            var attributes = [AttributeDescription(name: "name", type: .string)]
+            var constraints: [[String]] = []
+            if madeRequired {
+                attributes.append(AttributeDescription(name: "note", type: .string, isOptional: !after, defaultValue: after ? .string("none") : nil))
+                constraints = [["name", "note"]]
+            } else if after {
+                attributes.append(AttributeDescription(name: "color", type: .string, defaultValue: .string("red")))
+                constraints = [["name", "color"]]
+            }
+            return try ObjectModel(
+                entities: [EntityDescription(name: "Tag", attributes: attributes, uniquenessConstraints: constraints)],
+                configurations: [ConfigurationDescription(name: "Main", entityNames: ["Tag"])])
+        }
+        func seed(_ names: [String], in dir: TempDir) throws {
+            let context = ObjectContext(coordinator: try backend.coordinator(model(after: false), in: dir))
+            for name in names { try context.insert("Tag").set("name", name) }
+            try context.save()
+        }
+        let dir = try TempDir()
+        try seed(["dup", "dup", "solo"], in: dir)
+        let column = madeRequired ? "note" : "color", value = madeRequired ? "none" : "red"
+        #expect {
+            _ = try backend.coordinator(model(after: true), in: dir)
+        } throws: { error in
+            "\(error)".contains("uniqueness constraint on Tag(name, \(column)) does not hold for the stored rows: ('dup', '\(value)')")
+        }
+        let before = ObjectContext(coordinator: try backend.coordinator(model(after: false), in: dir))
+        #expect(try before.fetch(FetchRequest(entityName: "Tag", sortKeys: [SortKey("name")])).map { try $0.get("name", as: String.self) } == ["dup", "dup", "solo"])
+
+        // Rows the defaults leave distinct migrate, and read the default.
+        let clean = try TempDir()
+        try seed(["a", "b"], in: clean)
+        let after = ObjectContext(coordinator: try backend.coordinator(model(after: true), in: clean))
+        #expect(try after.fetch(FetchRequest(entityName: "Tag", sortKeys: [SortKey("name")])).map { try $0.get(column, as: String.self) } == [value, value])
+    }
+
     @Test(arguments: Backend.persistent)
     func aRemovedConstraintNoLongerRefusesDuplicates(_ backend: Backend) throws {
         let dir = try TempDir()

@@ -101,6 +101,7 @@ package struct LayoutMigrator: Sendable {
             }
             let defaulted = try alignColumns(
                 db, table: table, columnsByEntity: columnsByEntity, changes: changes, numbers: numbers)
+            try dropUniqueIndexes(overFilledColumnsOf: table, columnsByEntity: columnsByEntity, changes: changes, in: db)
             for name in table.entityNames {
                 guard let entity = new.entity(named: name), let change = changes[name] else { continue }
                 try fill(db, entity: entity, change: change, table: table.name, columns: columnsByEntity[name] ?? [:],
@@ -127,6 +128,31 @@ package struct LayoutMigrator: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// Drops the table's unique indexes over a column `fill` writes (an added or newly required attribute's
+    /// default, a to-many made a to-one): made again after the fill, each is checked for duplicates first (see
+    /// `run`), so rows the fill makes equal are refused naming the constraint rather than as the database's own
+    /// UNIQUE error.
+    private func dropUniqueIndexes(
+        overFilledColumnsOf table: SQLiteTableLayout, columnsByEntity: [String: [String: String]], changes: [String: EntityChange],
+        in db: some LayoutMigrationDatabase
+    ) throws {
+        var filled: Set<String> = []
+        for name in table.entityNames {
+            guard let change = changes[name], let columns = columnsByEntity[name] else { continue }
+            for p in change.properties where [.added, .becameRequired, .toManyBecameToOne].contains(p.kind) {
+                if let column = columns[p.name] { filled.insert(column.uppercased()) }
+            }
+        }
+        guard !filled.isEmpty else { return }
+        let unique = Set(table.indexes.filter(\.isUnique).map { Set($0.terms.map { $0.column.uppercased() }) })
+        let ours = Set(table.indexes.map { $0.name.uppercased() })
+        for index in try db.indexes(of: table.name) where !index.isConstraint && ours.contains(index.name.uppercased()) {
+            let columns = Set(index.columns.map { $0.uppercased() })
+            guard unique.contains(columns), !columns.isDisjoint(with: filled) else { continue }
+            try db.execute("DROP INDEX \(db.quote(index.name))")
+        }
+    }
 
     /// The table an old root's rows are in after entity renames.
     private func currentTableName(ofOldRoot root: String) -> String {
