@@ -21,12 +21,28 @@ package final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor, @unch
         let thread = Thread { [self] in
             // Named from inside as well: on Linux, Foundation gives a name set before the start to the `Thread`
             // object only, and the thread kept its creator's name (a dispatch worker's, "oot.default-qos").
-            Thread.current.name = name
+            Thread.current.name = Self.systemName(name)
             runJobs()
         }
         thread.name = name
         self.thread = thread
         thread.start()
+    }
+
+    /// `name` as the system can show it: Linux keeps at most 15 bytes of a thread's name and refuses a longer
+    /// one outright (the thread then keeps its creator's name), so a longer name is cut to its first 15 bytes at a
+    /// character boundary ("Switchyard.BackgroundContext" shows as "Switchyard.Back").
+    package static func systemName(_ name: String) -> String {
+        #if os(Linux)
+        var result = ""
+        for character in name {
+            guard result.utf8.count + character.utf8.count <= 15 else { break }
+            result.append(character)
+        }
+        return result
+        #else
+        return name
+        #endif
     }
 
     package func enqueue(_ job: consuming ExecutorJob) {

@@ -77,14 +77,15 @@ import Testing
     @Test func blockingBodiesLeaveTheCooperativePoolFree() async throws {
         let dir = try TempDir()
         let coordinator = try Shop.coordinator(.sqlite, in: dir)
-        let waiting = Counter()
+        let waiting = Counter(), failed = Counter()
         let gate = DispatchSemaphore(value: 0)
         let count = ProcessInfo.processInfo.activeProcessorCount + 2
         let contexts = (0..<count).map { BackgroundContext(coordinator: coordinator, name: "test.\($0)") }
         let allWaited = Counter()
         let signaller = Thread {
             let deadline = Date().addingTimeInterval(600)
-            while waiting.value < count, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+            // A body that failed before waiting ends the wait for the others at once.
+            while waiting.value < count, failed.value == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
             if waiting.value == count { allWaited.increment() }
             for _ in 0..<count { gate.signal() }
         }
@@ -93,7 +94,10 @@ import Testing
             for (k, background) in contexts.enumerated() {
                 group.addTask {
                     try await background.perform { context in
-                        _ = try context.count(FetchRequest(entityName: "Order"))
+                        do { _ = try context.count(FetchRequest(entityName: "Order")) } catch {
+                            failed.increment()
+                            throw error
+                        }
                         waiting.increment()
                         // Each body on its own context's thread, not one of the pool's.
                         let thread = Thread.current.name
@@ -108,6 +112,23 @@ import Testing
         #expect(results.map(\.released) == Array(repeating: true, count: count))
         #expect(Set(results.compactMap(\.thread)) == Set((0..<count).map { "test.\($0)" }))
     }
+
+    /// The system shows a context's thread under its name (`top -H`, debuggers), cut to what Linux keeps (15
+    /// bytes); before, every context's thread showed its creator's name, and a name longer than that was refused.
+    #if os(Linux)
+    @Test func aContextsThreadCarriesItsName() async throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(.memory, in: dir)
+        func systemName() -> String {
+            (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines) ?? "no /proc"
+        }
+        #expect(try await BackgroundContext(coordinator: coordinator).perform { _ in systemName() } == "Switchyard.Back")
+        #expect(try await BackgroundContext(coordinator: coordinator, name: "sync").perform { _ in systemName() } == "sync")
+        #expect(try await coordinator.performBackgroundTask { _ in systemName() } == "Switchyard.perf")
+        #expect(try await BackgroundContext(coordinator: coordinator, name: "é-twelve-more").perform { _ in systemName() } == "é-twelve-more")
+        #expect(try await BackgroundContext(coordinator: coordinator, name: "ééééééééé").perform { _ in systemName() } == "ééééééé")
+    }
+    #endif
 
     /// A background context's thread ends when the context goes away: creating and dropping 40 of them leaves
     /// the process with the threads it had (read from /proc/self/task), so per-unit-of-work contexts do not leak.
