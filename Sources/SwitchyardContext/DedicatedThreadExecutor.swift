@@ -19,9 +19,7 @@ package final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor, @unch
     /// Starts the thread, named `name` (what debuggers and `top -H` show).
     package init(name: String) {
         let thread = Thread { [self] in
-            // Named from inside as well: on Linux, Foundation gives a name set before the start to the `Thread`
-            // object only, and the thread kept its creator's name (a dispatch worker's, "oot.default-qos").
-            Thread.current.name = Self.systemName(name)
+            Self.nameCurrentThread(name)
             runJobs()
         }
         thread.name = name
@@ -42,6 +40,21 @@ package final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor, @unch
         return result
         #else
         return name
+        #endif
+    }
+
+    /// Gives the running thread its system name (`systemName(_:)`). On Linux through glibc's
+    /// `pthread_setname_np`, looked up at run time (Swift's Glibc module does not export it): Foundation gives a
+    /// name set before the start to the `Thread` object only, and one set from inside the thread reached the system
+    /// only once the starting thread had recorded the new thread's handle, which under load it sometimes had not
+    /// (the thread then kept its creator's name, a dispatch worker's "oot.default-qos").
+    private static func nameCurrentThread(_ name: String) {
+        #if os(Linux)
+        typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pthread_setname_np") else { return }
+        _ = unsafeBitCast(symbol, to: SetName.self)(pthread_self(), systemName(name))
+        #else
+        Thread.current.name = name
         #endif
     }
 
