@@ -207,20 +207,12 @@ package struct LMDBBootstrap {
             // A uniqueness constraint new to the store (a model version added it): rows that already break it make
             // the open fail, and the transaction aborts (nothing written), as on SQLite.
             for constraint in image.layout.constraints where positions.contains(constraint.index) {
-                let values = constraint.slots.map(image.value)
-                guard !values.contains(where: \.isNull), let database = databases[constraint.index] else { continue }
-                let clash = try LMDBIndexing.clashes(values, constraint: constraint, primaryKey: key, index: database, txn: txn) { other in
-                    try txn.get(rows, LMDBRowKey.make(root: rootNumber, primaryKey: other)).map { bytes in
-                        try bytes.withUnsafeBytes { try LMDBIndexing.decodeImage($0, primaryKey: other, schema: schema, path: path) }
-                    }
-                }
-                if clash {
-                    throw StoreError.openFailed(
-                        path: path, configuration: configuration,
-                        reason: StoreMigration.duplicatesReason(
-                            entity: image.layout.name, properties: constraint.properties,
-                            values: values.map { if case .string(let text) = $0 { "'\(text)'" } else { $0.description } }))
-                }
+                guard let database = databases[constraint.index],
+                    let refusal = try LMDBIndexing.duplicateRefusal(
+                        of: image, constraint: constraint, index: database, rows: rows, schema: schema, txn: txn, path: path,
+                        configuration: configuration)
+                else { continue }
+                throw refusal
             }
             for position in positions {
                 guard let database = databases[position], let indexKey = LMDBIndexing.entry(of: image, index: position) else { continue }

@@ -62,6 +62,29 @@ package enum LMDBIndexing {
 
     /// The primary keys of the entries whose leading values encode as `prefix`, in index order (for one
     /// value, ascending primary key).
+    /// The error for stored rows that break `constraint` (checked through its `index`): `image`'s values, none
+    /// null, are held by another row of its table in `rows`. Nil when no other row holds them. A model version's
+    /// checks of stored rows ask this: an index built over existing rows, and the values a migration writes.
+    package static func duplicateRefusal(
+        of image: LMDBRowImage, constraint: LMDBEntityLayout.Constraint, index: LMDBDatabase, rows: LMDBDatabase,
+        schema: LMDBSchema, txn: LMDBTransaction, path: String, configuration: String
+    ) throws -> StoreError? {
+        let values = constraint.slots.map(image.value)
+        guard !values.contains(where: \.isNull) else { return nil }
+        let root = image.layout.rootNumber
+        let clash = try clashes(values, constraint: constraint, primaryKey: image.primaryKey, index: index, txn: txn) { other in
+            try txn.get(rows, LMDBRowKey.make(root: root, primaryKey: other)).map { bytes in
+                try bytes.withUnsafeBytes { try decodeImage($0, primaryKey: other, schema: schema, path: path) }
+            }
+        }
+        guard clash else { return nil }
+        return StoreError.openFailed(
+            path: path, configuration: configuration,
+            reason: StoreMigration.duplicatesReason(
+                entity: image.layout.name, properties: constraint.properties,
+                values: values.map { if case .string(let text) = $0 { "'\(text)'" } else { $0.description } }))
+    }
+
     /// Whether a row other than `primaryKey` holds `values` for `constraint`: the constraint's `index` names the
     /// candidates, `image` reads each, and `storeEqual` decides, as in the memory store. (A save's check and the
     /// check of stored rows when an index is built both ask this.)

@@ -244,20 +244,12 @@ package struct LMDBMigration {
     ) throws {
         guard !changed.isEmpty else { return }
         for constraint in image.layout.constraints where constraint.slots.contains(where: changed.contains) {
-            let values = constraint.slots.map(image.value)
-            guard !values.contains(where: \.isNull), constraint.index < indexes.count, let index = indexes[constraint.index] else { continue }
-            let root = image.layout.rootNumber
-            let clash = try LMDBIndexing.clashes(values, constraint: constraint, primaryKey: image.primaryKey, index: index, txn: txn) { other in
-                try txn.get(rows, LMDBRowKey.make(root: root, primaryKey: other)).map { bytes in
-                    try bytes.withUnsafeBytes { try LMDBIndexing.decodeImage($0, primaryKey: other, schema: schema, path: path) }
-                }
-            }
-            guard clash else { continue }
-            throw StoreError.openFailed(
-                path: path, configuration: configurationName,
-                reason: StoreMigration.duplicatesReason(
-                    entity: image.layout.name, properties: constraint.properties,
-                    values: values.map { if case .string(let text) = $0 { "'\(text)'" } else { $0.description } }))
+            guard constraint.index < indexes.count, let index = indexes[constraint.index],
+                let refusal = try LMDBIndexing.duplicateRefusal(
+                    of: image, constraint: constraint, index: index, rows: rows, schema: schema, txn: txn, path: path,
+                    configuration: configurationName)
+            else { continue }
+            throw refusal
         }
     }
 
