@@ -35,7 +35,10 @@ extension ObjectContext {
         }
         var seen = Set(members.map(ObjectIdentifier.init))
         let pending = insertedObjects + changedObjects.values.sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        // Of the destination entity only: sibling subentities may each declare a to-one of the inverse's name
+        // (`Cat.owner` for `cats`, `Dog.owner` for `dogs`), and a cat's owner does not make it one of the dogs.
         for candidate in pending where !candidate.isDeleted && candidate.changedToOne[inverse].map({ $0 === object }) == true {
+            guard model.entity(candidate.entity.name, isKindOf: relationship.destinationEntityName) else { continue }
             if seen.insert(ObjectIdentifier(candidate)).inserted { members.append(candidate) }
         }
         members = Self.byPrimaryKey(members)

@@ -116,6 +116,86 @@ import Testing
         }
     }
 
+    /// Two subentities of one table declaring a to-one of the same name (`Cat.owner`, `Dog.owner`, both in
+    /// `ZPET`): Core Data numbers the second one's columns (`ZOWNER1`, and its entity column, as `Person` has a
+    /// subentity). When `Dog.owner` is added or removed as the inverse of `Person.dogs`, the migration moves the
+    /// dogs' owners to or from that numbered column, and the cats keep theirs. Before 2026-12-02 an added one
+    /// stopped the migration with an SQL error (the entity column was taken for the cats' and never added) and a
+    /// removed one was read from the cats' column: every dog lost its owner.
+    /// `newcomer` names the entity whose `owner` comes and goes: after `Cat` in the tree, or before it.
+    @Test(arguments: Backend.persistent, [(InverseChange.gained, "Dog"), (.lost, "Dog"), (.gained, "Ant"), (.lost, "Ant")])
+    func aNumberedInverseColumnKeepsItsMembers(backend: Backend, case: (change: InverseChange, newcomer: String)) throws {
+        let (change, dogEntity) = (`case`.change, `case`.newcomer)
+        let dog = dogEntity.lowercased()
+        func model(dogInverse: Bool) throws -> ObjectModel {
+            let person = EntityDescription(
+                name: "Person", attributes: [AttributeDescription(name: "name", type: .string)],
+                relationships: [
+                    RelationshipDescription(name: "cats", destination: "Cat", inverse: "owner", isToMany: true),
+                    RelationshipDescription(name: "dogs", destination: dogEntity, inverse: dogInverse ? "owner" : nil, isToMany: true),
+                ])
+            let employee = EntityDescription(
+                name: "Employee", parent: "Person", attributes: [AttributeDescription(name: "badge", type: .integer64)])
+            let pet = EntityDescription(name: "Pet", attributes: [AttributeDescription(name: "name", type: .string)])
+            let cat = EntityDescription(
+                name: "Cat", parent: "Pet", relationships: [RelationshipDescription(name: "owner", destination: "Person", inverse: "cats")])
+            let newcomer = EntityDescription(
+                name: dogEntity, parent: "Pet",
+                relationships: dogInverse ? [RelationshipDescription(name: "owner", destination: "Person", inverse: "dogs")] : [])
+            return try ObjectModel(
+                entities: [person, employee, pet, cat, newcomer],
+                configurations: [ConfigurationDescription(name: "Main", entityNames: ["Person", "Employee", "Pet", "Cat", dogEntity])])
+        }
+        let dir = try TempDir()
+        let coordinator = try backend.coordinator(try model(dogInverse: change.hadInverse), in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        for (name, entity) in [("ann", "Person"), ("bob", "Employee")] {
+            let owner = try context.insert(entity)
+            try owner.set("name", name)
+            for (kind, key) in [("Cat", "cats"), (dogEntity, "dogs")] {
+                for k in 0..<2 {
+                    let pet = try context.insert(kind)
+                    try pet.set("name", "\(name)-\(kind.lowercased())\(k)")
+                    try owner.addRelatedObject(pet, forKey: key)
+                }
+            }
+        }
+        try context.save()
+        if let store = coordinator.stores.first { try coordinator.removeStore(store) }
+
+        let migrated = try backend.coordinator(try model(dogInverse: !change.hadInverse), in: dir)
+        let reader = ObjectContext(coordinator: migrated)
+        var members: [String: [String]] = [:]
+        for owner in try reader.fetch(FetchRequest(entityName: "Person")) {
+            let name = try owner.get("name", as: String.self) ?? ""
+            for key in ["cats", "dogs"] {
+                members[name + "." + key] = try owner.relatedObjects(forKey: key).map { try $0.get("name", as: String.self) ?? "" }.sorted()
+            }
+        }
+        #expect(members == [
+            "ann.cats": ["ann-cat0", "ann-cat1"], "ann.dogs": ["ann-\(dog)0", "ann-\(dog)1"],
+            "bob.cats": ["bob-cat0", "bob-cat1"], "bob.dogs": ["bob-\(dog)0", "bob-\(dog)1"],
+        ])
+        // Each pet's owner, with the owner's entity: the cats' from their column, the dogs' (when the model has
+        // it) from the numbered one.
+        var owners: [String: String] = [:]
+        for pet in try reader.fetch(FetchRequest(entityName: "Pet")) where pet.entity.name == "Cat" || !change.hadInverse {
+            let owner = try #require(try pet.relatedObject(forKey: "owner"))
+            owners[try pet.get("name", as: String.self) ?? ""] = "\(owner.entity.name) \(try owner.get("name", as: String.self) ?? "")"
+        }
+        var expected: [String: String] = [:]
+        for (name, entity) in [("ann", "Person"), ("bob", "Employee")] {
+            for kind in change.hadInverse ? ["cat"] : ["cat", dog] {
+                for k in 0..<2 { expected["\(name)-\(kind)\(k)"] = "\(entity) \(name)" }
+            }
+        }
+        #expect(owners == expected)
+        if !change.hadInverse {
+            #expect(try reader.count(FetchRequest(entityName: dogEntity, predicate: try FetchPredicate(format: "owner.name == %@", "bob"))) == 2)
+            #expect(try reader.count(FetchRequest(entityName: "Cat", predicate: try FetchPredicate(format: "owner.name == %@", "bob"))) == 2)
+        }
+    }
+
     /// Opened read-only with the new model, the store cannot be migrated, and reading it as if it had been would
     /// show no members (a to-many that lost its inverse read its empty hidden key on SQLite, and LMDB read it
     /// without owner links): refused, saying to open it writable once, as an added property is. A writable open

@@ -9,7 +9,7 @@ extension LayoutMigrator {
     /// gives every existing row its value.
     func alignColumns(
         _ db: some LayoutMigrationDatabase, table: SQLiteTableLayout, columnsByEntity: [String: [String: String]],
-        changes: [String: EntityChange], numbers: [String: Int64]
+        changes: [String: EntityChange], oldNumbers: [String: Int64], numbers: [String: Int64]
     ) throws -> Set<String> {
         var defaulted: Set<String> = []
         let quotedTable = db.quote(table.name)
@@ -18,6 +18,10 @@ extension LayoutMigrator {
             if case .integer(let n)? = row.first { return n }
             return nil
         })
+        // Columns numbered differently by the new model (a repeated name gained or lost by an earlier entity of
+        // the tree) first, so every later step finds each property's column under its new name.
+        let before = oldColumns(of: table, changes: changes, oldNumbers: oldNumbers)
+        let aside = try renumberColumns(db, table: table, columnsByEntity: columnsByEntity, changes: changes, oldColumns: before)
         var actual = Set(try db.columns(of: table.name).map { $0.uppercased() })
         // Which property each expected column belongs to, to find a renamed property's old column.
         var owner: [String: (entity: String, property: String)] = [:]
@@ -61,9 +65,10 @@ extension LayoutMigrator {
                         }
                     }
                 } else if property.hasSuffix("\u{0}entity") {
-                    // Real stores number the entity column differently; any Z<n>_<REL> is the same column.
-                    let rel = String(property.dropLast("\u{0}entity".count)).uppercased()
-                    if actual.contains(where: { $0.hasPrefix("Z") && $0.hasSuffix("_" + rel) && $0.dropFirst().dropLast(rel.count + 1).allSatisfy(\.isNumber) }) {
+                    // Real stores number the entity column differently; any Z<n>_<REL> is the same column, but not
+                    // another subentity's of the same name (Z<n>_<REL> for Z<n>_<REL>1).
+                    let rel = String(property.dropLast("\u{0}entity".count))
+                    if actual.contains(where: { SQLiteNames.isEntityColumn($0, of: rel, numberedAs: spec.name) }) {
                         continue
                     }
                 } else if let oldName = changes[entity].flatMap({ StoreMigration.oldPropertyNames($0)[property] }) {
@@ -89,7 +94,8 @@ extension LayoutMigrator {
             actual.insert(spec.name.uppercased())
         }
         // Members' owners moving between a to-one inverse's key and a hidden key, before either column goes.
-        for column in try moveInverseOwners(db, table: table, columnsByEntity: columnsByEntity, numbers: numbers) {
+        for column in try moveInverseOwners(
+            db, table: table, columnsByEntity: columnsByEntity, oldColumns: before, movedAside: aside, numbers: numbers) {
             try drop(db, table: table.name, column: column.uppercased())
             actual.remove(column.uppercased())
         }
@@ -127,6 +133,17 @@ extension LayoutMigrator {
                     actual.remove(column)
                 }
             }
+        }
+        // The old model's columns of removed properties under another name (numbered: ZOWNER1), and those moved
+        // aside for a renumbered one.
+        let removed = removedColumns(of: table, changes: changes, oldColumns: before)
+        for column in actual.sorted() where removed.contains(column) && !expected.contains(column) {
+            try drop(db, table: table.name, column: column)
+            actual.remove(column)
+        }
+        for spare in aside.values.sorted() where actual.contains(spare.uppercased()) {
+            try drop(db, table: table.name, column: spare.uppercased())
+            actual.remove(spare.uppercased())
         }
         return defaulted
     }

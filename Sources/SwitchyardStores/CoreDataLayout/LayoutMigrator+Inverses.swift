@@ -12,7 +12,7 @@ extension LayoutMigrator {
     /// emptied that the new layout does not use, for the caller to drop.
     func moveInverseOwners(
         _ db: some LayoutMigrationDatabase, table: SQLiteTableLayout, columnsByEntity: [String: [String: String]],
-        numbers: [String: Int64]
+        oldColumns: [String: [String: String]], movedAside: [String: String], numbers: [String: Int64]
     ) throws -> [String] {
         let realColumns = try db.columns(of: table.name)
         /// The real spelling of an upper-cased column name, if the table has it.
@@ -52,13 +52,18 @@ extension LayoutMigrator {
                 emptied.append(oldKey)
                 if let oldPosition = hidden(move.former, ordered: true) { emptied.append(oldPosition) }
             case .ownersFromKeys(let former):
+                // The removed to-one's columns as the old model laid them out: numbered (ZOWNER1) when another
+                // entity of the table declares a to-one of its name.
+                let formerColumns = formerColumns(of: former, destinationOf: move.former, oldColumns: oldColumns)
+                    .map { (key: movedAside[$0.key.uppercased()] ?? $0.key, position: $0.position.map { movedAside[$0.uppercased()] ?? $0 }) }
+                let keyName = formerColumns?.key ?? SQLiteNames.column(for: former)
                 guard let key = columnsByEntity[destination.name]?[SQLiteHiddenKey.property(move.end.key)],
-                    let oldKey = real(SQLiteNames.column(for: former).uppercased())
-                else { throw unplaced(move, "the key column \(SQLiteNames.column(for: former)) of its removed inverse is not in table \(table.name)") }
+                    let oldKey = real(keyName.uppercased())
+                else { throw unplaced(move, "the key column \(keyName) of its removed inverse is not in table \(table.name)") }
                 from = oldKey
                 sets.append("\(db.quote(key)) = \(db.quote(oldKey))")
                 if let position = columnsByEntity[destination.name]?[SQLiteHiddenKey.orderProperty(move.end.key)],
-                    let oldPosition = real("Z_FOK_" + former.uppercased())
+                    let oldPosition = real((formerColumns?.position ?? "Z_FOK_" + former).uppercased())
                 {
                     sets.append("\(db.quote(position)) = \(db.quote(oldPosition))")
                 }
@@ -72,6 +77,18 @@ extension LayoutMigrator {
         }
         let expected = Set(table.columns.map { $0.name.uppercased() })
         return emptied.filter { !expected.contains($0.uppercased()) }
+    }
+
+    /// The key and position columns the old model gave the to-one `name` of `end`'s destination (or of the
+    /// ancestor declaring it), from the old layout of this table (`oldColumns`); nil when it has no such to-one.
+    private func formerColumns(
+        of name: String, destinationOf end: RelationshipEnd, oldColumns: [String: [String: String]]
+    ) -> (key: String, position: String?)? {
+        guard let destination = old.entity(named: end.relationship.destinationEntityName),
+            let declaring = ([destination] + old.ancestors(of: destination)).first(where: { $0.relationship(named: name) != nil }),
+            let columns = oldColumns[declaring.name], let key = columns[name]
+        else { return nil }
+        return (key, columns[name + "\u{0}order"])
     }
 
     /// A to-many whose members' owners cannot be found where the old model keeps them: the migration stops (its

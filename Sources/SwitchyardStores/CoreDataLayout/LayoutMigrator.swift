@@ -100,7 +100,7 @@ package struct LayoutMigrator: Sendable {
                 continue
             }
             let defaulted = try alignColumns(
-                db, table: table, columnsByEntity: columnsByEntity, changes: changes, numbers: numbers)
+                db, table: table, columnsByEntity: columnsByEntity, changes: changes, oldNumbers: oldNumbers, numbers: numbers)
             try dropUniqueIndexes(overFilledColumnsOf: table, columnsByEntity: columnsByEntity, changes: changes, in: db)
             for name in table.entityNames {
                 guard let entity = new.entity(named: name), let change = changes[name] else { continue }

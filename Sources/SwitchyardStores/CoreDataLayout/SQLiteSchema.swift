@@ -250,12 +250,8 @@ package struct SQLiteSchema: Sendable {
         if property.hasSuffix("\u{0}order") { return actual[expected.uppercased()] }
         if !expected.isEmpty, let real = actual[expected.uppercased()] { return real }
         if isEntityColumn {
-            let relationship = String(property.dropLast("\u{0}entity".count)).uppercased()
-            let match = actual.keys.sorted().first { key in
-                guard key.hasPrefix("Z"), key.hasSuffix("_" + relationship) else { return false }
-                let digits = key.dropFirst().dropLast(relationship.count + 1)
-                return !digits.isEmpty && digits.allSatisfy(\.isNumber)
-            }
+            let relationship = String(property.dropLast("\u{0}entity".count))
+            let match = actual.keys.sorted().first { SQLiteNames.isEntityColumn($0, of: relationship, numberedAs: expected) }
             if let match { return actual[match] }
             if expected.isEmpty { return nil }
         } else {

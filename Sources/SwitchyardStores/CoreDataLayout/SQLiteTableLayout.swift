@@ -187,6 +187,25 @@ package enum SQLiteNames {
     package static func entityColumn(for relationship: String, destinationNumber: Int64) -> String {
         "Z\(destinationNumber)_\(relationship.uppercased())"
     }
+
+    /// Whether `column` is an entity column of `relationship` numbered as `expected` is: `Z<n>_<REL>` with any
+    /// `n` (real stores number the destination differently), then the same count as `expected` when a
+    /// repeated name in one table got one (`Z7_OWNER1`, `ZOWNER1`'s entity column, next to another subentity's
+    /// `Z7_OWNER`). An empty `expected` means unnumbered.
+    package static func isEntityColumn(_ column: String, of relationship: String, numberedAs expected: String) -> Bool {
+        let rel = relationship.uppercased()
+        /// What follows `Z<digits>_`, upper-cased; nil for another form.
+        func tail(_ name: String) -> Substring? {
+            let upper = name.uppercased()
+            guard upper.hasPrefix("Z"), let underscore = upper.firstIndex(of: "_") else { return nil }
+            let digits = upper[upper.index(after: upper.startIndex)..<underscore]
+            guard !digits.isEmpty, digits.allSatisfy(\.isNumber) else { return nil }
+            return upper[upper.index(after: underscore)...]
+        }
+        guard let rest = tail(column), rest.hasPrefix(rel) else { return false }
+        let count = tail(expected).flatMap { $0.hasPrefix(rel) ? $0.dropFirst(rel.count) : nil } ?? ""
+        return rest.dropFirst(rel.count) == count
+    }
 }
 
 // MARK: - Building the layout
