@@ -21,7 +21,7 @@ extension LayoutMigrator {
         // Columns numbered differently by the new model (a repeated name gained or lost by an earlier entity of
         // the tree) first, so every later step finds each property's column under its new name.
         let before = oldColumns(of: table, changes: changes, oldNumbers: oldNumbers)
-        let aside = try renumberColumns(db, table: table, columnsByEntity: columnsByEntity, changes: changes, oldColumns: before)
+        let renumbered = try renumberColumns(db, table: table, columnsByEntity: columnsByEntity, changes: changes, oldColumns: before)
         var actual = Set(try db.columns(of: table.name).map { $0.uppercased() })
         // Which property each expected column belongs to, to find a renamed property's old column.
         var owner: [String: (entity: String, property: String)] = [:]
@@ -95,7 +95,7 @@ extension LayoutMigrator {
         }
         // Members' owners moving between a to-one inverse's key and a hidden key, before either column goes.
         for column in try moveInverseOwners(
-            db, table: table, columnsByEntity: columnsByEntity, oldColumns: before, movedAside: aside, numbers: numbers) {
+            db, table: table, columnsByEntity: columnsByEntity, oldColumns: before, movedAside: renumbered.aside, numbers: numbers) {
             try drop(db, table: table.name, column: column.uppercased())
             actual.remove(column.uppercased())
         }
@@ -134,14 +134,13 @@ extension LayoutMigrator {
                 }
             }
         }
-        // The old model's columns of removed properties under another name (numbered: ZOWNER1), and those moved
-        // aside for a renumbered one.
-        let removed = removedColumns(of: table, changes: changes, oldColumns: before)
-        for column in actual.sorted() where removed.contains(column) && !expected.contains(column) {
+        // The old layout's columns no kept property uses, under whatever name (numbered: ZOWNER1, Z_FOK_OWNER1),
+        // and those moved aside for a renumbered one.
+        for column in actual.sorted() where renumbered.unclaimed.contains(column) && !expected.contains(column) {
             try drop(db, table: table.name, column: column)
             actual.remove(column)
         }
-        for spare in aside.values.sorted() where actual.contains(spare.uppercased()) {
+        for spare in renumbered.aside.values.sorted() where actual.contains(spare.uppercased()) {
             try drop(db, table: table.name, column: spare.uppercased())
             actual.remove(spare.uppercased())
         }
