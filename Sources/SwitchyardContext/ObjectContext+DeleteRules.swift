@@ -24,10 +24,9 @@ extension ObjectContext {
                             count: related.count)
                     case .cascade:
                         for target in related where !target.isDeleted && visited.insert(ObjectIdentifier(target)).inserted {
-                            undo.append(cascadeUndo(for: target))
-                            let wasInserted = target.isInserted
-                            try delete(target)
-                            if !wasInserted { queue.append(target) }
+                            // An unsaved target goes at once, with what its own Cascade rules reach; the saved
+                            // objects deleted so run their rules in turn.
+                            queue.append(contentsOf: try deleteCascadingFromInserts(target, undo: &undo, visited: &visited))
                         }
                     case .nullify:
                         if coordinator.model.isManyToMany(relationship), let inverse = relationship.inverseName {
@@ -68,6 +67,32 @@ extension ObjectContext {
             for step in undo.reversed() { step() }
             throw error
         }
+    }
+
+    /// Deletes `object`: a saved one is marked for deletion and returned, for its rules to run; an unsaved insert
+    /// is dropped after what its Cascade rules reach is deleted the same way (read first: its relationships can
+    /// no longer be read once it is dropped), returning the saved objects among them. Before 2026-12-02 an unsaved
+    /// insert's rules never ran: deleting an unsaved keeper left its cats saved without a keeper, and a cascade
+    /// through an unsaved cat stopped there, its toys kept. Every step adds its undo to `undo`.
+    package func deleteCascadingFromInserts(
+        _ object: ManagedObject, undo: inout [() -> Void], visited: inout Set<ObjectIdentifier>
+    ) throws -> [ManagedObject] {
+        undo.append(cascadeUndo(for: object))
+        guard object.isInserted else {
+            object.isDeleted = true
+            changedObjects[ObjectIdentifier(object)] = object
+            return [object]
+        }
+        var targets: [ManagedObject] = []
+        for relationship in object.entity.allRelationships where !relationship.isTransient && relationship.deleteRule == .cascade {
+            targets += try relatedForDeletion(object, relationship)
+        }
+        undo.append(dropInserted(object))
+        var saved: [ManagedObject] = []
+        for target in targets where !target.isDeleted && visited.insert(ObjectIdentifier(target)).inserted {
+            saved += try deleteCascadingFromInserts(target, undo: &undo, visited: &visited)
+        }
+        return saved
     }
 
     /// The objects at the other end of `relationship` that a delete of `object` affects.

@@ -123,31 +123,53 @@ public final class ObjectContext {
         object.store = store
     }
 
-    /// Marks `object` for deletion at the next save (an unsaved insert is simply dropped).
+    /// Marks `object` for deletion at the next save, when its delete rules run. An unsaved insert is dropped
+    /// at once, and with it what its Cascade rules reach (the saved ones among them are marked for deletion), as
+    /// Core Data propagates an inserted object's deletion too; nothing keeps pointing at it.
     public func delete(_ object: ManagedObject) throws {
         guard object.context === self else { throw ContextError.foreignObject(object.objectID.description) }
-        if object.isInserted {
-            insertedObjects.removeAll { $0 === object }
-            registered[object.objectID] = nil
-            object.isInserted = false
+        guard object.isInserted else {
             object.isDeleted = true
-            object.context = nil
-            forgetReferences(to: object)
+            changedObjects[ObjectIdentifier(object)] = object
             return
         }
+        var undo: [() -> Void] = []
+        var visited: Set<ObjectIdentifier> = [ObjectIdentifier(object)]
+        do {
+            _ = try deleteCascadingFromInserts(object, undo: &undo, visited: &visited)
+        } catch {
+            // Reading a relationship failed (a store read): nothing of this delete stays done.
+            for step in undo.reversed() { step() }
+            throw error
+        }
+    }
+
+    /// Drops an unsaved insert (see `delete`); returns what restores the references to it that were cleared.
+    package func dropInserted(_ object: ManagedObject) -> () -> Void {
+        insertedObjects.removeAll { $0 === object }
+        registered[object.objectID] = nil
+        object.isInserted = false
         object.isDeleted = true
-        changedObjects[ObjectIdentifier(object)] = object
+        object.context = nil
+        return forgetReferences(to: object)
     }
 
     /// An unsaved insert that is deleted vanishes, so nothing may keep pointing at it (Core Data nullifies such
     /// references when it processes the deletion): only unsaved changes can name an unsaved object.
-    private func forgetReferences(to object: ManagedObject) {
+    /// Returns what puts the references back (for a delete that is undone).
+    private func forgetReferences(to object: ManagedObject) -> () -> Void {
+        var restores: [() -> Void] = []
         for other in insertedObjects + Array(changedObjects.values) {
-            for (key, target) in other.changedToOne where target === object { other.changedToOne[key] = .some(nil) }
+            for (key, target) in other.changedToOne where target === object {
+                restores.append { other.changedToOne[key] = .some(object) }
+                other.changedToOne[key] = .some(nil)
+            }
             for (key, members) in other.changedToMany where members.contains(where: { $0 === object }) {
+                restores.append { other.changedToMany[key] = members }
                 other.changedToMany[key] = members.filter { $0 !== object }
             }
         }
+        return { for restore in restores.reversed() { restore() } }
     }
 
     /// Called before a saved object changes, so save knows to write it.
@@ -295,7 +317,7 @@ public final class ObjectContext {
         discardChanges(of: object)
         registered[object.objectID] = nil
         object.context = nil
-        forgetReferences(to: object)
+        _ = forgetReferences(to: object)
     }
 
     /// Refreshes every registered object that has no unsaved changes.
