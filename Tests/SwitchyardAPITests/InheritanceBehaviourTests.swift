@@ -13,9 +13,7 @@ import Testing
     func fetchingTheParentReturnsSubentityObjects(_ backend: Backend) throws {
         let dir = try TempDir()
         var coordinator = try backend.coordinator(try Zoo.model(), in: dir)
-        let context = ObjectContext(coordinator: coordinator)
-        try Zoo.populate(context)
-        try context.save()
+        let context = try Zoo.populated(coordinator)
         coordinator = try Zoo.reopen(backend, coordinator, in: dir)
         for c in [context, ObjectContext(coordinator: coordinator)] where backend == .memory || c !== context {
             #expect(try Zoo.fetch(c, "Animal", sort: [SortKey("name")]) == ["Cat:Kit", "Bird:Polly", "Dog:Rex", "Cat:Tom", "Bird:Tweety"])
@@ -39,9 +37,7 @@ import Testing
     func predicatesAndSortsOverInheritedAttributes(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Zoo.model(), in: dir)
-        let context = ObjectContext(coordinator: coordinator)
-        try Zoo.populate(context)
-        try context.save()
+        let context = try Zoo.populated(coordinator)
         let c = ObjectContext(coordinator: coordinator)
         #expect(try Zoo.fetch(c, "Animal", "legs == 4", sort: [SortKey("name")]) == ["Dog:Rex", "Cat:Tom"])
         #expect(try Zoo.fetch(c, "Animal", "legs >= 3", sort: [SortKey("legs", ascending: false), SortKey("name")]) == ["Dog:Rex", "Cat:Tom", "Cat:Kit"])
@@ -60,9 +56,7 @@ import Testing
     func siblingTagsStayApart(_ backend: Backend) throws {
         let dir = try TempDir()
         var coordinator = try backend.coordinator(try Zoo.model(), in: dir)
-        let context = ObjectContext(coordinator: coordinator)
-        try Zoo.populate(context)
-        try context.save()
+        let context = try Zoo.populated(coordinator)
         coordinator = try Zoo.reopen(backend, coordinator, in: dir)
         let c = ObjectContext(coordinator: coordinator)
         #expect(try Zoo.fetch(c, "Cat", "tag == %@", ["t1"]) == ["Cat:Tom"])
@@ -115,9 +109,7 @@ import Testing
     func toOneToTheParentKeepsTheSubentity(_ backend: Backend) throws {
         let dir = try TempDir()
         var coordinator = try backend.coordinator(try Zoo.model(), in: dir)
-        let context = ObjectContext(coordinator: coordinator)
-        try Zoo.populate(context)
-        try context.save()
+        let context = try Zoo.populated(coordinator)
         // Cat, Dog and Bird with possibly equal primary keys: each keeper's favorite is a different subentity.
         try Zoo.keeper(context, "Ann").setRelatedObject(try Zoo.animal(context, "Polly"), forKey: "favorite")
         try Zoo.keeper(context, "Bob").setRelatedObject(try Zoo.animal(context, "Tom"), forKey: "favorite")
@@ -232,9 +224,7 @@ import Testing
     func pendingChangesShowInParentFetches(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Zoo.model(), in: dir)
-        let seed = ObjectContext(coordinator: coordinator)
-        try Zoo.populate(seed)
-        try seed.save()
+        let seed = try Zoo.populated(coordinator)
         let c = ObjectContext(coordinator: coordinator)
         try Zoo.add(c, "Dog", "Ace", legs: 4)
         try Zoo.animal(c, "Polly").set("legs", Int64(4))
@@ -293,9 +283,7 @@ import Testing
     func batchOperationsOnTheParent(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Zoo.model(), in: dir)
-        let context = ObjectContext(coordinator: coordinator)
-        try Zoo.populate(context)
-        try context.save()
+        let context = try Zoo.populated(coordinator)
         #expect(try coordinator.batchUpdate("Mammal", where: try FetchPredicate(format: "legs == 4"), set: ["fur": .string("white")]) == 2)
         #expect(try coordinator.batchUpdate("Animal", set: ["legs": .integer(1)]) == 5)
         let c = ObjectContext(coordinator: coordinator)
@@ -316,9 +304,7 @@ import Testing
     func subentityOnlyKeyOnTheParentIsAnError(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Zoo.model(), in: dir)
-        let context = ObjectContext(coordinator: coordinator)
-        try Zoo.populate(context)
-        try context.save()
+        let context = try Zoo.populated(coordinator)
         #expect(throws: (any Error).self) { try Zoo.fetch(context, "Animal", "tag == %@", ["t1"]) }
         #expect(throws: (any Error).self) { try Zoo.count(context, "Mammal", "wingspan > 1") }
         #expect(throws: (any Error).self) { try Zoo.fetch(context, "Animal", sort: [SortKey("fur")]) }
@@ -332,9 +318,7 @@ import Testing
     func movingSubentityMembersAndRollback(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Zoo.model(), in: dir)
-        let context = ObjectContext(coordinator: coordinator)
-        try Zoo.populate(context)
-        try context.save()
+        let context = try Zoo.populated(coordinator)
         let ann = try Zoo.keeper(context, "Ann")
         let bob = try Zoo.keeper(context, "Bob")
         try bob.addRelatedObject(try Zoo.animal(context, "Rex"), forKey: "animals")

@@ -88,6 +88,14 @@ enum Zoo {
     }
 
     /// Ann keeps Tom (Cat, 4), Rex (Dog, 4) and Polly (Bird, 2); Bob keeps Kit (Cat) and Tweety (Bird).
+    /// A context on `coordinator` that populated the zoo and saved it.
+    static func populated(_ coordinator: StoreCoordinator) throws -> ObjectContext {
+        let context = ObjectContext(coordinator: coordinator)
+        try populate(context)
+        try context.save()
+        return context
+    }
+
     static func populate(_ context: ObjectContext) throws {
         let ann = try context.insert("Keeper")
         try ann.set("name", "Ann")
