@@ -77,8 +77,8 @@ extension ObjectContext {
     package func deleteCascadingFromInserts(
         _ object: ManagedObject, undo: inout [() -> Void], visited: inout Set<ObjectIdentifier>
     ) throws -> [ManagedObject] {
-        undo.append(cascadeUndo(for: object))
         guard object.isInserted else {
+            undo.append(cascadeUndo(for: object))
             object.isDeleted = true
             changedObjects[ObjectIdentifier(object)] = object
             return [object]
@@ -87,6 +87,8 @@ extension ObjectContext {
         for relationship in object.entity.allRelationships where !relationship.isTransient && relationship.deleteRule == .cascade {
             targets += try relatedForDeletion(object, relationship)
         }
+        // Recorded once the reads are done: a read that throws leaves this object as it was, nothing to undo.
+        undo.append(cascadeUndo(for: object))
         undo.append(dropInserted(object))
         var saved: [ManagedObject] = []
         for target in targets where !target.isDeleted && visited.insert(ObjectIdentifier(target)).inserted {
@@ -104,17 +106,19 @@ extension ObjectContext {
         return try object.relatedObject(forKey: relationship.name).map { [$0] } ?? []
     }
 
-    /// Restores a cascaded object if a later rule refuses the save (an unsaved insert is re-inserted).
+    /// Restores a cascaded object if a later rule refuses the save (an unsaved insert is re-inserted where it was:
+    /// undone in reverse, the inserts come back in their order, which fetches and primary keys follow).
     private func cascadeUndo(for target: ManagedObject) -> () -> Void {
         let wasChanged = changedObjects[ObjectIdentifier(target)] != nil
         let wasInserted = target.isInserted
+        let position = wasInserted ? insertedObjects.firstIndex { $0 === target } : nil
         return {
             target.isDeleted = false
             if wasInserted {
                 target.isInserted = true
                 target.context = self
                 self.registered[target.objectID] = target
-                self.insertedObjects.append(target)
+                self.insertedObjects.insert(target, at: min(position ?? self.insertedObjects.count, self.insertedObjects.count))
             } else if !wasChanged {
                 self.changedObjects[ObjectIdentifier(target)] = nil
             }

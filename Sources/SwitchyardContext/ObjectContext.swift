@@ -138,7 +138,7 @@ public final class ObjectContext {
         do {
             _ = try deleteCascadingFromInserts(object, undo: &undo, visited: &visited)
         } catch {
-            // Reading a relationship failed (a store read): nothing of this delete stays done.
+            // A relationship could not be read: nothing of this delete stays done.
             for step in undo.reversed() { step() }
             throw error
         }

@@ -105,14 +105,18 @@ import Testing
         try label.setRelatedObject(toy, forKey: "toy")
         try context.save()
         let cat = try Self.insert(context, "Cat", "tom")
+        let kitten = try Self.insert(context, "Cat", "kit")
         try cat.setRelatedObject(keeper, forKey: "keeper")
+        try kitten.setRelatedObject(keeper, forKey: "keeper")
         try toy.setRelatedObject(cat, forKey: "animal")
         try context.delete(keeper)
         #expect(throws: ContextError.self) { try context.save() }
-        #expect(!cat.isDeleted && !toy.isDeleted)
+        #expect(!cat.isDeleted && !kitten.isDeleted && !toy.isDeleted)
+        // The unsaved cats are back in their order (a fetch lists unsaved objects in insertion order).
+        #expect(try context.fetch(FetchRequest(entityName: "Cat")).map { try $0.get("name", as: String.self) ?? "" } == ["tom", "kit"])
         #expect(try cat.relatedObject(forKey: "keeper") === keeper)
         #expect(try toy.relatedObject(forKey: "animal") === cat)
-        #expect(try keeper.relatedObjects(forKey: "animals").map { $0 === cat } == [true])
+        #expect(try keeper.relatedObjects(forKey: "animals").map { try $0.get("name", as: String.self) ?? "" } == ["tom", "kit"])
         #expect(try Self.names(ObjectContext(coordinator: coordinator), "Toy") == ["ball"])
 
         try context.delete(label)
