@@ -324,13 +324,18 @@ public final class ObjectContext {
     ///
     /// As Core Data's `refreshAllObjects()`: objects without changes are reread; objects with unsaved changes
     /// keep them over the store's newest state (`refresh(_:mergeChanges: true)`), so their next save does not
-    /// conflict with what other contexts saved meanwhile. Unsaved inserts are left alone.
+    /// conflict with what other contexts saved meanwhile. Unsaved inserts are left alone. An object another
+    /// context deleted keeps its last state and its unsaved changes, as a Core Data fault would until touched:
+    /// the next save reports the conflict (per its merge policy), and every other object is still refreshed.
+    /// (Before 2026-12-02 such an object with unsaved changes stopped the refresh with
+    /// `ContextError.objectNotFound`, leaving the objects after it stale.) Other errors, such as a store that
+    /// cannot be read, are thrown.
     public func refreshAllObjects() throws {
         for object in Array(registered.values) where !object.isInserted {
             do {
                 try refresh(object, mergeChanges: object.hasChanges)
-            } catch ContextError.objectNotFound where !object.hasChanges {
-                // Deleted elsewhere: the object keeps its last state, as a Core Data fault would until touched.
+            } catch ContextError.objectNotFound {
+                // Deleted elsewhere; see above.
             }
         }
     }

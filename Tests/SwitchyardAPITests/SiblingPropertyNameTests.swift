@@ -301,4 +301,37 @@ import Testing
         }
         #expect(bees == ["acme": ["Bee0"], "corp": ["Bee1"]])
     }
+
+    /// A to-one whose destination has a subentity, renamed through its renaming identifier (`Pet.owner` ->
+    /// `Pet.keeper`, with `Person.pets`' inverse renamed along): its key and entity columns both follow the new
+    /// name, so each pet keeps its owner as the right entity. Before 2026-12-02 an SQL store gained an empty
+    /// entity column under the new name beside the old one.
+    @Test(arguments: Backend.persistent)
+    func aRenamedToOneToAnEntityWithSubentitiesKeepsItsOwnersEntity(backend: Backend) throws {
+        func model(renamed: Bool) throws -> ObjectModel {
+            let key = renamed ? "keeper" : "owner"
+            return try Self.pets(
+                [("Cat", [], [RelationshipDescription(name: key, destination: "Person", inverse: "pets", renamingIdentifier: renamed ? "owner" : nil)])],
+                personToManys: [RelationshipDescription(name: "pets", destination: "Cat", inverse: key, isToMany: true)])
+        }
+        let dir = try TempDir()
+        let coordinator = try backend.coordinator(try model(renamed: false), in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        var expected: [String: String] = [:]
+        for (person, entity) in [("ann", "Person"), ("eve", "Employee")] {
+            let owner = try context.insert(entity)
+            try owner.set("name", person)
+            for k in 0..<2 {
+                let cat = try context.insert("Cat")
+                try cat.set("name", "\(person)-cat\(k)")
+                try cat.setRelatedObject(owner, forKey: "owner")
+                expected["\(person)-cat\(k)"] = "\(entity) \(person)"
+            }
+        }
+        try context.save()
+        if let store = coordinator.stores.first { try coordinator.removeStore(store) }
+        #expect(try Self.read("keeper", of: ["Cat"], backend: backend, model: try model(renamed: true), in: dir) == expected)
+        let reader = ObjectContext(coordinator: try backend.coordinator(try model(renamed: true), in: dir))
+        #expect(try reader.count(FetchRequest(entityName: "Cat", predicate: try FetchPredicate(format: "keeper.name == %@", "eve"))) == 2)
+    }
 }
