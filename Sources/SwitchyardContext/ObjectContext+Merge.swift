@@ -84,15 +84,56 @@ extension ObjectContext {
         if object.hasChanges {
             switch policy {
             case .rollback:
+                for key in object.changedToMany.keys { releasePartners(of: object, key) }
                 discardChanges(of: object)
             case .storeWins:
-                for key in keys.intersection(object.changedKeys) { dropChange(of: key, in: object) }
+                for key in keys.intersection(object.changedKeys) {
+                    releasePartners(of: object, key)
+                    dropChange(of: key, in: object)
+                }
                 if !object.hasChanges { changedObjects[ObjectIdentifier(object)] = nil }
             case .contextWins, .error:
                 break
             }
         }
         takeSavedState(savedRow, for: object)
+    }
+
+    /// Before `object`'s unsaved change of the many-to-many `key` is dropped: each partner's own unsaved list of
+    /// the inverse goes back to what the store had for `object` (in or out), as Core Data keeps both ends of a
+    /// relationship in step. Before 2026-12-02 the partner kept the change, so the context showed
+    /// `O1.tags == [T0, T2]` beside `T1.orders == [O1]` and the next save wrote the T1 link. A partner whose list
+    /// then matches the store's has no change left to it; one with nothing else unsaved stops being changed.
+    private func releasePartners(of object: ManagedObject, _ key: String) {
+        guard object.changedToMany[key] != nil, let relationship = object.entity.relationship(named: key),
+            coordinator.model.isManyToMany(relationship), let inverse = relationship.inverseName
+        else { return }
+        let ordered = coordinator.model.inverse(of: relationship)?.isOrdered ?? false
+        for partner in insertedObjects + Array(changedObjects.values) where partner !== object {
+            guard var list = partner.changedToMany[inverse] else { continue }
+            let committed = partner.committedToMany[inverse] ?? []
+            let stored = committed.contains(object.objectID)
+            let listed = list.contains { $0 === object }
+            guard stored != listed else { continue }
+            if stored {
+                // Back where the store keeps it, among the members the list still has from the store.
+                let before = committed.prefix { $0 != object.objectID }.count
+                let position = list.indices.first { i in
+                    committed.firstIndex(of: list[i].objectID).map { $0 > before } ?? false
+                } ?? list.count
+                list.insert(object, at: position)
+            } else {
+                list.removeAll { $0 === object }
+            }
+            let ids = list.map(\.objectID)
+            if !partner.isInserted, ordered ? ids == committed : Set(ids) == Set(committed) {
+                partner.changedToMany[inverse] = nil
+                partner.touchedToMany.remove(inverse)
+                if !partner.hasChanges { changedObjects[ObjectIdentifier(partner)] = nil }
+            } else {
+                partner.changedToMany[inverse] = list
+            }
+        }
     }
 
     /// Forgets the unsaved change of property `key` of `object`.

@@ -578,4 +578,56 @@ import Testing
         #expect(try Self.order(fresh, "O1").get("qty", as: Int64.self) == 11)
         #expect(try Self.order(fresh, "O2").get("qty", as: Int64.self) == 9)
     }
+
+    // MARK: - a many-to-many change dropped by a merge, on both ends
+
+    /// Core Data keeps both ends of a relationship in step: when `.storeWins` or `.rollback` drops the reader's
+    /// unsaved `O1.tags += T1` (the writer saved `O1.tags += T2`), T1 lets go of O1 too, and the reader's next save
+    /// writes what it shows. Before 2026-12-02 T1 kept O1 and the save wrote the link.
+    @Test(arguments: Backend.allCases, [MergePolicy.storeWins, .rollback])
+    func aManyToManyChangeDroppedByAMergeLeavesBothEnds(_ backend: Backend, _ policy: MergePolicy) throws {
+        let dir = try TempDir()
+        let coordinator = try Self.seeded(backend, in: dir)
+        let collector = Collector(coordinator)
+        let reader = ObjectContext(coordinator: coordinator)
+        let o1 = try Self.order(reader, "O1")
+        let t1 = try Self.tag(reader, "T1")
+        try o1.addRelatedObject(t1, forKey: "tags")
+        let writer = ObjectContext(coordinator: coordinator)
+        try Self.order(writer, "O1").addRelatedObject(try Self.tag(writer, "T2"), forKey: "tags")
+        try writer.save()
+        for note in collector.take() { try reader.mergeChanges(from: note, policy: policy) }
+        #expect(try Self.labels(o1.relatedObjects(forKey: "tags")) == ["T0", "T2"])
+        #expect(try Self.codes(t1.relatedObjects(forKey: "orders")) == [])
+        #expect(!t1.hasChanges)
+        try reader.save()
+        let fresh = ObjectContext(coordinator: coordinator)
+        #expect(try Self.labels(Self.order(fresh, "O1").relatedObjects(forKey: "tags")) == ["T0", "T2"])
+        #expect(try Self.codes(Self.tag(fresh, "T1").relatedObjects(forKey: "orders")) == [])
+    }
+
+    /// The same at save: the reader's save meets the writer's and resolves it with its merge policy.
+    @Test(arguments: Backend.allCases)
+    func aManyToManyChangeDroppedAtSaveLeavesBothEnds(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Self.seeded(backend, in: dir)
+        let reader = ObjectContext(coordinator: coordinator)
+        reader.mergePolicy = .rollback
+        let o1 = try Self.order(reader, "O1")
+        let t1 = try Self.tag(reader, "T1")
+        try o1.set("qty", Int64(7))
+        try o1.addRelatedObject(t1, forKey: "tags")
+        let writer = ObjectContext(coordinator: coordinator)
+        let theirs = try Self.order(writer, "O1")
+        try theirs.set("qty", Int64(9))
+        try theirs.addRelatedObject(try Self.tag(writer, "T2"), forKey: "tags")
+        try writer.save()
+        try reader.save()
+        #expect(try Self.labels(o1.relatedObjects(forKey: "tags")) == ["T0", "T2"])
+        #expect(try Self.codes(t1.relatedObjects(forKey: "orders")) == [])
+        let fresh = ObjectContext(coordinator: coordinator)
+        #expect(try Self.labels(Self.order(fresh, "O1").relatedObjects(forKey: "tags")) == ["T0", "T2"])
+        #expect(try Self.codes(Self.tag(fresh, "T1").relatedObjects(forKey: "orders")) == [])
+        #expect(try Self.order(fresh, "O1").get("qty", as: Int64.self) == 9)
+    }
 }
