@@ -109,8 +109,12 @@ extension ObjectContext {
             coordinator.model.isManyToMany(relationship), let inverse = relationship.inverseName
         else { return }
         let ordered = coordinator.model.inverse(of: relationship)?.isOrdered ?? false
-        for partner in insertedObjects + Array(changedObjects.values) where partner !== object {
-            guard var list = partner.changedToMany[inverse] else { continue }
+        let model = coordinator.model
+        // Partners of this relationship only: another entity's to-many may share the inverse's name. The object is
+        // its own partner through an inverse of another name (`following`/`followers`), not through itself.
+        for partner in insertedObjects + Array(changedObjects.values) where partner !== object || inverse != key {
+            guard var list = partner.changedToMany[inverse], model.entity(partner.entity.name, isKindOf: relationship.destinationEntityName)
+            else { continue }
             let committed = partner.committedToMany[inverse] ?? []
             let stored = committed.contains(object.objectID)
             let listed = list.contains { $0 === object }

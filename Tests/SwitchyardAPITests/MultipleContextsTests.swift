@@ -630,4 +630,65 @@ import Testing
         #expect(try Self.codes(Self.tag(fresh, "T1").relatedObjects(forKey: "orders")) == [])
         #expect(try Self.order(fresh, "O1").get("qty", as: Int64.self) == 9)
     }
+
+    /// Only the dropped relationship's partners let go: `Warehouse.orders` shares the name of `Tag.orders`, and
+    /// the reader's `O1.warehouses += W1` stays on both ends when `.storeWins` drops `O1.tags += T1` (a review
+    /// finding: the first version of the fix matched partners by the inverse's name alone, and W1 let go of O1).
+    /// A person following themselves (`following`/`followers`) in both contexts reads the same on both ends.
+    @Test(arguments: Backend.allCases)
+    func droppingOneManyToManyLeavesAnotherOfTheSameInverseName(_ backend: Backend) throws {
+        let named = { (name: String) in [AttributeDescription(name: name, type: .string)] }
+        let entities = [
+            EntityDescription(name: "Order", attributes: named("code") + [AttributeDescription(name: "qty", type: .integer64)], relationships: [
+                RelationshipDescription(name: "tags", destination: "Tag", inverse: "orders", isToMany: true),
+                RelationshipDescription(name: "warehouses", destination: "Warehouse", inverse: "orders", isToMany: true),
+            ]),
+            EntityDescription(name: "Tag", attributes: named("label"), relationships: [
+                RelationshipDescription(name: "orders", destination: "Order", inverse: "tags", isToMany: true),
+            ]),
+            EntityDescription(name: "Warehouse", attributes: named("label"), relationships: [
+                RelationshipDescription(name: "orders", destination: "Order", inverse: "warehouses", isToMany: true),
+            ]),
+            EntityDescription(name: "Person", attributes: named("code"), relationships: [
+                RelationshipDescription(name: "following", destination: "Person", inverse: "followers", isToMany: true),
+                RelationshipDescription(name: "followers", destination: "Person", inverse: "following", isToMany: true),
+            ]),
+        ]
+        let model = try ObjectModel(
+            entities: entities, configurations: [ConfigurationDescription(name: "Main", entityNames: entities.map(\.name))])
+        let dir = try TempDir()
+        let coordinator = try backend.coordinator(model, in: dir)
+        let seed = ObjectContext(coordinator: coordinator)
+        for (entity, key, value) in [("Order", "code", "O1"), ("Tag", "label", "T1"), ("Tag", "label", "T2"), ("Warehouse", "label", "W1"),
+                                     ("Person", "code", "P1")] {
+            try seed.insert(entity).set(key, value)
+        }
+        try seed.save()
+        let collector = Collector(coordinator)
+        let reader = ObjectContext(coordinator: coordinator)
+        let o1 = try Self.one(reader, "Order", "code", "O1")
+        let w1 = try Self.one(reader, "Warehouse", "label", "W1")
+        let p1 = try Self.one(reader, "Person", "code", "P1")
+        try o1.addRelatedObject(try Self.one(reader, "Tag", "label", "T1"), forKey: "tags")
+        try o1.addRelatedObject(w1, forKey: "warehouses")
+        try p1.addRelatedObject(p1, forKey: "following")
+        let writer = ObjectContext(coordinator: coordinator)
+        try Self.one(writer, "Order", "code", "O1").addRelatedObject(try Self.one(writer, "Tag", "label", "T2"), forKey: "tags")
+        let theirs = try Self.one(writer, "Person", "code", "P1")
+        try theirs.addRelatedObject(theirs, forKey: "following")
+        try writer.save()
+        // The writer also followed P1 from P1, so the reader's `following` change meets a saved one.
+        for note in collector.take() { try reader.mergeChanges(from: note, policy: .storeWins) }
+        #expect(try w1.relatedObjects(forKey: "orders").map { $0 === o1 } == [true])
+        #expect(try o1.relatedObjects(forKey: "warehouses").map { $0 === w1 } == [true])
+        #expect(try p1.relatedObjects(forKey: "following").map { $0 === p1 } == [true])
+        #expect(try p1.relatedObjects(forKey: "followers").map { $0 === p1 } == [true])
+        try reader.save()
+        let fresh = ObjectContext(coordinator: coordinator)
+        let stored = try Self.one(fresh, "Warehouse", "label", "W1").relatedObjects(forKey: "orders")
+        #expect(try stored.map { try $0.get("code", as: String.self) ?? "" } == ["O1"])
+        // The reader's T1 was dropped for the writer's T2.
+        #expect(try Self.one(fresh, "Order", "code", "O1").relatedObjects(forKey: "tags").map { try $0.get("label", as: String.self) ?? "" } == ["T2"])
+        #expect(try Self.one(fresh, "Person", "code", "P1").relatedObjects(forKey: "followers").count == 1)
+    }
 }
