@@ -8,7 +8,10 @@ extension ObjectContext {
     ///
     /// Runs before anything is written, so a Deny leaves both the stores and the context's changes intact,
     /// except for the cascaded deletes and nullified references, which are undone too.
-    package func applyDeleteRules() throws {
+    ///
+    /// Returns what undoes every effect, for a save that stops on a conflict (see `saveOnce`).
+    @discardableResult
+    package func applyDeleteRules() throws -> () -> Void {
         var queue = changedObjects.values.filter(\.isDeleted)
         var visited = Set(queue.map(ObjectIdentifier.init))
         var undo: [() -> Void] = []
@@ -67,6 +70,7 @@ extension ObjectContext {
             for step in undo.reversed() { step() }
             throw error
         }
+        return { for step in undo.reversed() { step() } }
     }
 
     /// Deletes `object`: a saved one is marked for deletion and returned, for its rules to run; an unsaved insert

@@ -67,7 +67,22 @@ extension ObjectContext {
 
     private func saveOnce() throws {
         guard hasChanges else { return }
-        try applyDeleteRules()
+        let undoRules = try applyDeleteRules()
+        var committed = false
+        do {
+            try write(committed: &committed)
+        } catch let error as StoreError {
+            // A conflict before any store committed: the rules' effects are undone, so the conflict is resolved on
+            // the context as the user left it and a retry runs the rules again. Under `.rollback`, an object this
+            // context deleted then comes back with its relationships (before 2026-12-02 the retry still wrote what
+            // its Nullify had done to its many-to-many partners, deleting those links).
+            if case .conflict = error, !committed { undoRules() }
+            throw error
+        }
+    }
+
+    /// `saveOnce` after the delete rules: routes, validates, checks and writes; `committed` once a store has.
+    private func write(committed: inout Bool) throws {
         let inserts = insertedObjects
         // In primary-key order (the comparison reads the key without building each object's ID: building it was a
         // sixth of an update's save in callgrind).
@@ -190,6 +205,7 @@ extension ObjectContext {
                     saved!.deleted = Set(b.deletes.map(\.objectID))
                 }
                 try b.store.save(changes)
+                committed = true
                 // Each store is final once committed: if a later store fails, these objects stay saved
                 // and a retry writes only what is left. The inserted rows become the objects' snapshots as they are.
                 let inserted = changes.inserts

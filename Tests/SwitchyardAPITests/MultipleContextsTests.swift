@@ -691,4 +691,28 @@ import Testing
         #expect(try Self.one(fresh, "Order", "code", "O1").relatedObjects(forKey: "tags").map { try $0.get("label", as: String.self) ?? "" } == ["T2"])
         #expect(try Self.one(fresh, "Person", "code", "P1").relatedObjects(forKey: "followers").count == 1)
     }
+
+    /// Core Data's rollback policy discards the context's changes to a conflicting object, its deletion included:
+    /// O1, deleted here and changed by the writer, stays with its tags. The deletion's Nullify had already taken O1
+    /// out of T0's list; before 2026-12-02 the retried save wrote that, deleting the T0 link.
+    @Test(arguments: Backend.allCases)
+    func aRollbackRetryAfterAConflictOnADeletedObjectKeepsItsLinks(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Self.seeded(backend, in: dir)
+        let reader = ObjectContext(coordinator: coordinator)
+        reader.mergePolicy = .rollback
+        let o1 = try Self.order(reader, "O1")
+        #expect(try Self.labels(o1.relatedObjects(forKey: "tags")) == ["T0"])
+        try reader.delete(o1)
+        let writer = ObjectContext(coordinator: coordinator)
+        try Self.order(writer, "O1").set("qty", Int64(9))
+        try writer.save()
+        try reader.save()
+        #expect(!o1.isDeleted)
+        let fresh = ObjectContext(coordinator: coordinator)
+        let stored = try Self.order(fresh, "O1")
+        #expect(try stored.get("qty", as: Int64.self) == 9)
+        #expect(try Self.labels(stored.relatedObjects(forKey: "tags")) == ["T0"])
+        #expect(try Self.codes(Self.tag(fresh, "T0").relatedObjects(forKey: "orders")) == ["O1"])
+    }
 }
