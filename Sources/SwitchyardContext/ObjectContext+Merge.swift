@@ -108,8 +108,8 @@ extension ObjectContext {
         guard object.changedToMany[key] != nil, let relationship = object.entity.relationship(named: key),
             coordinator.model.isManyToMany(relationship), let inverse = relationship.inverseName
         else { return }
-        let ordered = coordinator.model.inverse(of: relationship)?.isOrdered ?? false
         let model = coordinator.model
+        let ordered = model.inverse(of: relationship)?.isOrdered ?? false
         // Partners of this relationship only: another entity's to-many may share the inverse's name. The object is
         // its own partner through an inverse of another name (`following`/`followers`), not through itself.
         for partner in insertedObjects + Array(changedObjects.values) where partner !== object || inverse != key {

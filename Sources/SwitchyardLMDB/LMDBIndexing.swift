@@ -60,8 +60,6 @@ package enum LMDBIndexing {
 
     // MARK: - Reading
 
-    /// The primary keys of the entries whose leading values encode as `prefix`, in index order (for one
-    /// value, ascending primary key).
     /// The error for stored rows that break `constraint` (checked through its `index`): `image`'s values, none
     /// null, are held by another row of its table in `rows`. Nil when no other row holds them. A model version's
     /// checks of stored rows ask this: an index built over existing rows, and the values a migration writes.
@@ -102,6 +100,8 @@ package enum LMDBIndexing {
         return false
     }
 
+    /// The primary keys of the entries whose leading values encode as `prefix`, in index order (for one
+    /// value, ascending primary key).
     package static func primaryKeys(withPrefix prefix: [UInt8], in database: LMDBDatabase, txn: LMDBTransaction) throws -> [Int64] {
         try txn.withCursor(database) { cursor in
             var keys: [Int64] = []
