@@ -60,10 +60,30 @@ package struct SQLiteMigrator {
                 let metadata = try SQLiteStore.readMetadata(db, path: migrator.path)
                 // Another process may have migrated the store between the probe and this write lock.
                 if metadata.versionHashes == migrator.new.versionHashes { return .rollback }
+                try checkIntact(db)
                 if !(try db.tableExists("Z_MODELCACHE")) { try db.execute(sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)") }
                 try migrator.run(SQLiteMigrationDatabase(db: db), metadata: metadata)
                 return .commit
             }
         }
+    }
+
+    /// Refuses a store whose pages are damaged (`StoreError.notAStore`, with SQLite's first findings) before
+    /// anything is written. A migration reads only what it changes, so damage elsewhere would otherwise be
+    /// carried into the new version unseen and show only when those rows are read. `PRAGMA quick_check` reads
+    /// every page once (not the cross-checks of indexes against their tables that `integrity_check` adds); a
+    /// page too damaged for it to go on is SQLite's error, reported the same way.
+    private func checkIntact(_ db: Database) throws {
+        let findings: [String]
+        do {
+            findings = try String.fetchAll(db, sql: "PRAGMA quick_check(5)")
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
+            findings = ["\(error.message ?? "database disk image is malformed") (SQLite code \(error.extendedResultCode.rawValue))"]
+        }
+        guard findings != ["ok"] else { return }
+        throw StoreError.notAStore(
+            path: migrator.path, expected: .sqlite,
+            reason: "the SQLite file is damaged, so it was not migrated to the new model (PRAGMA quick_check: "
+                + findings.joined(separator: "; ") + ")")
     }
 }

@@ -343,6 +343,44 @@ import Testing
         try old.addStore(backend.storeType, configuration: "Main", at: dir.url.appendingPathComponent(quarantined))
         #expect(try ObjectContext(coordinator: old).count(FetchRequest(entityName: "Order")) == 2)
     }
+
+    /// A SQLite store whose pages were damaged (a disk error, a copy cut short) is refused when a model change
+    /// would migrate it, naming the file, and is left as it was (GRDB's own first write to a store it opens, a
+    /// table created and dropped, is all that reaches the file). A migration reads only what it changes: until
+    /// 2026-12-02 one that added an attribute went through without an error, carrying the damage into the new
+    /// version, where it showed only when those rows were read. (SQLite's `PRAGMA quick_check` runs first.)
+    @Test func aDamagedSQLiteStoreIsNotMigrated() throws {
+        let dir = try TempDir()
+        do {
+            let context = ObjectContext(coordinator: try Shop.coordinator(.sqlite, in: dir))
+            for i in 0..<3_000 { try Shop.order(context, "order \(i) " + String(repeating: "x", count: 100), qty: Int64(i)) }
+            try context.save()
+        }
+        let url = dir.url.appendingPathComponent("Main.sqlite")
+        #expect(!FileManager.default.fileExists(atPath: url.path + "-wal"), "the store was checkpointed when it closed")
+        var bytes = [UInt8](try Data(contentsOf: url))
+        let pageSize = Int(bytes[16]) << 8 | Int(bytes[17])
+        let pages = bytes.count / pageSize
+        try #require(pages > 40, "the orders fill many pages (\(pages))")
+        // Two pages in the middle of the file, among the orders' rows and index entries.
+        for i in (pages / 2 * pageSize)..<((pages / 2 + 2) * pageSize) { bytes[i] = UInt8(truncatingIfNeeded: i &* 131 &+ 7) }
+        try Data(bytes).write(to: url)
+
+        let model = try Self.shop { $0.attributes += [AttributeDescription(name: "note", type: .string)] }
+        #expect {
+            try Backend.sqlite.add(to: StoreCoordinator(model: model), configuration: "Main", in: dir.url)
+        } throws: { error in
+            guard case StoreError.notAStore(let path, .sqlite, let reason) = error else { return false }
+            return path == url.path && reason.contains("damaged") && reason.contains("not migrated")
+                && error.localizedDescription.contains(url.path)
+        }
+        // Not migrated: the model it was written with opens it as it is (were it the new model's, going back would
+        // be a migration too, refused the same way), and its rows outside the damage read as saved.
+        let old = StoreCoordinator(model: try Shop.model())
+        try Backend.sqlite.add(to: old, configuration: "Main", in: dir.url)
+        let first = try ObjectContext(coordinator: old).fetch(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "qty == 0")))
+        #expect(try Shop.codes(first) == ["order 0 " + String(repeating: "x", count: 100)])
+    }
 }
 
 /// Collects strings from a `@Sendable` handler.
