@@ -50,7 +50,7 @@ extension ObjectContext {
                 detachDeleted(object)
                 continue
             }
-            resolve(object, savedRow: row.row, changedInStore: keys, policy: policy)
+            try resolve(object, savedRow: row.row, changedInStore: keys, policy: policy)
         }
     }
 
@@ -80,7 +80,7 @@ extension ObjectContext {
     /// Brings `object` to `savedRow` under `policy`, for a merge and for a save that met a conflict: its unsaved
     /// changes are kept (`.contextWins`, `.error`), dropped where the store changed the same property
     /// (`.storeWins`), or dropped altogether (`.rollback`); then the row becomes its saved state.
-    package func resolve(_ object: ManagedObject, savedRow: StoreRow, changedInStore keys: Set<String>, policy: MergePolicy) {
+    package func resolve(_ object: ManagedObject, savedRow: StoreRow, changedInStore keys: Set<String>, policy: MergePolicy) throws {
         if object.hasChanges {
             switch policy {
             case .rollback:
@@ -96,7 +96,31 @@ extension ObjectContext {
                 break
             }
         }
-        takeSavedState(savedRow, for: object)
+        try takeSavedState(savedRow, for: object)
+    }
+
+    /// After `object` took a newer saved state with its unsaved changes kept: each unsaved list of a many-to-many
+    /// or of a to-many without inverse, a whole list made against the members read before (kept in
+    /// `committedToMany` for this), is made again against the members the store holds now, as Core Data re-applies
+    /// a kept change to the refreshed object. What this context added or removed stays so; what the other save
+    /// added is listed (after this context's members, in the store's order); what it removed and this context had
+    /// not touched is gone. The next save then writes this context's own changes only, as before. (Until
+    /// 2026-12-02 the whole list was kept: the other save's additions stayed hidden, its removals still showed.)
+    package func rebaseKeptLists(of object: ManagedObject) throws {
+        let model = coordinator.model
+        for (name, changed) in object.changedToMany {
+            guard let base = object.committedToMany[name], let relationship = object.entity.relationship(named: name),
+                model.isLinkBackedToMany(relationship)
+            else { continue }
+            object.committedToMany[name] = nil
+            let fresh = try committedMembers(of: object, relationship)
+            let before = Set(base), now = Set(fresh)
+            let listed = Set(changed.map(ObjectIdentifier.init))
+            // Members the store no longer holds, which this context had from the store and left in its list, go.
+            let kept = changed.filter { $0.isInserted || !before.contains($0.objectID) || now.contains($0.objectID) }
+            let added = try objects(for: fresh.filter { !before.contains($0) }).filter { !listed.contains(ObjectIdentifier($0)) }
+            object.changedToMany[name] = kept + added
+        }
     }
 
     /// Before `object`'s unsaved change of the many-to-many `key` is dropped: each partner's own unsaved list of

@@ -62,7 +62,7 @@ extension ObjectContext {
             && before?.toOne[relationship.name] != row.toOne[relationship.name] {
             changedInStore.insert(relationship.name)
         }
-        resolve(object, savedRow: row, changedInStore: changedInStore, policy: mergePolicy)
+        try resolve(object, savedRow: row, changedInStore: changedInStore, policy: mergePolicy)
     }
 
     private func saveOnce() throws {

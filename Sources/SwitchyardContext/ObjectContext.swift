@@ -279,7 +279,8 @@ public final class ObjectContext {
     }
 
     /// Discards unsaved changes to `object` (unless `mergeChanges`) and rereads it from its store;
-    /// clears its cached fetched properties.
+    /// clears its cached fetched properties. With `mergeChanges`, a kept change to a many-to-many (or a to-many
+    /// without inverse) is re-applied to the members the store holds now, as Core Data does.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool = false) throws {
         guard object.context === self else { throw ContextError.foreignObject(object.objectID.description) }
         object.fetchedCache = FetchedResultsCache()
@@ -290,15 +291,17 @@ public final class ObjectContext {
             throw ContextError.objectNotFound(object.objectID.description)
         }
         object.snapshot = snapshot(of: row.row, entity: object.handle)
-        if !mergeChanges { discardChanges(of: object) }
+        if mergeChanges { try rebaseKeptLists(of: object) } else { discardChanges(of: object) }
     }
 
     /// Takes `row` as the object's saved state (the newest `Z_OPT`, so a later save of kept changes does not
-    /// conflict), forgetting cached fetched properties and members read before.
-    package func takeSavedState(_ row: StoreRow, for object: ManagedObject) {
+    /// conflict), forgetting cached fetched properties and members read before; kept list changes are made again
+    /// against the members saved now (`rebaseKeptLists(of:)`).
+    package func takeSavedState(_ row: StoreRow, for object: ManagedObject) throws {
         object.fetchedCache = FetchedResultsCache()
         object.committedToMany = object.committedToMany.filter { object.changedToMany[$0.key] != nil }
         object.snapshot = snapshot(of: row, entity: object.handle)
+        try rebaseKeptLists(of: object)
     }
 
     /// Drops every unsaved change of a saved object.

@@ -5,9 +5,10 @@ import Testing
 
 /// Several contexts on one coordinator, compared with what Core Data documents for
 /// `mergeChanges(fromContextDidSave:)`, `refresh(_:mergeChanges:)`, merge policies and uniqueness constraints.
-/// Written from the user's side by an exploration on 2026-12-02; the differences it found that are not fixed yet
-/// are README known limits (a many-to-many change dropped by a merge on one end only; a merge that keeps a local
-/// to-many list hiding the other context's additions; constraint conflicts that ignore the merge policy).
+/// Written from the user's side by an exploration on 2026-12-02. Of the differences it found, a many-to-many change
+/// dropped by a merge on one end only is fixed (tested here), and a merge keeping a local to-many list that hid the
+/// other context's additions (`KeptListMergeTests`); constraint conflicts that ignore the merge policy are a README
+/// known limit.
 @Suite struct MultipleContextsTests {
     // MARK: - Helpers
 
