@@ -5,7 +5,7 @@ import Testing
 extension InheritanceBehaviourTests {
     /// Core Data: `includesSubentities = false` on a concrete parent returns only the parent's own objects,
     /// saved and unsaved; inherited default values fill subentity objects.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func concreteParentWithoutSubentities(_ backend: Backend) throws {
         let dir = try TempDir()
         var coordinator = try backend.coordinator(try Fleet.model(), in: dir)
@@ -37,7 +37,7 @@ extension InheritanceBehaviourTests {
     }
 
     /// A reflexive to-one across the tree (a Car towing a Truck towing a Vehicle) keeps each end's entity.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func reflexiveToOneAcrossTheTree(_ backend: Backend) throws {
         let dir = try TempDir()
         var coordinator = try backend.coordinator(try Fleet.model(), in: dir)
@@ -64,7 +64,7 @@ extension InheritanceBehaviourTests {
     }
 
     /// A many-to-many to a concrete parent holding objects of each subentity; deleting one drops its links.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func manyToManyToTheParent(_ backend: Backend) throws {
         let dir = try TempDir()
         var coordinator = try backend.coordinator(try Fleet.model(), in: dir)
@@ -94,7 +94,7 @@ extension InheritanceBehaviourTests {
     }
 
     /// An ordered to-many to a parent keeps its order across subentities, after a save and a reopen.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func orderedToManyToTheParent(_ backend: Backend) throws {
         let dir = try TempDir()
         var coordinator = try backend.coordinator(try Fleet.model(), in: dir)
@@ -116,7 +116,7 @@ extension InheritanceBehaviourTests {
     }
 
     /// Siblings each declaring a to-one `home` to a different destination: each keeps its own, in predicates too.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func siblingToOnesOfOneNameWithDifferentDestinations(_ backend: Backend) throws {
         let dir = try TempDir()
         var coordinator = try backend.coordinator(try Fleet.model(), in: dir)
@@ -152,7 +152,7 @@ extension InheritanceBehaviourTests {
     }
 
     /// A batched walk over the parent, sorted by an inherited attribute, gives every subentity object once.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func batchedWalkOverTheParent(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Fleet.model(), in: dir)
@@ -171,7 +171,7 @@ extension InheritanceBehaviourTests {
     }
 
     /// A live query on the parent entity sees saves of subentity objects (inserts and changes).
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func liveQueryOnTheParentSeesSubentitySaves(_ backend: Backend) async throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Fleet.model(), in: dir)
@@ -205,7 +205,7 @@ extension InheritanceBehaviourTests {
     /// The typed API over Shop's Customer <- VIPCustomer: a parent fetch returns VIPs (convertible with `as`),
     /// predicates and sorts on inherited properties of the subentity type, a to-one to the parent holding a VIP,
     /// a fetched property whose source is a VIP, and Cascade from a VIP.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func typedSubentityQueries(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try TypedEntityTests.coordinator(backend, dir)

@@ -9,7 +9,7 @@ import Testing
 @Suite struct InheritanceBehaviourTests {
     /// Core Data: fetching an (abstract) parent returns objects of every concrete subentity, each with its own
     /// `entity`; `includesSubentities = false` on an abstract entity returns nothing.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func fetchingTheParentReturnsSubentityObjects(_ backend: Backend) throws {
         let dir = try TempDir()
         var coordinator = try backend.coordinator(try Zoo.model(), in: dir)
@@ -33,7 +33,7 @@ import Testing
 
     /// Core Data: predicates and sort keys over inherited attributes, with limit and offset, on the parent and
     /// on a middle (abstract) entity; ties broken consistently.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func predicatesAndSortsOverInheritedAttributes(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Zoo.model(), in: dir)
@@ -52,7 +52,7 @@ import Testing
 
     /// Sibling subentities each declaring `tag` (Cat's indexed, Dog's not): a fetch of one sibling by `tag`
     /// must never return or count the other's objects, on each backend (LMDB reads indexes).
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func siblingTagsStayApart(_ backend: Backend) throws {
         let dir = try TempDir()
         var coordinator = try backend.coordinator(try Zoo.model(), in: dir)
@@ -82,7 +82,7 @@ import Testing
 
     /// Siblings declaring `tag` with different types (Cat string, Bird integer): Core Data keeps separate
     /// columns (`ZTAG`, `ZTAG1`) and each reads back its own values.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func siblingTagsOfDifferentTypes(_ backend: Backend) throws {
         let dir = try TempDir()
         let model = try Zoo.model(birdTagType: .integer64)
@@ -105,7 +105,7 @@ import Testing
 
     /// Core Data: a to-one whose destination has subentities points at the concrete object; re-read in a fresh
     /// context (and after reopening) it is of the right entity, and predicates compare it by object.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func toOneToTheParentKeepsTheSubentity(_ backend: Backend) throws {
         let dir = try TempDir()
         var coordinator = try backend.coordinator(try Zoo.model(), in: dir)
@@ -136,7 +136,7 @@ import Testing
 
     /// Primary keys: every object of one tree has its own key in Core Data (one Z_PK sequence per root), so a
     /// to-one to the parent holding a Cat never reads a Dog.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func primaryKeysAreUniqueAcrossTheTree(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Zoo.model(), in: dir)
@@ -162,7 +162,7 @@ import Testing
 
     /// Core Data: a to-many to the abstract parent holds members of several subentities, read back with their
     /// own entities; `@count` and ANY work across them.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func toManyToTheParentHoldsSeveralSubentities(_ backend: Backend) throws {
         let dir = try TempDir()
         var coordinator = try backend.coordinator(try Zoo.model(), in: dir)
@@ -190,7 +190,7 @@ import Testing
     }
 
     /// Core Data refuses a Dog in a relationship whose destination is Cat (validation at save at the latest).
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func aSiblingIsRefusedWhereASubentityIsExpected(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Zoo.model(), in: dir)
@@ -220,7 +220,7 @@ import Testing
 
     /// Core Data's fetch includes pending changes: unsaved inserts of subentities show in the parent's fetch
     /// and count, changed inherited attributes match by current values, pending deletes are left out.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func pendingChangesShowInParentFetches(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Zoo.model(), in: dir)
@@ -249,7 +249,7 @@ import Testing
 
     /// Core Data's Cascade across the tree: deleting a keeper deletes its animals of every subentity, and their
     /// toys; Nullify clears the favorite that pointed at a deleted animal.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func cascadeAndNullifyAcrossTheTree(_ backend: Backend) throws {
         let dir = try TempDir()
         var coordinator = try backend.coordinator(try Zoo.model(), in: dir)
@@ -279,7 +279,7 @@ import Testing
     }
 
     /// Batch update and delete on the parent reach every subentity; on a subentity only that one.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func batchOperationsOnTheParent(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Zoo.model(), in: dir)
@@ -300,7 +300,7 @@ import Testing
 
     /// Fetching a parent with a predicate on an attribute only one subentity has is an error in Core Data
     /// ("keypath tag not found in entity Animal"), never a silent result.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func subentityOnlyKeyOnTheParentIsAnError(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Zoo.model(), in: dir)
@@ -314,7 +314,7 @@ import Testing
     }
 
     /// Moving an animal between keepers through either end, across subentities, and undoing with rollback.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func movingSubentityMembersAndRollback(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Zoo.model(), in: dir)

@@ -98,7 +98,7 @@ import Testing
 
     /// Under the default policy the constraint conflict fails the save (NSConstraintConflict); `rollback()` then
     /// leaves the context usable: no changes, the insert detached, a later insert saves.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func constraintConflictUnderErrorThenRollbackLeavesContextUsable(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.uniqueCoordinator(backend, in: dir)
@@ -132,7 +132,7 @@ import Testing
 
     /// A save that fails on a constraint keeps the changes; fixing the value and saving again writes the new
     /// objects with their relationships, once.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func failedSaveFixedAndRetriedKeepsRelationships(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.uniqueCoordinator(backend, in: dir)
@@ -163,7 +163,7 @@ import Testing
 
     /// An insert saved elsewhere shows in a cached to-many after the merge; a move shows on both owners and
     /// on the member's to-one.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func mergeUpdatesToManyMembershipAfterInsertAndMove(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -193,7 +193,7 @@ import Testing
 
     // MARK: - merge a deletion: leaves to-manys, nullifies pending references
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func mergeOfDeletionsUpdatesToManysAndPendingReferences(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -227,7 +227,7 @@ import Testing
 
     // MARK: - unsaved many-to-many edit, a member deleted elsewhere
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func mergeOfDeletedTagWhileLocalManyToManyEditPending(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -248,7 +248,7 @@ import Testing
 
     // MARK: - save-time: two contexts add different tags to one order
 
-    @Test(arguments: Backend.allCases, [MergePolicy.contextWins, .storeWins])
+    @Test(arguments: Backend.everyStore, [MergePolicy.contextWins, .storeWins])
     func twoContextsAddDifferentTagsToOneOrder(_ backend: Backend, _ policy: MergePolicy) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -268,7 +268,7 @@ import Testing
 
     // MARK: - save-time: two contexts insert orders for one customer
 
-    @Test(arguments: Backend.allCases, [MergePolicy.contextWins, .storeWins, .rollback])
+    @Test(arguments: Backend.everyStore, [MergePolicy.contextWins, .storeWins, .rollback])
     func twoContextsInsertMembersOfOneOwner(_ backend: Backend, _ policy: MergePolicy) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -290,7 +290,7 @@ import Testing
 
     /// Core Data's optimistic locking covers deletes too: a delete of a row another context changed since, and
     /// an update of a row another context deleted, fail under NSErrorMergePolicy and write nothing.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func deleteAndEditOfOneObjectConflictUnderErrorPolicy(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -318,7 +318,7 @@ import Testing
 
     /// Core Data's `refreshAllObjects()` never fails: objects are refreshed with mergeChanges: true; one whose row
     /// is gone simply cannot be fulfilled later. The others must show the store's values.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func refreshAllObjectsWithAnEditedObjectDeletedElsewhere(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -343,7 +343,7 @@ import Testing
 
     // MARK: - background context saves while the main one reads and merges
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func backgroundSavesWhileMainReadsAndMerges(_ backend: Backend) async throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -386,7 +386,7 @@ import Testing
 
     // MARK: - save-time to-one conflict under storeWins / contextWins
 
-    @Test(arguments: Backend.allCases, [MergePolicy.storeWins, .contextWins])
+    @Test(arguments: Backend.everyStore, [MergePolicy.storeWins, .contextWins])
     func toOneConflictAtSaveKeepsInversesConsistent(_ backend: Backend, _ policy: MergePolicy) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -411,7 +411,7 @@ import Testing
 
     // MARK: - merge-time to-one conflict under storeWins
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func toOneConflictAtMergeUnderStoreWinsKeepsInversesConsistent(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -440,7 +440,7 @@ import Testing
 
     /// Deleting here, then merging another context's update of the same object under storeWins / contextWins:
     /// the deletion is this context's change and stays; saving deletes the row.
-    @Test(arguments: Backend.allCases, [MergePolicy.storeWins, .contextWins])
+    @Test(arguments: Backend.everyStore, [MergePolicy.storeWins, .contextWins])
     func mergeOfUpdateKeepsPendingDeletion(_ backend: Backend, _ policy: MergePolicy) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -462,7 +462,7 @@ import Testing
 
     /// NSRollbackMergePolicy: the object's in-memory changes are discarded, including relationship changes,
     /// and it shows the saved state.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func mergeRollbackDropsLocalToManyEditAndShowsSavedMembers(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -483,7 +483,7 @@ import Testing
 
     // MARK: - refresh without merge of an object with pending changes
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func refreshDiscardingShowsOtherContextsSaveIncludingRelationships(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -506,7 +506,7 @@ import Testing
 
     // MARK: - unsaved new tag linked to an order deleted elsewhere
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func unsavedTagLinkedToOrderDeletedElsewhereSavesWithoutTheLink(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -528,7 +528,7 @@ import Testing
 
     // MARK: - save-time rollback policy with a many-to-many edit
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func saveTimeRollbackWithManyToManyEditKeepsBothEndsConsistent(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -553,7 +553,7 @@ import Testing
 
     // MARK: - rollback after a save that failed once delete rules had run
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func rollbackAfterFailedSaveRestoresNullifiedRelationships(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -585,7 +585,7 @@ import Testing
     /// Core Data keeps both ends of a relationship in step: when `.storeWins` or `.rollback` drops the reader's
     /// unsaved `O1.tags += T1` (the writer saved `O1.tags += T2`), T1 lets go of O1 too, and the reader's next save
     /// writes what it shows. Before 2026-12-02 T1 kept O1 and the save wrote the link.
-    @Test(arguments: Backend.allCases, [MergePolicy.storeWins, .rollback])
+    @Test(arguments: Backend.everyStore, [MergePolicy.storeWins, .rollback])
     func aManyToManyChangeDroppedByAMergeLeavesBothEnds(_ backend: Backend, _ policy: MergePolicy) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -608,7 +608,7 @@ import Testing
     }
 
     /// The same at save: the reader's save meets the writer's and resolves it with its merge policy.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func aManyToManyChangeDroppedAtSaveLeavesBothEnds(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)
@@ -636,7 +636,7 @@ import Testing
     /// the reader's `O1.warehouses += W1` stays on both ends when `.storeWins` drops `O1.tags += T1` (a review
     /// finding: the first version of the fix matched partners by the inverse's name alone, and W1 let go of O1).
     /// A person following themselves (`following`/`followers`) in both contexts reads the same on both ends.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func droppingOneManyToManyLeavesAnotherOfTheSameInverseName(_ backend: Backend) throws {
         let named = { (name: String) in [AttributeDescription(name: name, type: .string)] }
         let entities = [
@@ -696,7 +696,7 @@ import Testing
     /// Core Data's rollback policy discards the context's changes to a conflicting object, its deletion included:
     /// O1, deleted here and changed by the writer, stays with its tags. The deletion's Nullify had already taken O1
     /// out of T0's list; before 2026-12-02 the retried save wrote that, deleting the T0 link.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func aRollbackRetryAfterAConflictOnADeletedObjectKeepsItsLinks(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.seeded(backend, in: dir)

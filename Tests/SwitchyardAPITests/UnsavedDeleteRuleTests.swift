@@ -42,7 +42,7 @@ import Testing
 
     /// An unsaved keeper deleted takes its unsaved cat with it, and the cat its saved toy; the cat never reaches
     /// the store, the toy leaves it. A fetch before the save already leaves the cat out.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func deletingAnUnsavedObjectRunsItsCascade(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Self.model(), in: dir)
@@ -71,7 +71,7 @@ import Testing
     }
 
     /// A saved keeper's Cascade reaches an unsaved cat, and goes on through it to the cat's saved toy.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func aCascadeGoesOnThroughAnUnsavedObject(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Self.model(), in: dir)
@@ -94,7 +94,7 @@ import Testing
     /// A Deny beyond an unsaved object refuses the save, and everything the cascade did is undone: the unsaved
     /// cat is back in the context with its keeper, and its toy with the cat. Once the label goes, the save deletes
     /// them all.
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.everyStore)
     func aDenyBeyondAnUnsavedObjectUndoesTheWholeCascade(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try backend.coordinator(try Self.model(), in: dir)
