@@ -26,23 +26,36 @@ import Testing
         }
     }
 
-    /// O1.tags is [T0]; this context adds T1 (unsaved) while another removes T0 and adds T2 and saves.
-    @Test(arguments: Backend.everyStore, Way.allCases)
-    func aKeptListShowsTheOtherContextsChanges(_ backend: Backend, _ way: Way) throws {
-        let dir = try TempDir()
+    /// Seeds the shop (O1.tags is [T0]); `local` changes O1 in one context and returns the objects to refresh,
+    /// `other` changes O1 in another context, which saves; then the first is brought up to date `way`.
+    static func scenario(
+        _ backend: Backend, _ way: Way, in dir: TempDir,
+        local: (ObjectContext, ManagedObject) throws -> [ManagedObject], other: (ObjectContext, ManagedObject) throws -> Void
+    ) throws -> (coordinator: StoreCoordinator, reader: ObjectContext, o1: ManagedObject) {
         let coordinator = try Shared.seeded(backend, in: dir)
         let collector = Shared.Collector(coordinator)
         let reader = ObjectContext(coordinator: coordinator)
         let o1 = try Shared.order(reader, "O1")
-        try o1.addRelatedObject(Shared.tag(reader, "T1"), forKey: "tags")
-        #expect(try Shared.labels(o1.relatedObjects(forKey: "tags")) == ["T0", "T1"])
-
+        let refreshed = try local(reader, o1)
         let writer = ObjectContext(coordinator: coordinator)
-        let w1 = try Shared.order(writer, "O1")
-        try w1.removeRelatedObject(Shared.tag(writer, "T0"), forKey: "tags")
-        try w1.addRelatedObject(Shared.tag(writer, "T2"), forKey: "tags")
+        try other(writer, try Shared.order(writer, "O1"))
         try writer.save()
-        try Self.merge(way, into: reader, from: collector, refreshing: [o1])
+        try merge(way, into: reader, from: collector, refreshing: refreshed)
+        return (coordinator, reader, o1)
+    }
+
+    /// This context adds T1 (unsaved) while another removes T0 and adds T2 and saves.
+    @Test(arguments: Backend.everyStore, Way.allCases)
+    func aKeptListShowsTheOtherContextsChanges(_ backend: Backend, _ way: Way) throws {
+        let dir = try TempDir()
+        let (coordinator, reader, o1) = try Self.scenario(backend, way, in: dir, local: { reader, o1 in
+            try o1.addRelatedObject(Shared.tag(reader, "T1"), forKey: "tags")
+            #expect(try Shared.labels(o1.relatedObjects(forKey: "tags")) == ["T0", "T1"])
+            return [o1]
+        }, other: { writer, o1 in
+            try o1.removeRelatedObject(Shared.tag(writer, "T0"), forKey: "tags")
+            try o1.addRelatedObject(Shared.tag(writer, "T2"), forKey: "tags")
+        })
 
         #expect(try Shared.labels(o1.relatedObjects(forKey: "tags")) == ["T1", "T2"], "before the save")
         #expect(o1.hasChanges, "the added T1 is still unsaved")
@@ -58,22 +71,17 @@ import Testing
     @Test(arguments: Backend.everyStore, Way.allCases)
     func aKeptRemovalAndACommonAdditionSurviveTheMerge(_ backend: Backend, _ way: Way) throws {
         let dir = try TempDir()
-        let coordinator = try Shared.seeded(backend, in: dir)
-        let collector = Shared.Collector(coordinator)
-        let reader = ObjectContext(coordinator: coordinator)
-        let o1 = try Shared.order(reader, "O1")
-        try o1.removeRelatedObject(Shared.tag(reader, "T0"), forKey: "tags")
-        let t2 = try Shared.tag(reader, "T2")
-        try o1.addRelatedObject(t2, forKey: "tags")
-
-        let writer = ObjectContext(coordinator: coordinator)
-        let w1 = try Shared.order(writer, "O1")
-        try w1.addRelatedObject(Shared.tag(writer, "T1"), forKey: "tags")
-        try w1.addRelatedObject(Shared.tag(writer, "T2"), forKey: "tags")
-        try writer.save()
-        // T2 changed on both sides (each end of a many-to-many is changed): it is refreshed too, else its save
-        // conflicts under the default merge policy, as in Core Data.
-        try Self.merge(way, into: reader, from: collector, refreshing: [o1, t2])
+        let (coordinator, reader, o1) = try Self.scenario(backend, way, in: dir, local: { reader, o1 in
+            try o1.removeRelatedObject(Shared.tag(reader, "T0"), forKey: "tags")
+            let t2 = try Shared.tag(reader, "T2")
+            try o1.addRelatedObject(t2, forKey: "tags")
+            // T2 changes on both sides (each end of a many-to-many does): it is refreshed too, else its save
+            // conflicts under the default merge policy, as in Core Data.
+            return [o1, t2]
+        }, other: { writer, o1 in
+            try o1.addRelatedObject(Shared.tag(writer, "T1"), forKey: "tags")
+            try o1.addRelatedObject(Shared.tag(writer, "T2"), forKey: "tags")
+        })
 
         #expect(try Shared.labels(o1.relatedObjects(forKey: "tags")) == ["T1", "T2"], "before the save")
         try reader.save()
