@@ -45,6 +45,9 @@ extension ManagedObject {
             return
         }
         if model.isToManyWithoutInverse(relationship) {
+            // The saved members first, as the many-to-many branch reads them: the save writes the difference from
+            // them (until 2026-12-02 a list replaced without being read kept its old members in the store).
+            if changedToMany[key] == nil { _ = try context.committedMembers(of: self, relationship) }
             // A member belongs to one owner (Core Data keeps the owner in the member's row): taking it from
             // another owner's list here, as the save will in the store.
             try context.willChange(self)

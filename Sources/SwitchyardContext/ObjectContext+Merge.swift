@@ -118,7 +118,12 @@ extension ObjectContext {
             let listed = Set(changed.map(ObjectIdentifier.init))
             // Members the store no longer holds, which this context had from the store and left in its list, go.
             let kept = changed.filter { $0.isInserted || !before.contains($0.objectID) || now.contains($0.objectID) }
-            let added = try objects(for: fresh.filter { !before.contains($0) }).filter { !listed.contains(ObjectIdentifier($0)) }
+            var added = try objects(for: fresh.filter { !before.contains($0) }).filter { !listed.contains(ObjectIdentifier($0)) }
+            if model.isToManyWithoutInverse(relationship) {
+                // One owner per member: one that another owner's unsaved list here took stays there.
+                let claims = try pendingOwners(of: relationship, from: object.entity.name)
+                added.removeAll { claims[ObjectIdentifier($0)].map { $0 !== object } ?? false }
+            }
             object.changedToMany[name] = kept + added
         }
     }
