@@ -113,18 +113,24 @@ extension ObjectContext {
                 model.isLinkBackedToMany(relationship)
             else { continue }
             object.committedToMany[name] = nil
-            let fresh = try committedMembers(of: object, relationship)
-            let before = Set(base), now = Set(fresh)
-            let listed = Set(changed.map(ObjectIdentifier.init))
-            // Members the store no longer holds, which this context had from the store and left in its list, go.
-            let kept = changed.filter { $0.isInserted || !before.contains($0.objectID) || now.contains($0.objectID) }
-            var added = try objects(for: fresh.filter { !before.contains($0) }).filter { !listed.contains(ObjectIdentifier($0)) }
-            if model.isToManyWithoutInverse(relationship) {
-                // One owner per member: one that another owner's unsaved list here took stays there.
-                let claims = try pendingOwners(of: relationship, from: object.entity.name)
-                added.removeAll { claims[ObjectIdentifier($0)].map { $0 !== object } ?? false }
+            do {
+                let fresh = try committedMembers(of: object, relationship)
+                let before = Set(base), now = Set(fresh)
+                let listed = Set(changed.map(ObjectIdentifier.init))
+                // Members the store no longer holds, which this context had from the store and left in its list, go.
+                let kept = changed.filter { $0.isInserted || !before.contains($0.objectID) || now.contains($0.objectID) }
+                var added = try objects(for: fresh.filter { !before.contains($0) }).filter { !listed.contains(ObjectIdentifier($0)) }
+                if model.isToManyWithoutInverse(relationship) {
+                    // One owner per member: one that another owner's unsaved list here took stays there.
+                    let claims = try pendingOwners(of: relationship, from: object.entity.name)
+                    added.removeAll { claims[ObjectIdentifier($0)].map { $0 !== object } ?? false }
+                }
+                object.changedToMany[name] = kept + added
+            } catch {
+                // A read failed: the list keeps the base it was made against, so a later save writes only its changes.
+                object.committedToMany[name] = base
+                throw error
             }
-            object.changedToMany[name] = kept + added
         }
     }
 
