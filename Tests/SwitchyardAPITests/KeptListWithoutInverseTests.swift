@@ -62,21 +62,34 @@ import Testing
         #expect(try Self.stored(coordinator, "A") == ["y"])
     }
 
+    /// Seeds the carts; `local` changes them in one context and returns the carts to refresh; another context adds
+    /// v to A and saves; then the first is brought up to date `way`.
+    static func afterOthersAddV(
+        _ backend: Backend, _ way: Way, in dir: TempDir, local: (ObjectContext) throws -> [ManagedObject]
+    ) throws -> (coordinator: StoreCoordinator, reader: ObjectContext, carts: [ManagedObject]) {
+        let coordinator = try seeded(backend, in: dir)
+        let collector = MultipleContextsTests.Collector(coordinator)
+        let reader = ObjectContext(coordinator: coordinator)
+        let carts = try local(reader)
+        let writer = ObjectContext(coordinator: coordinator)
+        try get(writer, "Cart", "A").addRelatedObject(get(writer, "Item", "v"), forKey: "items")
+        try writer.save()
+        try KeptListMergeTests.merge(way, into: reader, from: collector, refreshing: carts)
+        return (coordinator, reader, carts)
+    }
+
     /// This context adds y to A and takes v into B; another adds v to A and saves. Under the merge v stays in B,
     /// where this context put it (its change trumps), and is not listed in A as well.
     @Test(arguments: Backend.everyStore, Way.allCases)
     func aMergeDoesNotListAMemberUnderTwoOwners(_ backend: Backend, _ way: Way) throws {
         let dir = try TempDir()
-        let coordinator = try Self.seeded(backend, in: dir)
-        let collector = MultipleContextsTests.Collector(coordinator)
-        let reader = ObjectContext(coordinator: coordinator)
-        let a = try Self.get(reader, "Cart", "A"), b = try Self.get(reader, "Cart", "B")
-        try a.addRelatedObject(Self.get(reader, "Item", "y"), forKey: "items")
-        try b.addRelatedObject(Self.get(reader, "Item", "v"), forKey: "items")
-        let writer = ObjectContext(coordinator: coordinator)
-        try Self.get(writer, "Cart", "A").addRelatedObject(Self.get(writer, "Item", "v"), forKey: "items")
-        try writer.save()
-        try KeptListMergeTests.merge(way, into: reader, from: collector, refreshing: [a, b])
+        let (coordinator, reader, carts) = try Self.afterOthersAddV(backend, way, in: dir) { reader in
+            let a = try Self.get(reader, "Cart", "A"), b = try Self.get(reader, "Cart", "B")
+            try a.addRelatedObject(Self.get(reader, "Item", "y"), forKey: "items")
+            try b.addRelatedObject(Self.get(reader, "Item", "v"), forKey: "items")
+            return [a, b]
+        }
+        let (a, b) = (carts[0], carts[1])
 
         #expect(try Self.items(a) == ["x", "y"], "before the save")
         #expect(try Self.items(b) == ["v", "z"], "before the save")
@@ -89,15 +102,12 @@ import Testing
     @Test(arguments: Backend.everyStore, Way.allCases)
     func aListSetWithoutReadingShowsTheOtherContextsAddition(_ backend: Backend, _ way: Way) throws {
         let dir = try TempDir()
-        let coordinator = try Self.seeded(backend, in: dir)
-        let collector = MultipleContextsTests.Collector(coordinator)
-        let reader = ObjectContext(coordinator: coordinator)
-        let a = try Self.get(reader, "Cart", "A")
-        try a.setRelatedObjects([Self.get(reader, "Item", "x"), Self.get(reader, "Item", "y")], forKey: "items")
-        let writer = ObjectContext(coordinator: coordinator)
-        try Self.get(writer, "Cart", "A").addRelatedObject(Self.get(writer, "Item", "v"), forKey: "items")
-        try writer.save()
-        try KeptListMergeTests.merge(way, into: reader, from: collector, refreshing: [a])
+        let (coordinator, reader, carts) = try Self.afterOthersAddV(backend, way, in: dir) { reader in
+            let a = try Self.get(reader, "Cart", "A")
+            try a.setRelatedObjects([Self.get(reader, "Item", "x"), Self.get(reader, "Item", "y")], forKey: "items")
+            return [a]
+        }
+        let a = carts[0]
 
         #expect(try Self.items(a) == ["v", "x", "y"], "before the save")
         try reader.save()
