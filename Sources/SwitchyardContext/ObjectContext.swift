@@ -290,8 +290,13 @@ public final class ObjectContext {
         guard let row = try coordinator.rows(for: [object.objectID])[object.objectID] else {
             throw ContextError.objectNotFound(object.objectID.description)
         }
-        object.snapshot = snapshot(of: row.row, entity: object.handle)
-        if mergeChanges { try rebaseKeptLists(of: object) } else { discardChanges(of: object) }
+        if mergeChanges {
+            // As a merge keeping the changes does: the row becomes the saved state, kept lists are re-applied.
+            try takeSavedState(row.row, for: object)
+        } else {
+            object.snapshot = snapshot(of: row.row, entity: object.handle)
+            discardChanges(of: object)
+        }
     }
 
     /// Takes `row` as the object's saved state (the newest `Z_OPT`, so a later save of kept changes does not
