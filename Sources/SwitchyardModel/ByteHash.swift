@@ -4,7 +4,7 @@
 /// de-duplication of a driving list): FNV-1a over the bytes, then MurmurHash3's 64-bit finalizer, so the low
 /// bits a power-of-two table keeps depend on every byte. Not for anything stored or sent: the value may change
 /// between versions.
-package enum ByteHash {
+@usableFromInline package enum ByteHash {
     /// FNV-1a over `bytes`, then `seed` (which tells kinds of values apart) XORed in before the finalizer.
     @inlinable
     package static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {

@@ -16,7 +16,7 @@ import Darwin
 /// check on the value), and an indexed LMDB lookup through a context takes nine. (The standard library's
 /// `Mutex` is not used: its `sending` closure needs a `Sendable` value, and wrapped to allow any value its
 /// generic metadata was looked up on every access, costing more than `NSLock`.)
-package final class Locked<Value>: @unchecked Sendable {
+@usableFromInline package final class Locked<Value>: @unchecked Sendable {
     // `@unchecked Sendable`: the value is read and written only inside `withLock`, under the mutex.
     // `@exclusivity(unchecked)`: the mutex already makes each access exclusive; the dynamic check cost more
     // than the lock.

@@ -305,7 +305,7 @@ package enum PredicateEvaluator {
 // MARK: - Truth
 
 /// SQL's three truth values.
-package enum Truth: Sendable, Hashable {
+@usableFromInline package enum Truth: Sendable, Hashable {
     case `true`, `false`, unknown
 
     @inlinable package init(_ value: Bool) { self = value ? .true : .false }

@@ -12,7 +12,7 @@ import SwitchyardModel
 /// let layout = RowLayout(names: ["title", "pages"])
 /// let values = RowValues(layout: layout, slots: ["Dune", 412])
 /// ```
-package final class RowLayout: Sendable {
+@usableFromInline package final class RowLayout: Sendable {
     /// Attribute names by position.
     public let names: [String]
     /// Position of each name.

@@ -15,9 +15,9 @@ import SwitchyardModel
 ///
 /// Values are written only by the arena, before any row referring to them is handed out, or through a
 /// uniquely referenced `RowValues` or `ChangedValues`: hence `@unchecked Sendable`.
-package final class RowStorage: @unchecked Sendable {
+@usableFromInline package final class RowStorage: @unchecked Sendable {
     /// Where each row's values sit.
-    package let pattern: SlotPattern
+    @usableFromInline package let pattern: SlotPattern
     @usableFromInline let bytes: UnsafeMutableRawPointer
     // Two 32-bit counts: with them the object asks malloc for 56 bytes, which it serves from a 64-byte chunk;
     // two Ints made it 64 and an 80-byte chunk, 16 MB more for a million new objects' changes.
@@ -30,7 +30,7 @@ package final class RowStorage: @unchecked Sendable {
     /// checked all the same (a `swift_beginAccess` per read in callgrind). (Kept out of the block's bytes: eight
     /// more bytes there moved a one-row block of the bench entity into the next malloc size, 16 MB more at the
     /// peak of saving a million new objects.)
-    @exclusivity(unchecked) private var mask: UInt64 = 0
+    @exclusivity(unchecked) @usableFromInline var mask: UInt64 = 0
     /// Changed positions from 64 on (see `changeMask`); read only for a pattern wider than 64.
     @exclusivity(unchecked) private var wideChanges: Set<Int> = []
 
@@ -40,7 +40,8 @@ package final class RowStorage: @unchecked Sendable {
     /// holding the only reference (it copies a shared block first). Arena blocks leave them zero; a saved
     /// insert's row keeps its object's block, masks included, and nothing reads them there.
     package var changeMask: UInt64 {
-        get { mask }
+        // Inlinable, so a context's read of an attribute is not a call into this module (callgrind).
+        @inlinable get { mask }
         set { mask = newValue }
     }
 
@@ -92,6 +93,7 @@ package final class RowStorage: @unchecked Sendable {
         precondition(rows <= Int(Int32.max), "RowStorage: \(rows) rows in one block")
         rowCapacity = Int32(rows)
         bytes = .allocate(byteCount: max(pattern.stride * rows, 1), alignment: 16)
+        assert(Tag.boxed.rawValue == 9 && unsafeBitCast(Tag.boxed, to: UInt8.self) == 9, "RowStorage: Tag's raw values must be its case indices")
     }
 
     /// Rows the block has room for.
@@ -138,46 +140,65 @@ package final class RowStorage: @unchecked Sendable {
     /// Rows left room for.
     package var remaining: Int { capacity - count }
 
-    @inline(__always) @usableFromInline func tagPointer(_ row: Int, _ position: Int) -> UnsafeMutablePointer<UInt8> {
+    @inlinable @inline(__always) func tagPointer(_ row: Int, _ position: Int) -> UnsafeMutablePointer<UInt8> {
         (bytes + (row * pattern.stride + pattern.tagOffset + position)).assumingMemoryBound(to: UInt8.self)
     }
 
-    @inline(__always) @usableFromInline func valuePointer(_ row: Int, _ position: Int) -> UnsafeMutableRawPointer {
+    @inlinable @inline(__always) func valuePointer(_ row: Int, _ position: Int) -> UnsafeMutableRawPointer {
         bytes + (row * pattern.stride + pattern.offsets[position])
     }
 
-    @inline(__always) @usableFromInline func tag(_ row: Int, _ position: Int) -> Tag {
-        Tag(rawValue: tagPointer(row, position).pointee).unsafelyUnwrapped
+    /// The tag at a position. Read as the enum's own bytes: `Tag(rawValue:)` stayed a call in other modules,
+    /// and every value read retained the block around it. The raw values are the cases' indices from 0 (checked
+    /// in `init`), and a tag byte is only ever written from a `Tag`.
+    @inlinable @inline(__always) func tag(_ row: Int, _ position: Int) -> Tag {
+        unsafeBitCast(tagPointer(row, position).pointee, to: Tag.self)
     }
 
     /// Writes an integer at a position of a row in use: the subscript's write for a decoding loop that has
     /// the value as its own type (a store decoding its rows), without building an `AttributeValue` for it.
+    @inlinable @inline(__always)
     package func set(_ row: Int, _ position: Int, integer value: Int64) { store(value, row, position, .integer) }
 
     /// Writes a double at a position of a row in use (see `set(_:_:integer:)`).
+    @inlinable @inline(__always)
     package func set(_ row: Int, _ position: Int, double value: Double) { store(value, row, position, .double) }
 
     /// Writes a date at a position of a row in use (see `set(_:_:integer:)`).
+    @inlinable @inline(__always)
     package func set(_ row: Int, _ position: Int, date value: Date) { store(value, row, position, .date) }
 
     /// Writes a Boolean at a position of a row in use (see `set(_:_:integer:)`).
+    @inlinable @inline(__always)
     package func set(_ row: Int, _ position: Int, bool value: Bool) { store(value, row, position, .bool) }
 
-    /// Stores a value of 8 bytes or fewer, which every position has room for, under `tag`.
-    @inline(__always)
-    private func store<T>(_ value: T, _ row: Int, _ position: Int, _ tag: Tag) {
-        destroy(row, position)
+    /// Stores a value of 8 bytes or fewer, which every position has room for, under `tag`. Inlinable with the
+    /// `set`s above: a store decoding a row called into this module once per value (60-90 instructions each,
+    /// callgrind).
+    @inlinable @inline(__always)
+    func store<T>(_ value: T, _ row: Int, _ position: Int, _ tag: Tag) {
+        if holdsReference(row, position) { destroy(row, position) }
         valuePointer(row, position).storeBytes(of: value, as: T.self)
         tagPointer(row, position).pointee = tag.rawValue
     }
 
     /// Writes a string at a position of a row in use (see `set(_:_:integer:)`); boxed where the position is
     /// narrow, as the subscript does.
+    @inlinable @inline(__always)
     package func set(_ row: Int, _ position: Int, string value: String) {
         guard pattern.isWide[position] else { self[row, position] = .string(value); return }
         destroy(row, position)
         valuePointer(row, position).initializeMemory(as: String.self, repeating: value, count: 1)
         tagPointer(row, position).pointee = Tag.string.rawValue
+    }
+
+    /// Whether the value at a position holds a reference that `destroy` must release.
+    @inlinable @inline(__always)
+    func holdsReference(_ row: Int, _ position: Int) -> Bool {
+        switch tag(row, position) {
+        case .null, .integer, .double, .bool, .date, .uuid: return false
+        case .string, .binary, .uri, .boxed: return true
+        }
     }
 
     /// Ends the life of the value at a position, leaving its tag to be rewritten.
@@ -194,7 +215,8 @@ package final class RowStorage: @unchecked Sendable {
 
     /// The value of a row in use at `position` (`.null` where absent).
     @inlinable package subscript(row: Int, position: Int) -> AttributeValue {
-        get {
+        // Always inlined: left a call, every attribute read retained the block and the objects around it.
+        @inline(__always) get {
             let p = valuePointer(row, position)
             switch tag(row, position) {
             case .null: return .null

@@ -15,11 +15,11 @@ import SwitchyardModel
 /// values["pages"] = nil
 /// values.count    // 1
 /// ```
-package struct RowValues: Sendable {
+@usableFromInline package struct RowValues: Sendable {
     /// The layout and the values beside it, in one word: every fetched object keeps a `RowValues` in its
     /// snapshot, so each field here costs a million objects 8 MB. (Both payloads are class references, whose
     /// spare bits hold the case; a dictionary payload would not fit.)
-    private enum Shape: Sendable {
+    @usableFromInline enum Shape: Sendable {
         /// Values by this layout only (the common case).
         case laid(RowLayout)
         /// Values beside the layout, or no layout at all.
@@ -32,7 +32,7 @@ package struct RowValues: Sendable {
     /// `extra` changes only through a `RowValues` holding the only reference to the box (checked with
     /// `isKnownUniquelyReferenced` in `extra`'s `_modify`); any other holder sees it immutable: hence
     /// `@unchecked Sendable`, as for `RowStorage`.
-    private final class Beside: @unchecked Sendable {
+    @usableFromInline final class Beside: @unchecked Sendable {
         let layout: RowLayout?
         var extra: [String: AttributeValue]
         init(layout: RowLayout?, extra: [String: AttributeValue]) {
@@ -43,11 +43,11 @@ package struct RowValues: Sendable {
         static let empty = Beside(layout: nil, extra: [:])
     }
 
-    private var shape: Shape
+    @usableFromInline var shape: Shape
     /// Values by layout position in row `row` of `storage` (`.null` where absent); the block is possibly shared
     /// with other rows.
-    private var storage: RowStorage
-    private var row: Int
+    @usableFromInline var storage: RowStorage
+    @usableFromInline var row: Int
 
     /// Nil for a row built without a layout: everything lives beside it.
     public var layout: RowLayout? {
@@ -142,7 +142,9 @@ package struct RowValues: Sendable {
     /// The value at `position` (`.null` when absent) when these values lie by `layout` itself, nil otherwise: a
     /// read by position for a caller holding its entity's layout, which neither retains the layout nor hashes a
     /// name.
-    @inline(__always)
+    // Inlinable: a call into this module per attribute read, with the retains around it, was a third of the
+    // read (callgrind).
+    @inlinable @inline(__always)
     package func slot(_ position: Int, laidOutBy layout: RowLayout) -> AttributeValue? {
         guard case .laid(let own) = shape, own === layout else { return nil }
         return storage[row, position]

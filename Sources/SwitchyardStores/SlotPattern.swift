@@ -11,17 +11,17 @@ import SwitchyardModel
 /// short strings keeps its values in half the memory: a million fetched objects of the benchmark's entity hold
 /// 72 MB less. A value that does not fit its position (text in a number's position, or a decimal anywhere) is
 /// kept in a box the position refers to, so any value can still go anywhere.
-package final class SlotPattern: Sendable {
+@usableFromInline package final class SlotPattern: Sendable {
     /// The number of positions.
-    package let width: Int
+    @usableFromInline package let width: Int
     /// Byte offset of each position's value from the start of its row.
-    package let offsets: [Int]
+    @usableFromInline package let offsets: [Int]
     /// Whether each position has 16 bytes (else 8).
-    package let isWide: [Bool]
+    @usableFromInline package let isWide: [Bool]
     /// Byte offset of the first tag from the start of its row.
-    package let tagOffset: Int
+    @usableFromInline package let tagOffset: Int
     /// Bytes per row (a multiple of 8, so every row starts aligned).
-    package let stride: Int
+    @usableFromInline package let stride: Int
 
     /// A pattern with a wide position where `wide` says so.
     package init(wide: [Bool]) {

@@ -32,8 +32,8 @@ public enum StoreTraceLevel: Int, Sendable, Hashable, Comparable, CaseIterable {
 
 /// A store's trace output: its level and where lines go. The coordinator that adds the store points it at its
 /// own logger.
-package final class StoreTracer: Sendable {
-    package let level: StoreTraceLevel
+@usableFromInline package final class StoreTracer: Sendable {
+    @usableFromInline package let level: StoreTraceLevel
     private let logger: Locked<Logger>
     private let store: String
 
@@ -52,7 +52,7 @@ package final class StoreTracer: Sendable {
         self.logger.withLock { $0 = logger }
     }
 
-    package func emit(_ message: String) {
+    @usableFromInline package func emit(_ message: String) {
         let logger = self.logger.withLock { $0 }
         logger.debug("\(message)", metadata: ["store": "\(store)"])
     }
