@@ -56,13 +56,24 @@ public final class ObjectContext {
         weak var home: ObjectHome?
     }
     /// The home of objects not assigned to a store yet.
-    private lazy var unassignedHome = ObjectHome(context: self, store: nil)
+    private lazy var unassignedHome: ObjectHome = {
+        let home = ObjectHome(context: self, store: nil)
+        homesToClose.append(WeakHome(home: home))
+        return home
+    }()
+    /// Every home made with this context, for `deinit` to close (see `ObjectHome.reference`). Entries whose
+    /// home is gone are dropped as new homes are added.
+    private var homesToClose: [WeakHome] = []
     /// Homes without a context, for objects this context let go of (held weakly, by store; see `home(for:)`).
     private var detachedHomes: [ObjectIdentifier?: WeakHome] = [:]
 
     /// Creates an empty context over `coordinator`.
     public init(coordinator: StoreCoordinator) {
         self.coordinator = coordinator
+    }
+
+    deinit {
+        for entry in homesToClose { entry.home?.contextDidEnd() }
     }
 
     /// The shared home of this context's objects in `store` (nil: not assigned to a store yet).
@@ -83,6 +94,10 @@ public final class ObjectContext {
         if let home = table[key]?.home, home.store === store { return home }
         let home = ObjectHome(context: context, store: store)
         table[key] = WeakHome(home: home)
+        if let context {
+            context.homesToClose.removeAll { $0.home == nil }
+            context.homesToClose.append(WeakHome(home: home))
+        }
         return home
     }
 

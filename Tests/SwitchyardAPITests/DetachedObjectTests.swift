@@ -64,4 +64,26 @@ import Testing
         let fresh = ObjectContext(coordinator: coordinator)
         #expect(try fresh.fetch(FetchRequest(entityName: "Order"))[0].get("qty", as: Int64.self) == 1)
     }
+
+    /// An unsaved insert kept after its context is released: no context, and a write is refused (it could
+    /// never be saved), on every backend, whether or not the context had assigned it to a store.
+    @Test(arguments: Backend.everyStore)
+    func anUnsavedInsertWhoseContextIsGoneThrowsForWrites(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        var pending: [ManagedObject] = []
+        do {
+            let context = ObjectContext(coordinator: coordinator)
+            pending.append(try Shop.customer(context, "Bea"))
+            let assigned = try Shop.customer(context, "Cy")
+            try context.assign(assigned, to: try #require(coordinator.stores(serving: "Customer").first))
+            pending.append(assigned)
+        }
+        for object in pending {
+            #expect(object.context == nil)
+            #expect(object.isInserted)
+            expectContextError("set on \(object.objectID)", isDetached) { try object.set("name", "Dee") }
+        }
+        #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Customer")) == 0)
+    }
 }
