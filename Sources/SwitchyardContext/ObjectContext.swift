@@ -55,15 +55,8 @@ public final class ObjectContext {
     private struct WeakHome {
         weak var home: ObjectHome?
     }
-    /// The home of objects not assigned to a store yet.
-    private lazy var unassignedHome: ObjectHome = {
-        let home = ObjectHome(context: self, store: nil)
-        homesToClose.append(WeakHome(home: home))
-        return home
-    }()
-    /// Every home made with this context, for `deinit` to close (see `ObjectHome.reference`). Entries whose
-    /// home is gone are dropped as new homes are added.
-    private var homesToClose: [WeakHome] = []
+    /// The home of objects not assigned to a store yet, once one was needed (see `unassignedHome`).
+    private var unassigned: ObjectHome?
     /// Homes without a context, for objects this context let go of (held weakly, by store; see `home(for:)`).
     private var detachedHomes: [ObjectIdentifier?: WeakHome] = [:]
 
@@ -72,8 +65,19 @@ public final class ObjectContext {
         self.coordinator = coordinator
     }
 
+    /// Closes every home made with this context (see `ObjectHome.reference`): the unassigned one and those in
+    /// `homes`. A live home is never replaced there: it holds its store, so no other store can take its key.
     deinit {
-        for entry in homesToClose { entry.home?.contextDidEnd() }
+        unassigned?.contextDidEnd()
+        for entry in homes.values { entry.home?.contextDidEnd() }
+    }
+
+    /// The home of objects not assigned to a store yet.
+    private var unassignedHome: ObjectHome {
+        if let unassigned { return unassigned }
+        let home = ObjectHome(context: self, store: nil)
+        unassigned = home
+        return home
     }
 
     /// The shared home of this context's objects in `store` (nil: not assigned to a store yet).
@@ -94,10 +98,6 @@ public final class ObjectContext {
         if let home = table[key]?.home, home.store === store { return home }
         let home = ObjectHome(context: context, store: store)
         table[key] = WeakHome(home: home)
-        if let context {
-            context.homesToClose.removeAll { $0.home == nil }
-            context.homesToClose.append(WeakHome(home: home))
-        }
         return home
     }
 

@@ -14,7 +14,7 @@ package final class ObjectHome {
     /// atomic load of a side table, and the context, which nothing then refers to weakly, retains and
     /// releases without one (a weak load and a side-table release were about 110 of the 850 instructions of
     /// setting an attribute, callgrind). Never read once `isLive` is false: the context's `deinit` clears it
-    /// on every home it made (`ObjectContext.homesToClose`), before its memory goes. Objects, their homes and
+    /// on every home it made, before its memory goes. Objects, their homes and
     /// their context are used from one task (none of them is `Sendable`), so the deinit cannot race a read.
     private let reference: Unmanaged<ObjectContext>?
     /// False for a home without a context, and from the moment its context is deinitialized.
