@@ -102,6 +102,22 @@ package final class LMDBCursor {
         try LMDB.check(rc, operation: database.cursorPutCall, path: transaction.path, configuration: transaction.configuration)
     }
 
+    /// Stores `value` under `key` through the cursor (`mdb_cursor_put`), which is left on the entry; with
+    /// `.noOverwrite`, returns `false` (and writes nothing) if the key exists. Keys put in ascending order are
+    /// cheaper this way than through `LMDBTransaction.put`: LMDB first looks in the page the cursor is on
+    /// rather than searching the tree from its root.
+    @discardableResult
+    package func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: LMDBTransaction.PutFlags = []) throws -> Bool {
+        guard let handle else { throw closedError() }
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_cursor_put(handle, &k, &v, flags.rawValue)
+        transaction.countPut()
+        if rc == MDB_KEYEXIST, flags.contains(.noOverwrite) { return false }
+        if rc != MDB_SUCCESS { try LMDB.check(rc, operation: database.cursorPutCall, path: transaction.path, configuration: transaction.configuration) }
+        return true
+    }
+
     /// Whether the cursor is on an entry whose key is `key` (`MDB_GET_CURRENT`), for `replaceCurrent`'s assertion.
     private func isOn(_ key: UnsafeRawBufferPointer) -> Bool {
         var k = MDB_val()

@@ -38,6 +38,18 @@ package enum LMDBIndexing {
         }
     }
 
+    /// Queues `image`'s entries in every index of its table on `batch`, written when the batch is flushed
+    /// (see `LMDBIndexBatch`); `scratch` is reused for the keys.
+    package static func add(
+        _ image: LMDBRowImage, databases: [LMDBDatabase?], batch: inout LMDBIndexBatch, txn: LMDBTransaction,
+        scratch: inout LMDBByteWriter
+    ) throws {
+        for (position, database) in databases.enumerated() {
+            guard let database, entry(of: image, index: position, into: &scratch) else { continue }
+            try batch.add(scratch.bytes, to: database, txn: txn)
+        }
+    }
+
     /// Removes `image` from every index of its table.
     package static func remove(_ image: LMDBRowImage, databases: [LMDBDatabase?], txn: LMDBTransaction) throws {
         for (position, database) in databases.enumerated() {

@@ -106,10 +106,9 @@ extension LMDBStore {
         var sameLayout: LayoutMatch?
         var highest: (root: String, key: Int64)?
 
-        for insert in changes.inserts {
-            let (layout, indexes) = try resolve(insert.entityName)
-            // One image per entity, reset in place (mutated through `scratch!`, so never copied). The row's
-            // own version is kept: 1 for a new object, the source's `Z_OPT` for a copied one (a split, a move).
+        // One image per entity, reset in place (mutated through `scratch!`, so never copied). The row's own
+        // version is kept: 1 for a new object, the source's `Z_OPT` for a copied one (a split, a move).
+        func fill(_ insert: StoreRow, layout: LMDBEntityLayout) throws {
             if let reusable = scratch?.layout, reusable === layout {
                 scratch!.reset(primaryKey: insert.primaryKey, version: insert.version)
             } else {
@@ -117,6 +116,27 @@ extension LMDBStore {
             }
             try setValues(insert.values, in: &scratch!, sameLayout: &sameLayout)
             if !insert.toOne.isEmpty { try setToOnes(insert.toOne.mapValues { Optional($0) }, in: &scratch!) }
+        }
+
+        // The new rows' index entries first, written in key order (see `LMDBIndexBatch`), so that their buffer is
+        // freed before the rows' pages are made: a million new rows of the bench entity peaked 17 MB higher with
+        // the entries gathered alongside the rows. A row whose values are refused stops this pass without an
+        // error; the rows' pass below meets it (or an earlier row's error) again and throws, in the rows' order.
+        var entries = LMDBIndexBatch()
+        for insert in changes.inserts {
+            guard let (layout, indexes) = try? resolve(insert.entityName) else { break }
+            guard indexes.contains(where: { $0 != nil }) else { continue }
+            do { try fill(insert, layout: layout) } catch { break }
+            try LMDBIndexing.add(scratch!, databases: indexes, batch: &entries, txn: txn, scratch: &indexKey)
+        }
+        try entries.flush(txn: txn)
+
+        // Then the rows, through one cursor: new keys mostly ascend, and a cursor put looks in its current page
+        // before searching the tree.
+        if !changes.inserts.isEmpty { try txn.withCursor(databases.rows) { rows in
+        for insert in changes.inserts {
+            let (layout, _) = try resolve(insert.entityName)
+            try fill(insert, layout: layout)
             let image = scratch!
             guard insert.primaryKey >= 0 else {
                 throw StoreError.invalidValue(
@@ -126,11 +146,13 @@ extension LMDBStore {
             writer.bytes.removeAll(keepingCapacity: true)
             LMDBRowCoding.encode(image, into: &writer)
             LMDBRowKey.set(&key, root: layout.rootNumber, primaryKey: insert.primaryKey)
-            guard try txn.put(databases.rows, key, writer.bytes, flags: .noOverwrite) else {
+            let added = try key.withUnsafeBytes { k in
+                try writer.bytes.withUnsafeBytes { try rows.put(key: k, value: $0, flags: .noOverwrite) }
+            }
+            guard added else {
                 throw StoreError.uniquenessViolation(
                     path: path, configuration: configurationName, entity: layout.name, properties: ["Z_PK"], values: ["\(insert.primaryKey)"])
             }
-            try LMDBIndexing.add(image, databases: indexes, txn: txn, scratch: &indexKey)
             if !layout.constraints.isEmpty { touched.append((layout, insert.primaryKey)) }
             if let last = highest, last.root == layout.rootName {
                 if insert.primaryKey > last.key { highest = (last.root, insert.primaryKey) }
@@ -139,6 +161,7 @@ extension LMDBStore {
                 highest = (layout.rootName, insert.primaryKey)
             }
         }
+        } }
         if let last = highest { maxKeys[last.root] = max(maxKeys[last.root] ?? 0, last.key) }
 
         // One cursor for the updates: it finds each row and rewrites it where it found it (one search of the
