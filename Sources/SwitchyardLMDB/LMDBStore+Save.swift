@@ -106,18 +106,6 @@ extension LMDBStore {
         var sameLayout: LayoutMatch?
         var highest: (root: String, key: Int64)?
 
-        // One image per entity, reset in place (mutated through `scratch!`, so never copied). The row's own
-        // version is kept: 1 for a new object, the source's `Z_OPT` for a copied one (a split, a move).
-        func fill(_ insert: StoreRow, layout: LMDBEntityLayout) throws {
-            if let reusable = scratch?.layout, reusable === layout {
-                scratch!.reset(primaryKey: insert.primaryKey, version: insert.version)
-            } else {
-                scratch = LMDBRowImage(layout: layout, primaryKey: insert.primaryKey, version: insert.version)
-            }
-            try setValues(insert.values, in: &scratch!, sameLayout: &sameLayout)
-            if !insert.toOne.isEmpty { try setToOnes(insert.toOne.mapValues { Optional($0) }, in: &scratch!) }
-        }
-
         // The new rows' index entries first, written in key order (see `LMDBIndexBatch`), so that their buffer is
         // freed before the rows' pages are made: a million new rows of the bench entity peaked 17 MB higher with
         // the entries gathered alongside the rows. A row whose values are refused stops this pass without an
@@ -126,7 +114,7 @@ extension LMDBStore {
         for insert in changes.inserts {
             guard let (layout, indexes) = try? resolve(insert.entityName) else { break }
             guard indexes.contains(where: { $0 != nil }) else { continue }
-            do { try fill(insert, layout: layout) } catch { break }
+            do { try fill(&scratch, with: insert, layout: layout, sameLayout: &sameLayout, indexedOnly: true) } catch { break }
             try LMDBIndexing.add(scratch!, databases: indexes, batch: &entries, txn: txn, scratch: &indexKey)
         }
         try entries.flush(txn: txn)
@@ -136,7 +124,7 @@ extension LMDBStore {
         if !changes.inserts.isEmpty { try txn.withCursor(databases.rows) { rows in
         for insert in changes.inserts {
             let (layout, _) = try resolve(insert.entityName)
-            try fill(insert, layout: layout)
+            try fill(&scratch, with: insert, layout: layout, sameLayout: &sameLayout, indexedOnly: false)
             let image = scratch!
             guard insert.primaryKey >= 0 else {
                 throw StoreError.invalidValue(
@@ -235,6 +223,34 @@ extension LMDBStore {
             if key > (try maxKey(root: root, txn: txn)) { try setMaxKey(key, root: root, txn: txn) }
         }
         return try recordHistory(changes, txn: txn)
+    }
+
+    /// Resets `image` (one per entity, reused: mutated in place through `image!`, so never copied) to `insert`.
+    /// The row's own version is kept: 1 for a new object, the source's `Z_OPT` for a copied one (a split, a
+    /// move). `indexedOnly` sets just the values an index reads where the row is laid out as the store's (the
+    /// index pass); a value refused elsewhere in the row is then left for the rows' pass to report.
+    /// (A method taking its state `inout` rather than a closure capturing it: captured, every use of the image
+    /// was a dynamic exclusivity check, four per row, 440 instructions.)
+    private func fill(
+        _ image: inout LMDBRowImage?, with insert: StoreRow, layout: LMDBEntityLayout, sameLayout: inout LayoutMatch?,
+        indexedOnly: Bool
+    ) throws {
+        if let reusable = image?.layout, reusable === layout {
+            image!.reset(primaryKey: insert.primaryKey, version: insert.version)
+        } else {
+            image = LMDBRowImage(layout: layout, primaryKey: insert.primaryKey, version: insert.version)
+        }
+        if indexedOnly, let valuesLayout = insert.values.layout, insert.values.isLaidOut,
+            isEquivalent(valuesLayout, to: layout, cache: &sameLayout)
+        {
+            for position in 0..<valuesLayout.names.count where layout.indexedAttributes[position] {
+                let value = insert.values.slot(position)
+                if !value.isNull { image!.attributes[position] = try normalized(value, at: position, layout: layout) }
+            }
+        } else {
+            try setValues(insert.values, in: &image!, sameLayout: &sameLayout)
+        }
+        if !insert.toOne.isEmpty { try setToOnes(insert.toOne.mapValues { Optional($0) }, in: &image!) }
     }
 
     /// Rewrites the row `cursor` is on (see `LMDBCursor.replaceCurrent`).

@@ -41,6 +41,9 @@ struct LargeSaveTests {
             return entity == "Item" && properties == ["code"] && values.count == 1 && values[0].contains("c0")
         }
         #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Item")) == 0)
+        // Nor is anything left in an index (a lookup by the constrained attribute reads its index where there is one).
+        #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(
+            entityName: "Item", predicate: try FetchPredicate(format: "code == %@", "c5"))) == 0)
 
         try last!.set("code", "c\(Self.count - 1)")
         try context.save()
@@ -57,6 +60,14 @@ struct LargeSaveTests {
             }
         }
         #expect(mismatches == 0)
+        // Lookups by the constrained attribute find each object once: the codes arrived out of their text order
+        // ("c10" before "c2"), as names do.
+        var lookupMisses: [Int] = []
+        for i in Swift.stride(from: 0, to: Self.count, by: 617) {
+            let found = try reader.fetch(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "code == %@", "c\(i)")))
+            if try found.count != 1 || found[0].get("rank", as: Int64.self) != Int64(i) { lookupMisses.append(i) }
+        }
+        #expect(lookupMisses.isEmpty)
         // The saved objects' state is what the store holds: changing one and saving again works (Z_OPT 1 -> 2).
         try last!.set("rank", Int64(-1))
         try context.save()
