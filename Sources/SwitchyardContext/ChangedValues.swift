@@ -8,91 +8,118 @@ import SwitchyardStores
 /// (`EntityHandle.layout`): no name is hashed to store or find one, and nothing is allocated until the first
 /// change. `.null` is a value here (an attribute cleared since the save), unlike in `RowValues`.
 ///
-/// The values live in a `RowStorage` block that a save hands to the inserted row as it is (`rowValues`), so a
-/// new object's values are not copied for the store nor again for its snapshot; a change after that copies
-/// the block first if the row still shares it.
+/// The values are one row of a change block (`RowStorage(changesOf:capacity:)`) that the context's
+/// `ChangeArena` shares among many objects, with a bit per position saying which hold a change. A save hands the
+/// row to the store as it is (`handOut`), so a new object's values are not copied for the store nor again for its
+/// snapshot. A row handed out is never written again: the next change copies it to a row of its own first (the
+/// block's reference count, shared by many objects, cannot tell whether the store or a snapshot still reads it).
+///
+/// `ManagedObject` keeps the two fields apart (`changeBlock`, `changeRow`), the row in padding its other fields
+/// leave, so an object stays in glibc's 128-byte allocation class; this value is built around them for a change.
 package struct ChangedValues {
-    /// One slot per attribute of the entity once anything changed (`.null` where nothing was set); nil before.
-    /// The block also records which positions changed (`RowStorage.changeMask`): one word per object in all.
-    private var storage: RowStorage?
+    /// The change block holding the row; nil before the first change.
+    package private(set) var storage: RowStorage?
+    /// The row in `storage`, and `handedOutBit` once the row was handed out.
+    package private(set) var packedRow: UInt32
+
+    /// Set in `packedRow` once the row was handed out.
+    package static let handedOutBit: UInt32 = 1 << 31
 
     /// No changes.
-    package init() {}
+    package init() {
+        storage = nil
+        packedRow = 0
+    }
+
+    /// The changes kept in `storage`'s row `packedRow` (see `ManagedObject.changedValues`).
+    @inline(__always)
+    package init(storage: RowStorage?, packedRow: UInt32) {
+        self.storage = storage
+        self.packedRow = packedRow
+    }
+
+    /// The row in `storage`.
+    @inline(__always)
+    package var row: Int { Int(packedRow & ~Self.handedOutBit) }
 
     /// The number of positions holding a change.
-    package var count: Int { storage?.changeCount ?? 0 }
+    package var count: Int { storage?.changeCount(row) ?? 0 }
 
     /// Whether nothing changed.
     package var isEmpty: Bool { storage == nil }
 
-    private func isChanged(_ position: Int) -> Bool {
-        guard let storage else { return false }
-        return position < 64 ? storage.changeMask & (1 << UInt64(position)) != 0 : storage.wideChangeMask.contains(position)
-    }
-
     /// The change at `position`, if any.
     @inline(__always)
     package subscript(position: Int) -> AttributeValue? {
-        guard let storage, isChanged(position) else { return nil }
-        return storage[0, position]
+        guard let storage, storage.isChanged(row, position) else { return nil }
+        return storage[row, position]
     }
 
-    /// Records `value` for the attribute at `position` of an entity whose attributes `layout` positions.
-    package mutating func set(_ value: AttributeValue, at position: Int, layout: RowLayout) {
+    /// Records `value` for the attribute at `position` of an entity whose attributes `layout` positions, in a
+    /// row taken from `arena` on the first change (a one-row block of its own without an arena).
+    package mutating func set(_ value: AttributeValue, at position: Int, layout: RowLayout, arena: ChangeArena? = nil) {
         if storage == nil {
-            let block = RowStorage(pattern: layout.slots, capacity: 1)
-            _ = block.appendRow()
+            let (block, row) = arena?.allocate(layout.slots) ?? Self.ownBlock(layout.slots)
             storage = block
-        } else {
-            makeUnique()
+            packedRow = UInt32(row)
+        } else if packedRow & Self.handedOutBit != 0 {
+            takeBack()
         }
-        let block = storage!
-        block[0, position] = value
-        if position < 64 { block.changeMask |= 1 << UInt64(position) } else { block.wideChangeMask.insert(position) }
+        let block = storage.unsafelyUnwrapped
+        block[row, position] = value
+        block.setChanged(row, position, true)
     }
 
     /// Forgets the change at `position`, if any.
     package mutating func remove(at position: Int) {
-        guard isChanged(position) else { return }
-        makeUnique()
-        let block = storage!
-        if position < 64 { block.changeMask &= ~(1 << UInt64(position)) } else { block.wideChangeMask.remove(position) }
-        if block.changeMask == 0 && block.wideChangeMask.isEmpty { storage = nil }
+        guard let storage, storage.isChanged(row, position) else { return }
+        if packedRow & Self.handedOutBit != 0 { takeBack() }
+        let block = self.storage.unsafelyUnwrapped
+        block.setChanged(row, position, false)
+        if block.changeCount(row) == 0 { removeAll() }
     }
 
-    /// Copies the block, with its change masks, when a saved row or snapshot still shares it, so a change made
-    /// now does not show through them. Requires a block.
-    private mutating func makeUnique() {
-        guard !isKnownUniquelyReferenced(&storage!) else { return }
-        let copy = storage!.copy(row: 0)
-        copy.changeMask = storage!.changeMask
-        copy.wideChangeMask = storage!.wideChangeMask
-        storage = copy
+    /// Copies a row that was handed out to a one-row block of its own, so a change made now does not show
+    /// through whatever still reads the row.
+    private mutating func takeBack() {
+        storage = storage.unsafelyUnwrapped.copyChanges(row: row)
+        packedRow = 0
+    }
+
+    /// A one-row change block (for values with no context's arena at hand).
+    private static func ownBlock(_ pattern: SlotPattern) -> (RowStorage, Int) {
+        let block = RowStorage(changesOf: pattern, capacity: 1)
+        return (block, block.appendRow())
     }
 
     /// Forgets every change.
     package mutating func removeAll() {
         storage = nil
+        packedRow = 0
     }
 
     /// Calls `body` with each change's position and value, in position order (see `RowStorage.forEachChange`).
     @inline(__always)
     package func forEachChange(_ body: (Int, AttributeValue) throws -> Void) rethrows {
-        try storage?.forEachChange(body)
+        try storage?.forEachChange(row, body)
     }
 
-    /// The changes as a store takes them, by position and sharing the block (nothing is copied); nil when none.
-    package func positioned(_ layout: RowLayout) -> PositionedChanges? {
-        storage.map { PositionedChanges(layout: layout, storage: $0) }
+    /// The block and row holding the changes, for a store to read as they are (nothing is copied); nil when
+    /// none. The row is not written again (see the type's comment).
+    package mutating func handOut() -> (storage: RowStorage, row: Int)? {
+        guard let storage else { return nil }
+        packedRow |= Self.handedOutBit
+        return (storage, row)
     }
 
-    /// The block holding the changes (row 0, laid out by the entity's layout), shared; nil when none. Never
-    /// written through: the block is this value's, which copies it before changing it while it is shared.
-    package var block: RowStorage? { storage }
+    /// The changes as a store takes them, by position and sharing the block (see `handOut`); nil when none.
+    package mutating func handOutPositioned(_ layout: RowLayout) -> PositionedChanges? {
+        handOut().map { PositionedChanges(layout: layout, storage: $0.storage, row: $0.row) }
+    }
 
-    /// The non-null changes as row values positioned by `layout`, sharing the block (nothing is copied).
-    package func rowValues(_ layout: RowLayout) -> RowValues {
-        if let storage { return RowValues(layout: layout, storage: storage, row: 0) }
+    /// The non-null changes as row values positioned by `layout`, sharing the block (see `handOut`).
+    package mutating func handOutRowValues(_ layout: RowLayout) -> RowValues {
+        if let (storage, row) = handOut() { return RowValues(layout: layout, storage: storage, row: row) }
         return RowValues(layout: layout, slots: Array(repeating: .null, count: layout.names.count))
     }
 
@@ -103,3 +130,35 @@ package struct ChangedValues {
         return names
     }
 }
+
+// MARK: - ChangeArena
+
+/// Hands out rows of change blocks (`RowStorage(changesOf:capacity:)`) for one context's objects: one block being
+/// filled per value pattern, the first of one row, each next twice as large up to `maxBlockValues` values.
+package final class ChangeArena {
+    private var blocks: [ObjectIdentifier: (block: RowStorage, nextCapacity: Int)] = [:]
+    /// The block of the last pattern asked for (most changes in a row are to one entity's objects).
+    private var last: (pattern: ObjectIdentifier, block: RowStorage)?
+    package static let maxBlockValues = 4096
+
+    package init() {}
+
+    /// A row of nulls with no change marked, laid out by `pattern`: its block and its index there.
+    package func allocate(_ pattern: SlotPattern) -> (RowStorage, Int) {
+        let id = ObjectIdentifier(pattern)
+        if let last, last.pattern == id, last.block.remaining > 0 { return (last.block, last.block.appendRow()) }
+        if let current = blocks[id], current.block.remaining > 0 {
+            last = (id, current.block)
+            return (current.block, current.block.appendRow())
+        }
+        let width = max(pattern.width, 1)
+        let rows = max(1, min(blocks[id]?.nextCapacity ?? 1, Self.maxBlockValues / width))
+        let block = RowStorage(changesOf: pattern, capacity: rows)
+        blocks[id] = (block, min(rows * 2, max(1, Self.maxBlockValues / width)))
+        last = (id, block)
+        return (block, block.appendRow())
+    }
+}
+
+@available(*, unavailable, message: "a change arena belongs to one context")
+extension ChangeArena: Sendable {}

@@ -34,14 +34,27 @@ public final class ManagedObject {
     @exclusivity(unchecked) public internal(set) var isInserted = false
     /// True from `delete` until the save that removes the object, or a rollback (Core Data's `isDeleted`).
     @exclusivity(unchecked) public internal(set) var isDeleted = false
+    /// `changedValues`' row in `changeBlock` (see `ChangedValues.packedRow`), in the padding after the flags.
+    @exclusivity(unchecked) private var changeRow: UInt32 = 0
     /// The context and the store, as last resolved.
     @exclusivity(unchecked) private var home: ObjectHome
     /// The last state read from or written to the store; nil for an unsaved insert.
     @exclusivity(unchecked) package var snapshot: ObjectSnapshot?
-    /// Attribute values set since the last save.
-    @exclusivity(unchecked) package var changedValues = ChangedValues()
+    /// The block holding `changedValues`' row; nil before the first change since the last save.
+    @exclusivity(unchecked) private var changeBlock: RowStorage?
     /// Relationship changes and caches, created on first use (see `RelationshipState`).
     @exclusivity(unchecked) private var relationships: RelationshipState?
+
+    /// Attribute values set since the last save: a value built around `changeBlock` and `changeRow`, which the
+    /// object keeps apart so that the row index fits padding (see `ChangedValues`).
+    package var changedValues: ChangedValues {
+        @inline(__always) get { ChangedValues(storage: changeBlock, packedRow: changeRow) }
+        @inline(__always) _modify {
+            var values = ChangedValues(storage: changeBlock, packedRow: changeRow)
+            defer { (changeBlock, changeRow) = (values.storage, values.packedRow) }
+            yield &values
+        }
+    }
 
     /// Temporary until the first save, then `x-coredata://STORE/Entity/pN`.
     public internal(set) var objectID: ObjectID {
@@ -193,7 +206,10 @@ public final class ManagedObject {
 
     /// The current value of the attribute at `position` of the entity (`.null` when unset).
     package func value(at position: Int) -> AttributeValue {
-        if let v = changedValues[position] { return v }
+        if let block = changeBlock {
+            let row = Int(changeRow & ~ChangedValues.handedOutBit)
+            if block.isChanged(row, position) { return block[row, position] }
+        }
         // Read through `snapshot!`, not bound to a local: binding copied the snapshot (three retains and releases
         // per read; a fifth of validating an object in a save, callgrind).
         guard snapshot != nil else { return .null }
@@ -206,8 +222,9 @@ public final class ManagedObject {
     /// Sets attribute `key`; a value of the wrong kind is `ContextError.typeMismatch`.
     public func setValue(_ value: AttributeValue, forKey key: String) throws {
         let (position, normalized) = try handle.checked(value, forKey: key)
-        try liveContext().willChange(self)
-        changedValues.set(normalized, at: position, layout: handle.layout)
+        let context = try liveContext()
+        try context.willChange(self)
+        changedValues.set(normalized, at: position, layout: handle.layout, arena: context.changeArena)
     }
 
     /// The value of attribute `key` as `T`, `nil` when unset; another stored kind is `ContextError.typeMismatch`.

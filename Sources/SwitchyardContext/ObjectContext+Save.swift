@@ -171,13 +171,13 @@ extension ObjectContext {
                     // Transient attributes stay with the object (finishSave keeps them); no store holds them.
                     // (Only a set one is cleared: clearing copies the row out of the block it shares with the object.)
                     if handle.transientPositions.contains(where: { object.changedValues[$0] != nil }) {
-                        var row = StoreRow(entityName: handle.name, primaryKey: pk, values: object.changedValues.rowValues(handle.layout), toOne: toOne)
+                        var row = StoreRow(entityName: handle.name, primaryKey: pk, values: object.changedValues.handOutRowValues(handle.layout), toOne: toOne)
                         for position in handle.transientPositions where object.changedValues[position] != nil {
                             row.values[handle.layout.names[position]] = nil
                         }
                         rows.append(row)
                     } else {
-                        rows.append(entityName: handle.name, layout: handle.layout, block: object.changedValues.block, toOne: toOne)
+                        rows.append(entityName: handle.name, layout: handle.layout, values: object.changedValues.handOut(), toOne: toOne)
                     }
                 }
                 changes.inserts = StoreRows(rows)
@@ -189,7 +189,7 @@ extension ObjectContext {
                     let changedTransient = handle.transientPositions.contains { object.changedValues[$0] != nil }
                     var update = RowUpdate(
                         entityName: handle.name, primaryKey: primaryKey, expectedVersion: version,
-                        changes: object.changedValues.positioned(handle.layout), excluding: changedTransient ? handle.transientPositions : [])
+                        changes: object.changedValues.handOutPositioned(handle.layout), excluding: changedTransient ? handle.transientPositions : [])
                     for (name, target) in object.changedToOne { update.toOne[name] = .some(reference(target)) }
                     update.toManyKeys = object.touchedToMany.union(object.changedToMany.keys)
                     changes.updates.append(update)

@@ -26,6 +26,8 @@ public final class ObjectContext {
     @exclusivity(unchecked) package var registered = ObjectRegistry()
     /// Unsaved inserts, in insertion order.
     @exclusivity(unchecked) package var insertedObjects: [ManagedObject] = []
+    /// Rows for the objects' unsaved values, many objects' to a block (see `ChangedValues`).
+    package let changeArena = ChangeArena()
     /// Saved objects with unsaved changes or deletes.
     @exclusivity(unchecked) package var changedObjects: [ObjectIdentifier: ManagedObject] = [:]
     /// How `save()` treats an object another save changed since this context read it (Core Data's
@@ -117,7 +119,7 @@ public final class ObjectContext {
         guard !handle.isAbstract else { throw ContextError.abstractEntity(entityName) }
         let object = ManagedObject(entity: handle, objectID: .temporary(entityName: entityName), home: unassignedHome)
         for (position, value) in handle.defaults {
-            object.changedValues.set(value, at: position, layout: handle.layout)
+            object.changedValues.set(value, at: position, layout: handle.layout, arena: changeArena)
         }
         object.isInserted = true
         registered[object.objectID] = object

@@ -317,7 +317,7 @@ extension LMDBStore {
     /// A context's changes, whose layout is equivalent to `layout`'s, normalized by position: no name hashed.
     private func normalized(_ changes: PositionedChanges, layout: LMDBEntityLayout) throws -> [(position: Int, value: AttributeValue)] {
         var result: [(position: Int, value: AttributeValue)] = []
-        result.reserveCapacity(changes.storage.changeCount)
+        result.reserveCapacity(changes.count)
         try changes.forEach { result.append(($0, try normalized($1, at: $0, layout: layout))) }
         return result
     }

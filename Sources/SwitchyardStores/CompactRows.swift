@@ -3,22 +3,23 @@ import SwitchyardModel
 // MARK: - CompactRows
 
 /// New rows kept as a context holds its new objects: the primary keys (the array the context allocated, shared),
-/// and per row the entity (a number into `entities`), the object's block of changed values (one row at its start,
-/// laid out by the entity's layout; nil when no value was set) and, only when some row has one, its to-one
-/// references. Rows whose values differ from their object's (transient values left out) are kept whole in `whole`.
+/// and per row the entity (a number into `entities`) with the row of its values in their block, the block (a
+/// change block many objects share, laid out by the entity's layout; nil when no value was set) and, only when
+/// some row has one, its to-one references. Rows whose values differ from their object's (transient values left
+/// out) are kept whole in `whole`.
 ///
-/// The blocks are shared with the objects, as a `StoreRow`'s values were: a block is written only through its one
-/// reference (a `ChangedValues` copies a block it shares before changing it), so the rows read the values as they
-/// were when appended.
+/// The blocks are shared with the objects, as a `StoreRow`'s values were: a row handed out is not written again
+/// (a `ChangedValues` copies it before a later change), so the rows read the values as they were when appended.
 package struct CompactRows: Sendable {
     /// Names and value layouts of the rows' entities, and the values of a row of each with none set (made once,
     /// the first time such a row is appended).
     private var entities: [(name: String, layout: RowLayout, nulls: RowValues?)] = []
-    /// Each row's number in `entities`, or `wholeRow`.
+    /// Each row's number in `entities` (high 16 bits) and the row of its values in its block (low 16 bits), or
+    /// `wholeRow`: one word a row.
     private var entityOfRow: [UInt32] = []
     /// The rows' primary keys, given up front (more than `count` until every row is appended).
     private var keys: [Int64] = []
-    /// Each row's block of values (row 0 of it); nil when no value is set, or for a whole row.
+    /// Each row's block of values; nil when no value is set, or for a whole row.
     private var blocks: [RowStorage?] = []
     /// Empty, or one dictionary per row.
     private var toOne: [[String: RowReference]] = []
@@ -35,25 +36,35 @@ package struct CompactRows: Sendable {
     /// The number of rows appended.
     package var count: Int { blocks.count }
 
-    /// Adds the next row (version 1, the next primary key) of the entity `entityName`, whose values are row 0 of
-    /// `block` laid out by `layout` (all null when `block` is nil).
-    package mutating func append(entityName: String, layout: RowLayout, block: RowStorage?, toOne: [String: RowReference] = [:]) {
+    /// Adds the next row (version 1, the next primary key) of the entity `entityName`, whose values are row
+    /// `values.row` of `values.storage` laid out by `layout` (all null when `values` is nil). A row past 65,535
+    /// of its block is kept whole.
+    package mutating func append(
+        entityName: String, layout: RowLayout, values: (storage: RowStorage, row: Int)?, toOne: [String: RowReference] = [:]
+    ) {
         precondition(blocks.count < keys.count, "CompactRows: more rows than primary keys")
+        if let values, values.row > Int(UInt16.max) {
+            return append(StoreRow(
+                entityName: entityName, primaryKey: keys[blocks.count],
+                values: RowValues(layout: layout, storage: values.storage, row: values.row), toOne: toOne))
+        }
         let entity: Int
-        if let last = entityOfRow.last, last != Self.wholeRow, entities[Int(last)].layout === layout, entities[Int(last)].name == entityName {
-            entity = Int(last)
+        if let last = entityOfRow.last, last != Self.wholeRow, entities[Int(last >> 16)].layout === layout,
+            entities[Int(last >> 16)].name == entityName
+        {
+            entity = Int(last >> 16)
         } else if let found = entities.firstIndex(where: { $0.layout === layout && $0.name == entityName }) {
             entity = found
         } else {
-            precondition(entities.count < Int(Self.wholeRow), "CompactRows: too many entities")
+            precondition(entities.count < Int(UInt16.max), "CompactRows: too many entities")
             entity = entities.count
             entities.append((entityName, layout, nil))
         }
-        if block == nil, entities[entity].nulls == nil {
+        if values == nil, entities[entity].nulls == nil {
             entities[entity].nulls = RowValues(layout: layout, slots: Array(repeating: .null, count: layout.names.count))
         }
-        entityOfRow.append(UInt32(entity))
-        blocks.append(block)
+        entityOfRow.append(UInt32(entity) << 16 | UInt32(values?.row ?? 0))
+        blocks.append(values?.storage)
         if !toOne.isEmpty || !self.toOne.isEmpty {
             if self.toOne.count < blocks.count - 1 {
                 self.toOne.append(contentsOf: repeatElement([:], count: blocks.count - 1 - self.toOne.count))
@@ -77,8 +88,9 @@ package struct CompactRows: Sendable {
     /// The row at `position`.
     package func row(at position: Int) -> StoreRow {
         if entityOfRow[position] == Self.wholeRow { return whole[position]! }
-        let entity = entities[Int(entityOfRow[position])]
-        let values = blocks[position].map { RowValues(layout: entity.layout, storage: $0, row: 0) } ?? entity.nulls!
+        let packed = entityOfRow[position]
+        let entity = entities[Int(packed >> 16)]
+        let values = blocks[position].map { RowValues(layout: entity.layout, storage: $0, row: Int(packed & 0xFFFF)) } ?? entity.nulls!
         return StoreRow(
             entityName: entity.name, primaryKey: keys[position], values: values,
             toOne: position < toOne.count ? toOne[position] : [:])

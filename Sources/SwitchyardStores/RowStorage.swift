@@ -19,58 +19,86 @@ import SwitchyardModel
     /// Where each row's values sit.
     @usableFromInline package let pattern: SlotPattern
     @usableFromInline let bytes: UnsafeMutableRawPointer
-    // Two 32-bit counts: with them the object asks malloc for 56 bytes, which it serves from a 64-byte chunk;
-    // two Ints made it 64 and an 80-byte chunk, 16 MB more for a million new objects' changes.
+    // Two 32-bit counts and one pointer after the two above: the object asks malloc for 48 bytes, which it
+    // serves from a 64-byte chunk; two Ints made it 64 and an 80-byte chunk.
     private let rowCapacity: Int32
     // The `var`s skip Swift's dynamic exclusivity check (`@exclusivity(unchecked)`), as `ManagedObject`'s do.
-    // No access to them can overlap another: they are read, assigned, or changed by a `Set` method that calls no
-    // code of ours, never while a closure runs, and written only under the rules above.
+    // No access to them can overlap another: they are read, assigned or incremented, never while a closure runs,
+    // and written only under the rules above.
     @exclusivity(unchecked) private var rowCount: Int32 = 0
-    /// See `changeMask`. Private, behind accessors: read directly from another module, the stored `var` was
-    /// checked all the same (a `swift_beginAccess` per read in callgrind). (Kept out of the block's bytes: eight
-    /// more bytes there moved a one-row block of the bench entity into the next malloc size, 16 MB more at the
-    /// peak of saving a million new objects.)
-    @exclusivity(unchecked) @usableFromInline var mask: UInt64 = 0
-    /// Changed positions from 64 on (see `changeMask`); read only for a pattern wider than 64.
-    @exclusivity(unchecked) private var wideChanges: Set<Int> = []
+    /// A change block's change words (see `init(changesOf:capacity:)`), after its rows in the same allocation;
+    /// nil for any other block.
+    @usableFromInline let changeWords: UnsafeMutablePointer<UInt64>?
 
-    /// For a block holding one object's unsaved values (the context's `ChangedValues`): which positions hold a
-    /// change, a bit each for the first 64, the rest in `wideChangeMask`. Kept here rather than beside the
-    /// block so that an object with no changes spends one word on them. Written only through a `ChangedValues`
-    /// holding the only reference (it copies a shared block first). Arena blocks leave them zero; a saved
-    /// insert's row keeps its object's block, masks included, and nothing reads them there.
-    package var changeMask: UInt64 {
-        // Inlinable, so a context's read of an attribute is not a call into this module (callgrind).
-        @inlinable get { mask }
-        set { mask = newValue }
+    /// Words of change bits per row: one bit per position.
+    @inlinable var changeWordsPerRow: Int { (pattern.width + 63) >> 6 }
+
+    /// A block of the unsaved values of a context's objects (`ChangedValues`): room for `capacity` rows of
+    /// `pattern`, each with a bit per position saying which hold a change, in the same allocation as the rows.
+    /// Many objects' changes share one block, as fetched rows share theirs: a one-row block of the bench entity
+    /// took two allocations, 144 bytes with malloc's overhead, where a row of a shared block takes 80 with its
+    /// bits. A row is written only by the one `ChangedValues` that took it, and only until it hands the row out
+    /// (to a save); one handed out is never written again.
+    package init(changesOf pattern: SlotPattern, capacity: Int) {
+        self.pattern = pattern
+        let rows = max(capacity, 1)
+        precondition(rows <= Int(Int32.max), "RowStorage: \(rows) rows in one block")
+        rowCapacity = Int32(rows)
+        let words = (pattern.width + 63) >> 6
+        // `stride` is a multiple of 8: the words after the last row are aligned.
+        bytes = .allocate(byteCount: max(pattern.stride * rows + words * 8 * rows, 1), alignment: 16)
+        let bits = (bytes + pattern.stride * rows).bindMemory(to: UInt64.self, capacity: words * rows)
+        bits.initialize(repeating: 0, count: words * rows)
+        changeWords = bits
     }
 
-    /// Changed positions from 64 on (see `changeMask`): always empty for a pattern of 64 positions or fewer,
-    /// whose reads then touch no stored `var`.
-    package var wideChangeMask: Set<Int> {
-        get { pattern.width > 64 ? wideChanges : [] }
-        set {
-            precondition(pattern.width > 64 || newValue.isEmpty, "RowStorage: a wide change in a pattern of \(pattern.width) positions")
-            wideChanges = newValue
-        }
+    /// Whether the value at `position` of `row` is a change (a change block only).
+    @inlinable @inline(__always)
+    package func isChanged(_ row: Int, _ position: Int) -> Bool {
+        let word = changeWords.unsafelyUnwrapped[row &* changeWordsPerRow &+ position >> 6]
+        return word & (1 &<< UInt64(position & 63)) != 0
     }
 
-    /// The number of positions `changeMask` and `wideChangeMask` mark.
-    package var changeCount: Int { changeMask.nonzeroBitCount + wideChangeMask.count }
+    /// Marks `position` of `row` as a change, or not (a change block only).
+    @inlinable @inline(__always)
+    package func setChanged(_ row: Int, _ position: Int, _ changed: Bool) {
+        let word = changeWords.unsafelyUnwrapped + (row &* changeWordsPerRow &+ position >> 6)
+        let bit: UInt64 = 1 &<< UInt64(position & 63)
+        word.pointee = changed ? word.pointee | bit : word.pointee & ~bit
+    }
 
-    /// Calls `body` with each position the change masks mark and its value in row 0, in position order, reading
-    /// the mask's bits (no position without a change is visited, no array is built).
+    /// The number of positions of `row` marked as changes (a change block only).
+    package func changeCount(_ row: Int) -> Int {
+        let words = changeWordsPerRow
+        var count = 0
+        for w in 0..<words { count &+= changeWords.unsafelyUnwrapped[row * words + w].nonzeroBitCount }
+        return count
+    }
+
+    /// Calls `body` with each position of `row` marked as a change and its value, in position order, reading
+    /// the bits (no position without a change is visited, no array is built). A change block only.
     @inline(__always)
-    package func forEachChange(_ body: (Int, AttributeValue) throws -> Void) rethrows {
-        var mask = self.mask
-        while mask != 0 {
-            let position = mask.trailingZeroBitCount
-            try body(position, self[0, position])
-            mask &= mask &- 1
+    package func forEachChange(_ row: Int, _ body: (Int, AttributeValue) throws -> Void) rethrows {
+        let words = changeWordsPerRow
+        for w in 0..<words {
+            var mask = changeWords.unsafelyUnwrapped[row * words + w]
+            while mask != 0 {
+                let position = w << 6 | mask.trailingZeroBitCount
+                try body(position, self[row, position])
+                mask &= mask &- 1
+            }
         }
-        if pattern.width > 64, !wideChanges.isEmpty {
-            for position in wideChanges.sorted() { try body(position, self[0, position]) }
-        }
+    }
+
+    /// A copy of `row` of a change block, values and change bits, into a new one-row change block (for a row
+    /// that was handed out and is to be changed again).
+    package func copyChanges(row: Int) -> RowStorage {
+        let copy = RowStorage(changesOf: pattern, capacity: 1)
+        let target = copy.appendRow()
+        for position in 0..<pattern.width where tag(row, position) != .null { copy[target, position] = self[row, position] }
+        let words = changeWordsPerRow
+        for w in 0..<words { copy.changeWords.unsafelyUnwrapped[w] = changeWords.unsafelyUnwrapped[row * words + w] }
+        return copy
     }
 
     /// What a position's bytes hold.
@@ -93,6 +121,7 @@ import SwitchyardModel
         precondition(rows <= Int(Int32.max), "RowStorage: \(rows) rows in one block")
         rowCapacity = Int32(rows)
         bytes = .allocate(byteCount: max(pattern.stride * rows, 1), alignment: 16)
+        changeWords = nil
         assert(Tag.boxed.rawValue == 9 && unsafeBitCast(Tag.boxed, to: UInt8.self) == 9, "RowStorage: Tag's raw values must be its case indices")
     }
 

@@ -17,23 +17,25 @@ import Testing
         }
         var compact = CompactRows(primaryKeys: (0..<500).map { Int64(1000 + $0) })
         var rows: [StoreRow] = []
+        // One arena, as a context has: the rows' values lie at many rows of shared blocks.
+        let arena = ChangeArena()
         for i in 0..<500 {
             let isChat = next(3) == 0
             let (name, layout) = isChat ? ("Chat", chat) : ("Message", message)
             var changed = ChangedValues()
             for position in layout.names.indices where next(3) != 0 {
                 let value: AttributeValue = position == 0 ? .string("v\(i)-\(next(1000))") : .integer(Int64(next(1000)))
-                changed.set(value, at: position, layout: layout)
+                changed.set(value, at: position, layout: layout, arena: arena)
             }
             let toOne: [String: RowReference] = i > 50 && next(5) == 0 ? ["chat": RowReference(entityName: "Chat", primaryKey: Int64(next(99)))] : [:]
-            let row = StoreRow(entityName: name, primaryKey: Int64(1000 + i), values: changed.rowValues(layout), toOne: toOne)
+            let row = StoreRow(entityName: name, primaryKey: Int64(1000 + i), values: changed.handOutRowValues(layout), toOne: toOne)
             if next(40) == 0 {
                 var whole = row
                 whole.values["extra"] = .string("kept whole")
                 compact.append(whole)
                 rows.append(whole)
             } else {
-                compact.append(entityName: name, layout: layout, block: changed.block, toOne: toOne)
+                compact.append(entityName: name, layout: layout, values: changed.handOut(), toOne: toOne)
                 rows.append(row)
             }
         }
