@@ -68,6 +68,7 @@ package struct ChangedValues {
         let block = storage.unsafelyUnwrapped
         block[row, position] = value
         block.setChanged(row, position, true)
+        arena?.noteStored(value, in: block)
     }
 
     /// Forgets the change at `position`, if any.
@@ -134,29 +135,55 @@ package struct ChangedValues {
 // MARK: - ChangeArena
 
 /// Hands out rows of change blocks (`RowStorage(changesOf:capacity:)`) for one context's objects: one block being
-/// filled per value pattern, the first of one row, each next twice as large up to `maxBlockValues` values.
+/// filled per value pattern, the first of one row, each next twice as large up to `maxBlockValues` values. As with
+/// fetched rows (`RowArena`), a saved object's snapshot keeps its block alive, so a block is also closed once the
+/// text and data set in it pass `maxBlockBytes`: an object kept after a save never keeps much of other objects'
+/// contents with it.
 package final class ChangeArena {
-    private var blocks: [ObjectIdentifier: (block: RowStorage, nextCapacity: Int)] = [:]
-    /// The block of the last pattern asked for (most changes in a row are to one entity's objects).
-    private var last: (pattern: ObjectIdentifier, block: RowStorage)?
+    /// The block being filled for one pattern.
+    private final class Filling {
+        let block: RowStorage
+        let nextCapacity: Int
+        var bytes = 0
+        init(block: RowStorage, nextCapacity: Int) {
+            self.block = block
+            self.nextCapacity = nextCapacity
+        }
+    }
+
+    private var filling: [ObjectIdentifier: Filling] = [:]
+    /// The pattern asked for last and its block (most changes in a row are to one entity's objects).
+    private var last: (pattern: ObjectIdentifier, filling: Filling)?
     package static let maxBlockValues = 4096
+    package static let maxBlockBytes = 256 * 1024
 
     package init() {}
 
     /// A row of nulls with no change marked, laid out by `pattern`: its block and its index there.
     package func allocate(_ pattern: SlotPattern) -> (RowStorage, Int) {
         let id = ObjectIdentifier(pattern)
-        if let last, last.pattern == id, last.block.remaining > 0 { return (last.block, last.block.appendRow()) }
-        if let current = blocks[id], current.block.remaining > 0 {
-            last = (id, current.block)
+        let current = last?.pattern == id ? last?.filling : filling[id]
+        if let current, current.block.remaining > 0, current.bytes < Self.maxBlockBytes {
+            last = (id, current)
             return (current.block, current.block.appendRow())
         }
-        let width = max(pattern.width, 1)
-        let rows = max(1, min(blocks[id]?.nextCapacity ?? 1, Self.maxBlockValues / width))
-        let block = RowStorage(changesOf: pattern, capacity: rows)
-        blocks[id] = (block, min(rows * 2, max(1, Self.maxBlockValues / width)))
-        last = (id, block)
-        return (block, block.appendRow())
+        let most = max(1, Self.maxBlockValues / max(pattern.width, 1))
+        let rows = min(current?.nextCapacity ?? 1, most)
+        let next = Filling(block: RowStorage(changesOf: pattern, capacity: rows), nextCapacity: min(rows * 2, most))
+        filling[id] = next
+        last = (id, next)
+        return (next.block, next.block.appendRow())
+    }
+
+    /// Counts the text or data of `value`, just set in a row of `block`, against the block being filled.
+    @inline(__always)
+    package func noteStored(_ value: AttributeValue, in block: RowStorage) {
+        guard let current = last?.filling, current.block === block else { return }
+        switch value {
+        case .string(let text): current.bytes &+= text.utf8.count
+        case .binary(let data): current.bytes &+= data.count
+        default: break
+        }
     }
 }
 

@@ -74,5 +74,12 @@ import Glibc
         first.set(.integer(-1), at: 1, layout: layout, arena: arena)
         #expect(block[row, 1] == .integer(0) && first[1] == .integer(-1) && first[0] == .string("item-0"))
         #expect(first.storage !== block)
+        // Text closes a block once it passes 256 KB: a saved object kept alive keeps little of the others' text.
+        let big = String(repeating: "x", count: 100_000)
+        var texts = Array(repeating: ChangedValues(), count: 12)
+        for i in texts.indices { texts[i].set(.string(big + "\(i)"), at: 0, layout: layout, arena: arena) }
+        let textBlocks = Dictionary(grouping: texts.indices) { ObjectIdentifier(texts[$0].storage!) }
+        #expect(textBlocks.values.allSatisfy { $0.count <= 3 }, "rows per block: \(textBlocks.values.map(\.count))")
+        #expect(texts.indices.allSatisfy { texts[$0][0] == .string(big + "\($0)") })
     }
 }
