@@ -50,7 +50,7 @@ import Testing
 
     /// Issue #15: a fetched property from a PostgreSQL store into an embedded one and back, batched: one query
     /// per destination store, the same answers as one object at a time.
-    @Test(arguments: [(Backend.postgresql, Backend.sqlite), (.postgresql, .lmdb), (.sqlite, .postgresql), (.lmdb, .postgresql)])
+    @Test(TestServer.needed, arguments: [(Backend.postgresql, Backend.sqlite), (.postgresql, .lmdb), (.sqlite, .postgresql), (.lmdb, .postgresql)])
     func batchedAcrossPostgreSQLAndEmbeddedStores(cloud: Backend, cache: Backend) throws {
         let (coordinator, context, messages) = try messenger(cloud, cache: cache)
         #expect(Set(coordinator.stores.map(\.type)) == [cloud.storeType, cache.storeType])

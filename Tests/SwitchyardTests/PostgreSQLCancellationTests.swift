@@ -60,7 +60,7 @@ import Testing
         try await withTaskExecutorPreference(executor) { try await body(executor) }
     }
 
-    @Test func cancellingAFetchStopsItsStatementOnTheServer() async throws {
+    @Test(TestServer.needed) func cancellingAFetchStopsItsStatementOnTheServer() async throws {
         try await Self.offThePool { executor in
             let (coordinator, url, application) = try store("fetch", count: 3)
             let background = BackgroundContext(coordinator: coordinator)
@@ -83,7 +83,7 @@ import Testing
         }
     }
 
-    @Test func cancellingASaveRollsItBackWholeAndTheContextKeepsItsChanges() async throws {
+    @Test(TestServer.needed) func cancellingASaveRollsItBackWholeAndTheContextKeepsItsChanges() async throws {
         try await Self.offThePool { executor in
             let (coordinator, url, application) = try store("save", count: 2)
             let background = BackgroundContext(coordinator: coordinator)
@@ -119,7 +119,7 @@ import Testing
 
     /// A cancelled task's later store calls in the same body throw before they reach the server; the context
     /// keeps what they did not save.
-    @Test func aCancelledBodyMakesNoFurtherStoreCalls() async throws {
+    @Test(TestServer.needed) func aCancelledBodyMakesNoFurtherStoreCalls() async throws {
         try await Self.offThePool { executor in
             let (coordinator, _, _) = try store("after", count: 1)
             let background = BackgroundContext(coordinator: coordinator)

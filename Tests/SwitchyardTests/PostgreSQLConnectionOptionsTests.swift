@@ -51,7 +51,7 @@ import Testing
 
     // MARK: - Pool size
 
-    @Test func thePoolSizeInTheOptionsBoundsTheConnectionsAndOverridesTheURL() throws {
+    @Test(TestServer.needed) func thePoolSizeInTheOptionsBoundsTheConnectionsAndOverridesTheURL() throws {
         let (url, application) = try url("pool", [URLQueryItem(name: "pool_size", value: "8")])
         let coordinator = StoreCoordinator(model: try PostgreSQLServerTests.model())
         let store = try coordinator.addStore(.postgreSQL, configuration: "Default", url: url, options: StoreOptions(connectionPoolSize: 2))
@@ -84,7 +84,7 @@ import Testing
         #expect(most == 2, "the server saw at most \(most) connections of a pool of 2 (URL said 8)")
     }
 
-    @Test func aPoolSizeOutOfRangeIsAClearError() throws {
+    @Test(TestServer.needed) func aPoolSizeOutOfRangeIsAClearError() throws {
         let (url, _) = try url("pool_bad")
         let coordinator = StoreCoordinator(model: try PostgreSQLServerTests.model())
         #expect {
@@ -156,7 +156,7 @@ import Testing
         #expect(try Self.connections(application).open == 0)
     }
 
-    @Test func tlsWithAMissingCertificateFileIsAClearError() throws {
+    @Test(TestServer.needed) func tlsWithAMissingCertificateFileIsAClearError() throws {
         let (url, _) = try url("tls_missing")
         let coordinator = StoreCoordinator(model: try PostgreSQLServerTests.model())
         #expect {

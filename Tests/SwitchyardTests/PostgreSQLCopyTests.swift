@@ -38,7 +38,7 @@ import Testing
         return StoreRow(entityName: "Value", primaryKey: Int64(i), values: values)
     }
 
-    @Test func copiedValuesReadBackAsSaved() throws {
+    @Test(TestServer.needed) func copiedValuesReadBackAsSaved() throws {
         let store = try PostgreSQLStore(url: try dir.postgresURL("copy"), model: Self.model, configuration: "Default")
         let memory = try InMemoryStore(model: Self.model, configuration: "Default")
         let rows = (1...1_000).map(Self.row)
@@ -58,7 +58,7 @@ import Testing
         #expect(try store.count(StoreFetchRequest(entityName: "Value", predicate: FetchPredicate(format: "text == nil"))) == 90)
     }
 
-    @Test func aDuplicateInACopiedSaveIsAUniquenessViolationAndSavesNothing() throws {
+    @Test(TestServer.needed) func aDuplicateInACopiedSaveIsAUniquenessViolationAndSavesNothing() throws {
         let store = try PostgreSQLStore(url: try dir.postgresURL("dup"), model: Self.model, configuration: "Default")
         var rows = (1...600).map(Self.row)
         rows[450].values["code"] = .string("c7")

@@ -33,7 +33,7 @@ import Testing
 
     // MARK: - Several processes
 
-    @Test(.enabled(if: LMDBDurabilityTests.crashHelper != nil, "lmdb-crash-helper is not built: run `swift build --build-tests`"))
+    @Test(.enabled(if: LMDBDurabilityTests.crashHelper != nil, "lmdb-crash-helper is not built: run `swift build --build-tests`"), TestServer.needed)
     func eightProcessesWriteAndReadWithoutLosingOrDuplicating() throws {
         let helper = try #require(LMDBDurabilityTests.crashHelper)
         let (_, _, url) = try store("load")
@@ -46,7 +46,7 @@ import Testing
         #expect(report.reads == 8 * 20 * 2)
     }
 
-    @Test(.enabled(if: LMDBDurabilityTests.crashHelper != nil, "lmdb-crash-helper is not built: run `swift build --build-tests`"))
+    @Test(.enabled(if: LMDBDurabilityTests.crashHelper != nil, "lmdb-crash-helper is not built: run `swift build --build-tests`"), TestServer.needed)
     func twoProcessesChangingOneObjectOneSavesTheOtherConflicts() throws {
         let helper = try #require(LMDBDurabilityTests.crashHelper)
         let (coordinator, _, url) = try store("conflict")
@@ -108,7 +108,7 @@ import Testing
         #expect(coordinator.stores.isEmpty)
     }
 
-    @Test func wrongPasswordIsAClearErrorWithoutThePassword() throws {
+    @Test(TestServer.needed) func wrongPasswordIsAClearErrorWithoutThePassword() throws {
         // Tools/postgres.sh makes this role, which must give its password over TCP.
         let admin = try Self.admin()
         try admin.execute("""
@@ -136,7 +136,7 @@ import Testing
         }
     }
 
-    @Test func aSchemaOfSomethingElseIsNotAStoreAndIsLeftAlone() throws {
+    @Test(TestServer.needed) func aSchemaOfSomethingElseIsNotAStoreAndIsLeftAlone() throws {
         let url = try dir.postgresURL("foreign")
         let schema = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "schema" }?.value)
         let admin = try Self.admin()
@@ -162,7 +162,7 @@ import Testing
 
     // MARK: - Connections lost mid-save
 
-    @Test func connectionLostMidSaveKeepsNothingAndTheStoreWorksAgain() throws {
+    @Test(TestServer.needed) func connectionLostMidSaveKeepsNothingAndTheStoreWorksAgain() throws {
         let application = "switchyard-test-\(UUID().uuidString.prefix(8))"
         let (coordinator, store, _) = try store("midsave", query: [URLQueryItem(name: "application_name", value: application)])
         let context = ObjectContext(coordinator: coordinator)
@@ -345,7 +345,7 @@ extension PostgreSQLServerTests {
     /// A NUMERIC's NaN and ±Infinity read as the double a REAL column holds (the driver's Decimal reads them
     /// as 0), so a decimal column whose legacy source held them is not silently zeroed; ordinary values stay
     /// exact.
-    @Test func numericSpecialValuesAreNotReadAsZero() throws {
+    @Test(TestServer.needed) func numericSpecialValuesAreNotReadAsZero() throws {
         let row = try #require(try PostgreSQLServerTests.admin().query(
             "SELECT 'NaN'::numeric, 'Infinity'::numeric, '-Infinity'::numeric, 12.5::numeric, 9007199254740993::numeric, 0::numeric"
         ).first).makeRandomAccess()

@@ -9,7 +9,7 @@ import Testing
 @Suite struct PostgreSQLStoreTests {
     let dir = TemporaryDirectory()
 
-    @Test func namesLongerThan63BytesReopenAndStayApart() throws {
+    @Test(TestServer.needed) func namesLongerThan63BytesReopenAndStayApart() throws {
         let entityName = "Entity" + String(repeating: "A", count: 64)
         let first = "attribute" + String(repeating: "x", count: 60) + "One"
         let second = "attribute" + String(repeating: "x", count: 60) + "Two"
@@ -36,7 +36,7 @@ import Testing
         #expect(try objects.first?.get(second, as: String.self) == "two")
     }
 
-    @Test func anINListLongerThanTheParameterLimitIsAnswered() throws {
+    @Test(TestServer.needed) func anINListLongerThanTheParameterLimitIsAnswered() throws {
         let store = try Backend.postgresql.open(try TestModels.library(), configuration: "Main", in: dir)
         let keys = try store.allocatePrimaryKeys(for: "Book", count: 3)
         try store.save(StoreChangeSet(inserts: keys.map { StoreRow(entityName: "Book", primaryKey: $0, values: ["title": .string("t\($0)")]) }))
@@ -46,7 +46,7 @@ import Testing
         #expect(try store.fetch(StoreFetchRequest(entityName: "Book", predicate: predicate)).count == 3)
     }
 
-    @Test func aDisposableStoreIsMigratedWhenItCanBeAndRecreatedWhenNot() throws {
+    @Test(TestServer.needed) func aDisposableStoreIsMigratedWhenItCanBeAndRecreatedWhenNot() throws {
         let url = try dir.postgresURL("cache")
         let v1 = try ObjectModel(entities: [EntityDescription(name: "Entry", attributes: [AttributeDescription(name: "key", type: .string)])])
         do {
@@ -82,7 +82,7 @@ import Testing
 
     /// A disposable store recording history that is recreated starts its history over: the old transactions go
     /// with the old tables, and the new store's saves are recorded from number 1 without colliding with them.
-    @Test func aRecreatedDisposableStoreStartsItsHistoryOver() throws {
+    @Test(TestServer.needed) func aRecreatedDisposableStoreStartsItsHistoryOver() throws {
         let url = try dir.postgresURL("cachehistory")
         let options = StoreOptions(disposable: true, persistentHistory: true)
         let v1 = try ObjectModel(entities: [EntityDescription(name: "Entry", attributes: [AttributeDescription(name: "key", type: .string)])])
@@ -120,7 +120,7 @@ import Testing
         #expect("\(description)".contains("postgres://app@db/x?schema=c"))
     }
 
-    @Test func storeInspectionReadsAPostgreSQLStore() throws {
+    @Test(TestServer.needed) func storeInspectionReadsAPostgreSQLStore() throws {
         let url = try dir.postgresURL("inspected")
         let model = try TestModels.library()
         let coordinator = StoreCoordinator(model: model)

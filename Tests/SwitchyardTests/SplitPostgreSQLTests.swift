@@ -26,7 +26,7 @@ import SwitchyardPostgreSQL
         return parts.url!
     }
 
-    @Test func theCloudConfigurationSplitsIntoPostgreSQLAndIsUsableThroughTheCoordinator() throws {
+    @Test(TestServer.needed) func theCloudConfigurationSplitsIntoPostgreSQLAndIsUsableThroughTheCoordinator() throws {
         let url = temp.file("Legacy.sqlite")
         try LegacyMessenger.make(.sqlite, at: url, messages: 700)
         let cloud = try cloudURL()
@@ -57,7 +57,7 @@ import SwitchyardPostgreSQL
         #expect(chat.objectID.primaryKey == Int64(counts["Chat"]! + 1))
     }
 
-    @Test func anExistingStoreIsKeptUnlessForcedAndThenReplacedWhole() throws {
+    @Test(TestServer.needed) func anExistingStoreIsKeptUnlessForcedAndThenReplacedWhole() throws {
         let url = temp.file("Legacy.sqlite")
         try LegacyMessenger.make(.sqlite, at: url, messages: 30)
         let cloud = try temp.postgresURL("existing")
@@ -78,7 +78,7 @@ import SwitchyardPostgreSQL
         #expect(try store.count(StoreFetchRequest(entityName: "Message")) == 30)
     }
 
-    @Test func anUnreachableOutputFailsTheRunAndLeavesNoPartialStore() throws {
+    @Test(TestServer.needed) func anUnreachableOutputFailsTheRunAndLeavesNoPartialStore() throws {
         let url = temp.file("Legacy.sqlite")
         try LegacyMessenger.make(.sqlite, at: url, messages: 30)
         let cloud = try temp.postgresURL("never")
@@ -103,7 +103,7 @@ import SwitchyardPostgreSQL
 
     /// A PostgreSQL output takes its rows without indexes and builds them afterwards: the split store ends
     /// with the same primary keys and indexes as a store the coordinator creates, and they work.
-    @Test func theOutputEndsWithTheIndexesOfAStoreCreatedEmpty() throws {
+    @Test(TestServer.needed) func theOutputEndsWithTheIndexesOfAStoreCreatedEmpty() throws {
         let url = temp.file("Legacy.sqlite")
         try LegacyMessenger.make(.sqlite, at: url, messages: 120)
         let cloud = try temp.postgresURL("indexed")
@@ -134,7 +134,7 @@ import SwitchyardPostgreSQL
 
     /// Rows that break a uniqueness constraint of the target model (legal in the legacy model) fail the split,
     /// whichever kind of store the configuration goes to, with an error naming the attribute; nothing is left.
-    @Test(arguments: [StoreType.postgreSQL, .sqlite, .lmdb])
+    @Test(arguments: (TestServer.isSkipped ? [] : [StoreType.postgreSQL]) + [.sqlite, .lmdb])
     func rowsBreakingAUniquenessConstraintFailTheSplitAndLeaveNothing(cloudType: StoreType) throws {
         let url = temp.file("Legacy.sqlite")
         try LegacyMessenger.make(.sqlite, at: url, messages: 30)

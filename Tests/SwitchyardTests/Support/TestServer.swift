@@ -17,6 +17,12 @@ enum TestServer {
         return skipped
     }()
 
+    /// The trait of a test that needs the server: left out with `SWITCHYARD_SKIP_POSTGRES=1`, as the PostgreSQL
+    /// cases of tests parameterized over backends are (without the variable and a server it fails, saying why).
+    static var needed: ConditionTrait {
+        .enabled(if: !isSkipped, "SWITCHYARD_SKIP_POSTGRES=1 leaves out the tests that need a PostgreSQL server")
+    }
+
     /// The URL of a store in its own schema, named after `owner` (a test's temporary directory) and `name`, so
     /// reopening the same name reaches the same store.
     static func url(owner: String, name: String) throws -> URL {
