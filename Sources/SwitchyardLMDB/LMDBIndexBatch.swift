@@ -34,13 +34,15 @@ package struct LMDBIndexBatch {
 
     package init() {}
 
-    /// Whether no entry is waiting.
-    package var isEmpty: Bool { lists.allSatisfy { $0.starts.isEmpty } }
-
     /// Queues the entry `key` for `database`. A buffer that would pass 4 GiB is written out first (`flush`), so
     /// `starts` never overflows; a save of that size writes its entries in several sorted runs.
     package mutating func add(_ key: [UInt8], to database: LMDBDatabase, txn: LMDBTransaction) throws {
         precondition(key.count <= Int(UInt16.max), "LMDBIndexBatch: an index key of \(key.count) bytes")
+        if let full = lists.firstIndex(where: { $0.database.handle == database.handle }),
+            lists[full].bytes.count + key.count + 2 > Int(UInt32.max)
+        {
+            try flush(txn: txn)
+        }
         let list: Int
         if let found = lists.firstIndex(where: { $0.database.handle == database.handle }) {
             list = found
@@ -48,7 +50,6 @@ package struct LMDBIndexBatch {
             lists.append(Entries(database: database))
             list = lists.count - 1
         }
-        if lists[list].bytes.count + key.count + 2 > Int(UInt32.max) { try flush(txn: txn) }
         lists[list].starts.append(UInt32(lists[list].bytes.count))
         lists[list].bytes.append(UInt8(truncatingIfNeeded: key.count))
         lists[list].bytes.append(UInt8(truncatingIfNeeded: key.count >> 8))

@@ -26,18 +26,6 @@ package enum LMDBIndexing {
 
     // MARK: - Writing
 
-    /// Adds `image` to every index of its table; `scratch` is reused for the keys.
-    package static func add(
-        _ image: LMDBRowImage, databases: [LMDBDatabase?], txn: LMDBTransaction, scratch: inout LMDBByteWriter
-    ) throws {
-        for (position, database) in databases.enumerated() {
-            guard let database, entry(of: image, index: position, into: &scratch) else { continue }
-            try scratch.bytes.withUnsafeBytes { key in
-                _ = try txn.put(database, key, UnsafeRawBufferPointer(start: nil, count: 0))
-            }
-        }
-    }
-
     /// Queues `image`'s entries in every index of its table on `batch`, written when the batch is flushed
     /// (see `LMDBIndexBatch`); `scratch` is reused for the keys.
     package static func add(

@@ -31,7 +31,10 @@ import SwitchyardModel
     @usableFromInline let changeWords: UnsafeMutablePointer<UInt64>?
 
     /// Words of change bits per row: one bit per position.
-    @inlinable var changeWordsPerRow: Int { (pattern.width + 63) >> 6 }
+    @inlinable var changeWordsPerRow: Int { Self.changeWords(width: pattern.width) }
+
+    /// Words of change bits per row of a pattern `width` positions wide.
+    @inlinable static func changeWords(width: Int) -> Int { (width + 63) >> 6 }
 
     /// A block of the unsaved values of a context's objects (`ChangedValues`): room for `capacity` rows of
     /// `pattern`, each with a bit per position saying which hold a change, in the same allocation as the rows.
@@ -39,17 +42,8 @@ import SwitchyardModel
     /// took two allocations, 144 bytes with malloc's overhead, where a row of a shared block takes 80 with its
     /// bits. A row is written only by the one `ChangedValues` that took it, and only until it hands the row out
     /// (to a save); one handed out is never written again.
-    package init(changesOf pattern: SlotPattern, capacity: Int) {
-        self.pattern = pattern
-        let rows = max(capacity, 1)
-        precondition(rows <= Int(Int32.max), "RowStorage: \(rows) rows in one block")
-        rowCapacity = Int32(rows)
-        let words = (pattern.width + 63) >> 6
-        // `stride` is a multiple of 8: the words after the last row are aligned.
-        bytes = .allocate(byteCount: max(pattern.stride * rows + words * 8 * rows, 1), alignment: 16)
-        let bits = (bytes + pattern.stride * rows).bindMemory(to: UInt64.self, capacity: words * rows)
-        bits.initialize(repeating: 0, count: words * rows)
-        changeWords = bits
+    package convenience init(changesOf pattern: SlotPattern, capacity: Int) {
+        self.init(pattern: pattern, rows: capacity, tracksChanges: true)
     }
 
     /// Whether the value at `position` of `row` is a change (a change block only).
@@ -94,8 +88,7 @@ import SwitchyardModel
     /// that was handed out and is to be changed again).
     package func copyChanges(row: Int) -> RowStorage {
         let copy = RowStorage(changesOf: pattern, capacity: 1)
-        let target = copy.appendRow()
-        for position in 0..<pattern.width where tag(row, position) != .null { copy[target, position] = self[row, position] }
+        copyValues(of: row, into: copy)
         let words = changeWordsPerRow
         for w in 0..<words { copy.changeWords.unsafelyUnwrapped[w] = changeWords.unsafelyUnwrapped[row * words + w] }
         return copy
@@ -115,13 +108,26 @@ import SwitchyardModel
     }
 
     /// A block with room for `capacity` rows of `pattern`, none in use.
-    package init(pattern: SlotPattern, capacity: Int) {
+    package convenience init(pattern: SlotPattern, capacity: Int) {
+        self.init(pattern: pattern, rows: capacity, tracksChanges: false)
+    }
+
+    /// A block with room for `capacity` rows of `pattern`, none in use, and with `tracksChanges` a word of change
+    /// bits per 64 positions of each row after the rows (`stride` is a multiple of 8, so the words are aligned).
+    private init(pattern: SlotPattern, rows capacity: Int, tracksChanges: Bool) {
         self.pattern = pattern
         let rows = max(capacity, 1)
         precondition(rows <= Int(Int32.max), "RowStorage: \(rows) rows in one block")
         rowCapacity = Int32(rows)
-        bytes = .allocate(byteCount: max(pattern.stride * rows, 1), alignment: 16)
-        changeWords = nil
+        let words = tracksChanges ? Self.changeWords(width: pattern.width) * rows : 0
+        bytes = .allocate(byteCount: max(pattern.stride * rows + words * 8, 1), alignment: 16)
+        if tracksChanges {
+            let bits = (bytes + pattern.stride * rows).bindMemory(to: UInt64.self, capacity: words)
+            bits.initialize(repeating: 0, count: words)
+            changeWords = bits
+        } else {
+            changeWords = nil
+        }
         assert(Tag.boxed.rawValue == 9 && unsafeBitCast(Tag.boxed, to: UInt8.self) == 9, "RowStorage: Tag's raw values must be its case indices")
     }
 
@@ -152,9 +158,14 @@ import SwitchyardModel
     /// this block).
     package func copy(row: Int) -> RowStorage {
         let copy = RowStorage(pattern: pattern, capacity: 1)
+        copyValues(of: row, into: copy)
+        return copy
+    }
+
+    /// Appends a copy of `row`'s values to `copy`, a block of the same pattern with room for it.
+    private func copyValues(of row: Int, into copy: RowStorage) {
         let target = copy.appendRow()
         for position in 0..<pattern.width where tag(row, position) != .null { copy[target, position] = self[row, position] }
-        return copy
     }
 
     /// Adds a row of nulls and returns its index.
