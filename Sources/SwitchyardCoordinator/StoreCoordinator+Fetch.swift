@@ -79,6 +79,16 @@ extension StoreCoordinator {
         try store.fetch(storeRequest) { try body(store, $0) }
     }
 
+    /// The references of the rows `store` holds for `request`, in the order `fetchRows` hands them over from
+    /// it alone, without reading their values where the store can (`PersistentStore.fetchReferences`).
+    package func fetchReferences(
+        _ request: FetchRequest, from store: any PersistentStore, each body: (RowReference) throws -> Void
+    ) throws {
+        let request = try request.normalized()
+        storeFetchCount.add(1, ordering: .relaxed)
+        try store.fetchReferences(storeRequest(request), each: body)
+    }
+
     /// Counts matching rows across every store serving the entity (or the affected stores).
     public func count(_ request: FetchRequest) throws -> Int {
         try count(request, validated: false)

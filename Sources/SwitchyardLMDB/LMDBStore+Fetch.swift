@@ -206,7 +206,7 @@ extension LMDBStore {
 /// The general evaluation of a predicate on an encoded row, for the rows a byte predicate cannot read: one
 /// reference for the walk to hold, its work kept out of line. (Callgrind showed no change against a local
 /// closure once the scan was unwrapped outside the walk; that unwrapping is what removed the per-row copies.)
-private final class GeneralRowMatcher {
+final class GeneralRowMatcher {
     let prepared: PredicateEvaluator.Prepared
     let positions: LMDBEncodedRowSubject.Positions
     let schema: LMDBSchema

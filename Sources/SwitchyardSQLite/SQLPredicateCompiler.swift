@@ -103,6 +103,16 @@ package struct SQLPredicateCompiler {
 
     /// `SELECT <projection> FROM ... WHERE ... ORDER BY ... LIMIT ? OFFSET ?`.
     package func select(_ request: StoreFetchRequest, projection: SQLiteProjection) throws -> SQLQuery {
+        try select(request, columns: projection.selectList)
+    }
+
+    /// `select(_:projection:)` reading only each row's `Z_PK` and `Z_ENT` (in that order), for
+    /// `PersistentStore.fetchReferences`.
+    package func selectReferences(_ request: StoreFetchRequest) throws -> SQLQuery {
+        try select(request, columns: "t0.\"Z_PK\", t0.\"Z_ENT\"")
+    }
+
+    private func select(_ request: StoreFetchRequest, columns: String) throws -> SQLQuery {
         let state = State(requestEntity: request.entityName)
         let (root, filter) = try base(request, state: state, driving: true)
         var order: [String] = []
@@ -114,7 +124,7 @@ package struct SQLPredicateCompiler {
             order.append(fragment.sql + (descriptor.ascending ? " ASC" : " DESC"))
         }
         order.append("t0.\"Z_PK\" ASC")
-        var sql = SQLFragment("SELECT \(projection.selectList) FROM ") + from(root) + whereClause(filter)
+        var sql = SQLFragment("SELECT \(columns) FROM ") + from(root) + whereClause(filter)
         sql.sql += " ORDER BY " + order.joined(separator: ", ")
         if request.fetchLimit != nil || request.fetchOffset > 0 {
             sql = sql + SQLFragment(

@@ -75,6 +75,49 @@ extension SQLiteStore {
         }
     }
 
+    /// The references of the rows `fetch(_:each:)` hands over, in its order: the same SELECT reading only
+    /// `Z_PK` and `Z_ENT`, so no value is decoded.
+    public func fetchReferences(_ request: StoreFetchRequest, each body: (RowReference) throws -> Void) throws {
+        var callerNanos: UInt64 = 0
+        _ = try tracer.measure({ (count: Int) in "SQLite fetch references \(tracer.describe(request)): \(count) rows" }, excluding: { callerNanos }) {
+            let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
+            let request = try request.prepared(forStore: identifier, model: model)
+            guard let projection = request.includesSubentities
+                ? schema.projections[layout.name] : schema.exactProjections[layout.name]
+            else { throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: layout.name) }
+            var count = 0
+            var failure: Error?
+            do {
+                try withStatement(compiling: { try $0.selectReferences(request) }, retryable: { count == 0 }) { statement, query in
+                    if let (index, code) = statement.bindDirectly(query.arguments) {
+                        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind parameter \(index)", sql: query.sql)
+                    }
+                    let sqlite = statement.sqliteStatement
+                    let cursor = try Row.fetchCursor(statement)
+                    var current: (number: Int64, name: String)?
+                    while try cursor.next() != nil {
+                        // As `SQLiteRowDecoder` reads a row: an entity number the projection lacks is skipped.
+                        let number = Int64(sqliteStatement: sqlite, index: 1)
+                        if current?.number != number {
+                            guard projection.readers[number] != nil, let name = schema.entityNamesByNumber[number] else { continue }
+                            current = (number, name)
+                        }
+                        guard let name = current?.name else { continue }
+                        count += 1
+                        let reference = RowReference(entityName: name, primaryKey: Int64(sqliteStatement: sqlite, index: 0))
+                        do { try tracer.handOver(reference, to: body, callerNanos: &callerNanos) } catch {
+                            failure = error
+                            throw error
+                        }
+                    }
+                }
+            } catch {
+                throw failure ?? error
+            }
+            return count
+        }
+    }
+
     /// The number of rows `fetch` would return without limit and offset.
     public func count(_ request: StoreFetchRequest) throws -> Int {
         try tracer.measure({ "SQLite count \(tracer.describe(request)): \($0)" }) { try countRows(request) }

@@ -61,6 +61,12 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// stay handed over. The default reads them all with `fetch` first.
     func fetch(_ request: StoreFetchRequest, each body: (StoreRow) throws -> Void) throws
     func count(_ request: StoreFetchRequest) throws -> Int
+    /// The references (concrete entity and primary key) of the rows `fetch(_:each:)` hands over, in the same
+    /// order, each handed to `body` as it is read, for a caller that needs which rows match and not their
+    /// values (Core Data's `managedObjectIDResultType`). A store may answer without decoding the rows' values:
+    /// SQLite selects only `Z_PK` and `Z_ENT`; LMDB reads only what the predicate compares. The same rules
+    /// for `body` as `fetch(_:each:)`. The default maps the rows of `fetch(_:each:)`.
+    func fetchReferences(_ request: StoreFetchRequest, each body: (RowReference) throws -> Void) throws
     /// The rows with these references (missing ones are left out), in no particular order.
     func rows(for references: [RowReference]) throws -> [StoreRow]
 
@@ -81,6 +87,11 @@ extension PersistentStore {
     /// Reads every row with `fetch(_:)`, then hands them to `body` in order.
     public func fetch(_ request: StoreFetchRequest, each body: (StoreRow) throws -> Void) throws {
         for row in try fetch(request) { try body(row) }
+    }
+
+    /// The references of the rows `fetch(_:each:)` hands over, read through it.
+    public func fetchReferences(_ request: StoreFetchRequest, each body: (RowReference) throws -> Void) throws {
+        try fetch(request) { try body(RowReference(entityName: $0.entityName, primaryKey: $0.primaryKey)) }
     }
 
     /// A human-readable location for errors: the path, or `memory:<configuration>`.
