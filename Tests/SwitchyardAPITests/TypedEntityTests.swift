@@ -346,6 +346,14 @@ import Testing
         #expect(wrong.contains { $0.contains("to-many in the model") })
         // Nothing was registered, and a typed fetch reports the same error.
         #expect(throws: EntityTypeError.self) { _ = try ObjectContext(coordinator: coordinator).fetch(WrongCustomer.self) }
+        // Key paths that name another property than the one they read (hand-written `keyPathNames`): found at
+        // registration, not as predicates silently comparing the wrong attribute.
+        let crossed = problems(CrossedCustomer.self)
+        #expect(crossed.count == 3, "\(crossed)")
+        #expect(crossed.contains { $0.contains("'name'") && $0.contains("Int16") }, "\(crossed)")
+        #expect(crossed.contains { $0.contains("'tier'") && $0.contains("String") }, "\(crossed)")
+        #expect(crossed.contains { $0.contains("'purchases'") && $0.contains("Optional<Date>") }, "\(crossed)")
+        #expect(throws: EntityTypeError.self) { _ = try ObjectContext(coordinator: coordinator).fetch(CrossedCustomer.self, where: \.name == "Ann") }
         // A type whose own properties match but whose relationship hands out a mismatched type fails when it is
         // registered (naming the other type), not when the relationship first returns one of its objects.
         let error = #expect(throws: EntityTypeError.self) { try coordinator.register(PurchaseWithWrongLabels.self) }
@@ -356,14 +364,13 @@ import Testing
         #expect(throws: EntityTypeError.self) { try coordinator.register(CycleCustomer.self) }
         let cycle = #expect(throws: EntityTypeError.self) { _ = try ObjectContext(coordinator: coordinator).fetch(CyclePurchase.self) }
         #expect(cycle?.type == "WrongPurchase", "\(String(describing: cycle))")
-        // A key path whose Swift type no attribute or relationship takes is an error from `set`, not a cleared value.
-        try coordinator.register(LoosePurchase.self)
-        let context = ObjectContext(coordinator: coordinator)
-        let loose = try #require(try context.insert(Purchase.self).as(LoosePurchase.self))
-        try loose.set(\.code, "p9")
-        #expect(throws: ContextError.self) { try loose.set(\.codeParts, ["p", "9"]) }
-        #expect(throws: ContextError.self) { try loose.set(\.owner, 7) }
-        #expect(loose.code == "p9" && loose.as(Purchase.self)?.customer == nil)
+        // A key path whose Swift type its property cannot hold is found at registration too (it was an error
+        // from `set` at first use).
+        let loose = problems(LoosePurchase.self)
+        #expect(loose.count == 2, "\(loose)")
+        #expect(loose.contains { $0.contains("'code'") && $0.contains("Array<String>") }, "\(loose)")
+        #expect(loose.contains { $0.contains("'customer'") && $0.contains("Int") }, "\(loose)")
+        #expect(throws: EntityTypeError.self) { _ = try ObjectContext(coordinator: coordinator).fetch(LoosePurchase.self) }
     }
 }
 
@@ -387,6 +394,24 @@ struct WrongCustomer: EntityObject {
     static var keyPathNames: [PartialKeyPath<WrongCustomer>: String] { [:] }
     let managedObject: ManagedObject
     init(managedObject: ManagedObject) { self.managedObject = managedObject }
+}
+
+/// `Customer` whose declarations match the model but whose `keyPathNames` cross them: `\.name` (a String)
+/// named 'tier', `\.tier` (an Int16) named 'name', `\.since` (a Date?) named 'purchases'.
+struct CrossedCustomer: EntityObject {
+    static let entityName = "Customer"
+    static let declaredProperties: [DeclaredProperty] = [
+        .attribute("name", String.self), .attribute("tier", Int16.self), .optionalAttribute("since", Date.self),
+        .toMany("purchases", Purchase.self),
+    ]
+    static var keyPathNames: [PartialKeyPath<CrossedCustomer>: String] {
+        [\CrossedCustomer.name: "tier", \CrossedCustomer.tier: "name", \CrossedCustomer.since: "purchases"]
+    }
+    let managedObject: ManagedObject
+    init(managedObject: ManagedObject) { self.managedObject = managedObject }
+    var name: String { get { managedObject[attribute: "name"] } nonmutating set { managedObject[attribute: "name"] = newValue } }
+    var tier: Int16 { get { managedObject[attribute: "tier"] } nonmutating set { managedObject[attribute: "tier"] = newValue } }
+    var since: Date? { get { managedObject[attribute: "since"] } nonmutating set { managedObject[attribute: "since"] = newValue } }
 }
 
 /// `Customer` with its required `name` declared optional.
@@ -443,7 +468,8 @@ struct WrongPurchase: EntityObject {
     init(managedObject: ManagedObject) { self.managedObject = managedObject }
 }
 
-/// Matches Purchase, but maps two key paths of Swift types the model cannot hold onto its properties.
+/// Matches Purchase, but maps two key paths of Swift types the model cannot hold onto its properties: refused
+/// at registration.
 struct LoosePurchase: EntityObject {
     static let entityName = "Purchase"
     static let declaredProperties: [DeclaredProperty] = [.attribute("code", String.self), .toOne("customer", Customer.self)]

@@ -103,6 +103,26 @@ public struct DeclaredProperty: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Why a `keyPathNames` entry whose key path reads a `valueType` cannot name this property, or nil when it
+    /// can: an attribute's key path reads its Swift type (or that type's optional), a to-one's the destination
+    /// type's optional, a to-many's an array of it. (A fetched property has no key path to check.)
+    package func keyPathMismatch(valueType: Any.Type) -> String? {
+        let actual = "\(valueType)"
+        let expected: [String]
+        switch kind {
+        case .attribute(let swiftType, _): expected = [swiftType, "Optional<\(swiftType)>"]
+        case .toOne:
+            guard let destinationType else { return nil }
+            expected = ["Optional<\(destinationType)>", "\(destinationType)"]
+        case .toMany:
+            guard let destinationType else { return nil }
+            expected = ["Array<\(destinationType)>"]
+        case .fetched:
+            return nil
+        }
+        return expected.contains(actual) ? nil : "declared as \(self), which a key path to \(actual) cannot stand for"
+    }
+
     /// Why this declaration does not fit `entity` of `model`, or nil when it does.
     package func mismatch(in entity: EntityDescription, model: ObjectModel) -> String? {
         switch kind {

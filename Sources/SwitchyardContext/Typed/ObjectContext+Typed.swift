@@ -121,6 +121,13 @@ extension StoreCoordinator {
         for name in Set(E.keyPathNames.values) where !declared.contains(name) {
             problems.append("keyPathNames names '\(name)', which declaredProperties does not declare")
         }
+        // A key path must read what the property it names holds: one naming another attribute (say `\.name` for
+        // 'age') would have predicates and sorts compare the wrong attribute without an error.
+        let byName = Dictionary(E.declaredProperties.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for (keyPath, name) in E.keyPathNames {
+            guard let property = byName[name], let mismatch = property.keyPathMismatch(valueType: Swift.type(of: keyPath).valueType) else { continue }
+            problems.append("keyPathNames maps \(keyPath) to '\(name)', \(mismatch)")
+        }
         guard problems.isEmpty else { throw EntityTypeError(type: "\(E.self)", entity: E.entityName, problems: problems) }
         for destination in E.declaredProperties.compactMap(\.destinationType) {
             try registerType(destination, checking: &checking)
