@@ -78,6 +78,11 @@ extension ObjectModel {
                 let rest = Array(components[(index + 1)...])
                 if rest == ["@count"] { return }
                 if sorting { throw unknown() }
+            } else if sorting, isLast {
+                // Objects have no order of their own: SQLite would order by the foreign key, LMDB and memory
+                // would not order at all, and an unsaved object has no key yet.
+                throw QueryError.unsupported(
+                    "sorting \(entityName) by the to-one relationship '\(path.joined(separator: "."))' itself: sort by an attribute of its destination, such as '\(path.joined(separator: ".")).<attribute>'")
             }
             current = relationship.destinationEntityName
             index += 1

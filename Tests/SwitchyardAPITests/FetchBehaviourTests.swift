@@ -37,6 +37,37 @@ import Testing
         #expect(try context.count(FetchRequest(entityName: "Item")) == 5)
     }
 
+    /// Sorting by a to-one relationship itself is refused on every backend, saved or not, through the fetch,
+    /// the count and the walk: objects have no order of their own (SQLite ordered them by foreign key while LMDB
+    /// and memory left them unordered, a user trial found, and an unsaved object has no key). Sorting by an
+    /// attribute of the destination works.
+    @Test(arguments: Backend.everyStore)
+    func sortingByAToOneRelationshipItselfIsRefused(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let ann = try Shop.customer(context, "Ann"), bob = try Shop.customer(context, "Bob")
+        try Shop.order(context, "o1", qty: 1, customer: bob)
+        try Shop.order(context, "o2", qty: 2, customer: ann)
+        try Shop.order(context, "o3", qty: 3)
+        for saved in [false, true] {
+            if saved { try context.save() }
+            for ascending in [true, false] {
+                let byCustomer = FetchRequest(entityName: "Order", sortKeys: [SortKey("customer", ascending: ascending), SortKey("code")])
+                for attempt in [
+                    { _ = try context.fetch(byCustomer) }, { _ = try context.count(byCustomer) },
+                    { try context.forEach(byCustomer, batchSize: 2) { _ in } },
+                    { _ = try ObjectContext(coordinator: coordinator).fetch(byCustomer) },
+                ] as [() throws -> Void] {
+                    let error = #expect(throws: QueryError.self, "saved \(saved)") { try attempt() }
+                    #expect("\(error.map { $0.localizedDescription } ?? "")".contains("'customer'"), "\(String(describing: error))")
+                }
+            }
+        }
+        let byName = FetchRequest(entityName: "Order", sortKeys: [SortKey("customer.name", ascending: false), SortKey("code")])
+        #expect(try Shop.codes(context.fetch(byName)) == ["o1", "o2", "o3"])
+    }
+
     /// Core Data's SQLite sort order, on every backend, saved or not: nil sorts before any value ascending and
     /// after every value descending; strings compare by code point (`compare:` without options), so
     /// capitals come before lower case and "é" after "e".
