@@ -8,19 +8,20 @@ import Testing
 /// Seeded random predicates over every kind of scalar attribute, with nulls, mixed numeric kinds, text against
 /// numbers, `BETWEEN`, `IN` with nulls, literal `nil` tests, and AND / OR / NOT.
 struct CountPredicateParityTests {
+    /// The sample entity's attributes: a scalar of every kind, all optional but `kind`.
+    static let attributes = [
+        AttributeDescription(name: "i", type: .integer64),
+        AttributeDescription(name: "small", type: .integer16),
+        AttributeDescription(name: "d", type: .double),
+        AttributeDescription(name: "b", type: .boolean),
+        AttributeDescription(name: "t", type: .date),
+        AttributeDescription(name: "s", type: .string),
+        AttributeDescription(name: "dec", type: .decimal),
+        AttributeDescription(name: "kind", type: .integer32, isOptional: false, defaultValue: .integer(0)),
+    ]
+
     static func model() throws -> ObjectModel {
-        let sample = EntityDescription(
-            name: "Sample",
-            attributes: [
-                AttributeDescription(name: "i", type: .integer64),
-                AttributeDescription(name: "small", type: .integer16),
-                AttributeDescription(name: "d", type: .double),
-                AttributeDescription(name: "b", type: .boolean),
-                AttributeDescription(name: "t", type: .date),
-                AttributeDescription(name: "s", type: .string),
-                AttributeDescription(name: "dec", type: .decimal),
-                AttributeDescription(name: "kind", type: .integer32, isOptional: false, defaultValue: .integer(0)),
-            ])
+        let sample = EntityDescription(name: "Sample", attributes: attributes)
         return try ObjectModel(entities: [sample], configurations: [ConfigurationDescription(name: "Main", entityNames: ["Sample"])])
     }
 
@@ -85,18 +86,20 @@ struct CountPredicateParityTests {
 
     static func fill(_ context: ObjectContext, seed: UInt64) throws {
         var g = Generator(state: seed)
-        for _ in 0..<240 {
-            let o = try context.insert("Sample")
-            if !g.chance(20) { try o.set("i", Int64(g.int(9)) - 4) }
-            if !g.chance(20) { try o.set("small", Int16(g.int(5)) - 2) }
-            if !g.chance(20) { try o.set("d", Double(g.int(17)) / 2 - 4) }
-            if !g.chance(20) { try o.set("b", g.chance(50)) }
-            if !g.chance(20) { try o.set("t", Date(timeIntervalSinceReferenceDate: Double(g.int(9)) - 4)) }
-            if !g.chance(20) { try o.set("s", strings[g.int(strings.count)]) }
-            if g.chance(10) { try o.set("dec", Decimal(g.int(9)) - 4) }
-            try o.set("kind", Int32(g.int(3)))
-        }
+        for _ in 0..<240 { try setValues(of: try context.insert("Sample"), &g) }
         try context.save()
+    }
+
+    /// Random values for `attributes`, each but `kind` left nil now and then.
+    static func setValues(of o: ManagedObject, _ g: inout Generator) throws {
+        if !g.chance(20) { try o.set("i", Int64(g.int(9)) - 4) }
+        if !g.chance(20) { try o.set("small", Int16(g.int(5)) - 2) }
+        if !g.chance(20) { try o.set("d", Double(g.int(17)) / 2 - 4) }
+        if !g.chance(20) { try o.set("b", g.chance(50)) }
+        if !g.chance(20) { try o.set("t", Date(timeIntervalSinceReferenceDate: Double(g.int(9)) - 4)) }
+        if !g.chance(20) { try o.set("s", strings[g.int(strings.count)]) }
+        if g.chance(10) { try o.set("dec", Decimal(g.int(9)) - 4) }
+        try o.set("kind", Int32(g.int(3)))
     }
 
     @Test(arguments: [UInt64(1), 2, 3])

@@ -11,18 +11,7 @@ import Testing
 struct FetchReferencesParityTests {
     static func model() throws -> ObjectModel {
         let sample = EntityDescription(
-            name: "Sample",
-            attributes: [
-                AttributeDescription(name: "i", type: .integer64),
-                AttributeDescription(name: "small", type: .integer16),
-                AttributeDescription(name: "d", type: .double),
-                AttributeDescription(name: "b", type: .boolean),
-                AttributeDescription(name: "t", type: .date),
-                AttributeDescription(name: "s", type: .string),
-                AttributeDescription(name: "dec", type: .decimal),
-                AttributeDescription(name: "kind", type: .integer32, isOptional: false, defaultValue: .integer(0)),
-            ],
-            indexes: [IndexDescription(name: "bySText", properties: ["s"])])
+            name: "Sample", attributes: CountPredicateParityTests.attributes, indexes: [IndexDescription(name: "bySText", properties: ["s"])])
         let special = EntityDescription(
             name: "Special", parent: "Sample", attributes: [AttributeDescription(name: "extra", type: .integer64)])
         return try ObjectModel(
@@ -31,17 +20,9 @@ struct FetchReferencesParityTests {
 
     static func fill(_ context: ObjectContext, seed: UInt64) throws {
         var g = CountPredicateParityTests.Generator(state: seed)
-        let strings = CountPredicateParityTests.strings
         for n in 0..<300 {
             let o = try context.insert(g.chance(20) ? "Special" : "Sample")
-            if !g.chance(20) { try o.set("i", Int64(g.int(9)) - 4) }
-            if !g.chance(20) { try o.set("small", Int16(g.int(5)) - 2) }
-            if !g.chance(20) { try o.set("d", Double(g.int(17)) / 2 - 4) }
-            if !g.chance(20) { try o.set("b", g.chance(50)) }
-            if !g.chance(20) { try o.set("t", Date(timeIntervalSinceReferenceDate: Double(g.int(9)) - 4)) }
-            if !g.chance(20) { try o.set("s", strings[g.int(strings.count)]) }
-            if g.chance(10) { try o.set("dec", Decimal(g.int(9)) - 4) }
-            try o.set("kind", Int32(g.int(3)))
+            try CountPredicateParityTests.setValues(of: o, &g)
             if o.entity.name == "Special" { try o.set("extra", Int64(n)) }
         }
         try context.save()
