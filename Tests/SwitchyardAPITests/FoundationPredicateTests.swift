@@ -112,6 +112,9 @@ import Testing
             (#Predicate { ($0.customer?.name ?? "") == "Ann" }, "??"),
             (#Predicate { $0.code == $0.code }, "two properties"),
             (#Predicate { $0.code.count > 2 }, "key path"),
+            (#Predicate { $0.code.contains("1") == false }, "write `!` before the test"),
+            (#Predicate { $0.customer?.name.isEmpty == true }, "a nested value"),
+            (#Predicate { $0.`default`?.isEmpty == true }, "a property of a String value"),
         ]
         // A property the type does not list in keyPathNames cannot be named in a store predicate either.
         do {

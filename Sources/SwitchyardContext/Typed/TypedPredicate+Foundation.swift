@@ -126,6 +126,9 @@ package struct FoundationPredicateTranslator {
             return p
         case (.keyPath, .keyPath):
             throw unsupported(node, "a comparison between two properties")
+        case (.predicate, .value), (.value, .predicate):
+            // `$0.title.contains("a") == false`: only `== true` reads as the test itself.
+            throw unsupported(node, "a test compared with a value other than true (write `!` before the test, as in `!$0.title.contains(\"a\")`)")
         default:
             throw unsupported(node, "a comparison that does not read a property")
         }
@@ -210,6 +213,13 @@ extension PredicateExpressions.KeyPath: TranslatablePredicateExpression {
             return .keyPath(prefix, nullable: !prefix.isEmpty)
         }
         guard let name = FoundationPredicateTranslator.name(of: keyPath) else {
+            let root = type(of: keyPath).rootType
+            if !(root is any EntityObject.Type) {
+                // `$0.nickname?.isEmpty`: a property of the value, not of the entity.
+                throw translator.unsupported(
+                    self, "a property of a \(root) value (\(type(of: keyPath).valueType)), such as isEmpty or count: predicates read "
+                        + "the entity's own properties; compare the property itself (`$0.nickname == \"\"`) or use contains, starts(with:) or ==")
+            }
             throw translator.unsupported(self, "\(keyPath) is not one of the type's keyPathNames")
         }
         return .keyPath(prefix + [name], nullable: !prefix.isEmpty || type(of: keyPath).valueType is any SwiftOptional.Type)
