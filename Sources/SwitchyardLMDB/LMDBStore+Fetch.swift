@@ -113,21 +113,12 @@ extension LMDBStore {
                 return (try reader.count(root: layout.rootNumber, family: family), 0)
             }
             let family = reader.family(of: layout, includesSubentities: request.includesSubentities)
-            if let predicate = request.predicate, let entity = model.entity(named: request.entityName),
-                LMDBEncodedRowSubject.canEvaluate(predicate, entity: entity),
-                LMDBQueryPlanner.lookup(for: predicate, table: layout, available: databases.indexes(root: layout.rootNumber)) == nil
-            {
-                // A scan whose predicate reads only the entity's attributes: decode just those, build no rows. Simple
-                // comparisons are compiled against the encoded bytes; a row they cannot read goes the general way.
-                let prepared = PredicateEvaluator.Prepared(predicate)
-                let positions = LMDBEncodedRowSubject.Positions()
-                let byteScan = LMDBBytePredicate(predicate, entity: entity).map { LMDBBytePredicate.Scan($0, schema: self.schema, family: family) }
-                let general = GeneralRowMatcher(prepared: prepared, positions: positions, schema: schema)
-                guard var scan = byteScan else {
-                    return (try reader.count(root: layout.rootNumber, family: family, where: general.matches), reader.rowsVisited)
+            if let predicate = request.predicate, let test = encodedRowTest(predicate, layout: layout, family: family) {
+                guard var scan = test.scan else {
+                    return (try reader.count(root: layout.rootNumber, family: family, where: test.general.matches), reader.rowsVisited)
                 }
                 // Unwrapped once: testing and unwrapping the optional per row copied the scan's state.
-                let count = try reader.count(root: layout.rootNumber, scan: &scan, general: general.matches)
+                let count = try reader.count(root: layout.rootNumber, scan: &scan, general: test.general.matches)
                 return (count, scan.rowsInFamily)
             }
             let rows = try matchingRows(
@@ -200,6 +191,34 @@ extension LMDBStore {
 
     private func sort(_ rows: [StoreRow], by sortKeys: [SortKey], reader: LMDBReader) throws -> [StoreRow] {
         try rows.sorted(by: sortKeys) { LMDBRowSubject(row: $0, reader: reader) }
+    }
+}
+
+extension LMDBStore {
+    /// How a walk that builds no rows (`count`, `fetchReferences`) decides a row of `family` from its encoded
+    /// bytes when `predicate` reads only the entity's own attributes: simple comparisons compiled against the
+    /// bytes (`scan`), the general evaluation for a row they cannot read. Nil when the predicate needs rows: an
+    /// index to look up, or a key path beyond the entity's attributes.
+    func encodedRowTest(_ predicate: FetchPredicate, layout: LMDBEntityLayout, family: [Bool]) -> EncodedRowTest? {
+        guard let entity = model.entity(named: layout.name), LMDBEncodedRowSubject.canEvaluate(predicate, entity: entity),
+            LMDBQueryPlanner.lookup(for: predicate, table: layout, available: databases.indexes(root: layout.rootNumber)) == nil
+        else { return nil }
+        let general = GeneralRowMatcher(
+            prepared: PredicateEvaluator.Prepared(predicate), positions: LMDBEncodedRowSubject.Positions(), schema: schema)
+        let scan = LMDBBytePredicate(predicate, entity: entity).map { LMDBBytePredicate.Scan($0, schema: schema, family: family) }
+        return EncodedRowTest(scan: scan, general: general)
+    }
+}
+
+/// See `LMDBStore.encodedRowTest(_:layout:family:)`.
+struct EncodedRowTest {
+    var scan: LMDBBytePredicate.Scan?
+    let general: GeneralRowMatcher
+
+    /// Whether the row matches: the byte predicate's answer, or the general evaluation's where it has none.
+    mutating func matches(_ key: Int64, _ bytes: UnsafeRawBufferPointer) throws -> Bool {
+        if let decided = try scan?.matches(bytes, primaryKey: key) { return decided }
+        return try general.matches(key, bytes)
     }
 }
 

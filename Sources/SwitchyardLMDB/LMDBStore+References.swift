@@ -11,13 +11,20 @@ extension LMDBStore {
     /// number and only the values the predicate compares: no row is decoded. Otherwise the rows are read as
     /// `fetch(_:each:)` reads them.
     public func fetchReferences(_ request: StoreFetchRequest, each body: (RowReference) throws -> Void) throws {
+        func fromRows() throws {
+            try fetch(request) { try body(RowReference(entityName: $0.entityName, primaryKey: $0.primaryKey)) }
+        }
+        guard request.sortKeys.isEmpty else { return try fromRows() }
         try checkOpen()
         let layout = try servedLayout(request.entityName)
         let prepared = try request.prepared(forStore: identifier, model: model)
-        guard prepared.sortKeys.isEmpty, var test = referenceTest(prepared.predicate, layout: layout) else {
-            return try fetch(request) { try body(RowReference(entityName: $0.entityName, primaryKey: $0.primaryKey)) }
-        }
         let family = prepared.includesSubentities ? layout.withSubentities : layout.alone
+        // No predicate: every row of the family.
+        var test: EncodedRowTest?
+        if let predicate = prepared.predicate {
+            guard let found = encodedRowTest(predicate, layout: layout, family: family) else { return try fromRows() }
+            test = found
+        }
         let firstKey = LMDBQueryPlanner.primaryKeyLowerBound(of: prepared.predicate)
         let offset = max(prepared.fetchOffset, 0)
         let limit = prepared.fetchLimit.map { max($0, 0) }
@@ -37,7 +44,7 @@ extension LMDBStore {
                             number = try LMDBRowCoding.entityNumber(of: bytes)
                             // A row of another entity (known or not) is skipped, as a fetch skips it.
                             guard number >= 0, number < family.count, family[number] else { return true }
-                            guard try test.matches(key, bytes) else { return true }
+                            guard try test?.matches(key, bytes) ?? true else { return true }
                         } catch where error is LMDBRowCoding.DecodingError || error is LMDBByteReader.Overrun {
                             throw LMDBRowCoding.damagedRow(path: path, primaryKey: key, error)
                         }
@@ -61,34 +68,5 @@ extension LMDBStore {
             }
             return delivered
         }
-    }
-
-    /// How `fetchReferences` decides a row from its encoded bytes: every row (no matcher), the byte predicate
-    /// with the general evaluation for a row it cannot read, or the general evaluation alone.
-    private struct ReferenceTest {
-        var scan: LMDBBytePredicate.Scan?
-        let general: GeneralRowMatcher?
-
-        mutating func matches(_ key: Int64, _ bytes: UnsafeRawBufferPointer) throws -> Bool {
-            guard let general else { return true }
-            if let decided = try scan?.matches(bytes, primaryKey: key) { return decided }
-            return try general.matches(key, bytes)
-        }
-    }
-
-    /// The test for a walk that reads no whole row, or nil when the predicate needs rows (an index to look
-    /// up, or a key path beyond the entity's own attributes).
-    private func referenceTest(_ predicate: FetchPredicate?, layout: LMDBEntityLayout) -> ReferenceTest? {
-        guard let predicate else { return ReferenceTest(scan: nil, general: nil) }
-        guard let entity = model.entity(named: layout.name), LMDBEncodedRowSubject.canEvaluate(predicate, entity: entity),
-            LMDBQueryPlanner.lookup(for: predicate, table: layout, available: databases.indexes(root: layout.rootNumber)) == nil
-        else { return nil }
-        let general = GeneralRowMatcher(
-            prepared: PredicateEvaluator.Prepared(predicate), positions: LMDBEncodedRowSubject.Positions(), schema: schema)
-        // The scan's family is the whole table: the walk checks the row's entity first.
-        guard let bytePredicate = LMDBBytePredicate(predicate, entity: entity),
-            let table = schema.layout(number: layout.rootNumber)
-        else { return ReferenceTest(scan: nil, general: general) }
-        return ReferenceTest(scan: LMDBBytePredicate.Scan(bytePredicate, schema: schema, family: table.withSubentities), general: general)
     }
 }

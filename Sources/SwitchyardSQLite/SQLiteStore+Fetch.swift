@@ -16,12 +16,18 @@ extension SQLiteStore {
     package func selectSQL(_ request: StoreFetchRequest) throws -> String {
         let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         let request = try request.prepared(forStore: identifier, model: model)
-        guard let projection = request.includesSubentities
-            ? schema.projections[layout.name] : schema.exactProjections[layout.name]
-        else { throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: layout.name) }
+        let projection = try self.projection(of: layout, request)
         var compiler = self.compiler
         compiler.leadingIndexes = try leadingIndexes()
         return try compiler.select(request, projection: projection).fragment.sql
+    }
+
+    /// The columns a fetch of `layout`'s table reads for `request`: its own entity's, or its subentities' too.
+    private func projection(of layout: SQLiteEntityLayout, _ request: StoreFetchRequest) throws -> SQLiteProjection {
+        guard let projection = request.includesSubentities
+            ? schema.projections[layout.name] : schema.exactProjections[layout.name]
+        else { throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: layout.name) }
+        return projection
     }
 
     /// Rows of the request's entity (and subentities unless excluded) matching its predicate, sorted, with
@@ -62,9 +68,7 @@ extension SQLiteStore {
     private func fetchRows(_ request: StoreFetchRequest, _ body: (StoreRow) throws -> Void) throws {
         let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         let request = try request.prepared(forStore: identifier, model: model)
-        guard let projection = request.includesSubentities
-            ? schema.projections[layout.name] : schema.exactProjections[layout.name]
-        else { throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: layout.name) }
+        let projection = try self.projection(of: layout, request)
         var delivered = false
         try withStatement(compiling: { try $0.select(request, projection: projection) }, retryable: { !delivered }) { statement, query in
             var decoder = SQLiteRowDecoder(projection: projection, entityNames: schema.entityNamesByNumber, externalData: externalData)
@@ -82,9 +86,7 @@ extension SQLiteStore {
         _ = try tracer.measure({ (count: Int) in "SQLite fetch references \(tracer.describe(request)): \(count) rows" }, excluding: { callerNanos }) {
             let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
             let request = try request.prepared(forStore: identifier, model: model)
-            guard let projection = request.includesSubentities
-                ? schema.projections[layout.name] : schema.exactProjections[layout.name]
-            else { throw StoreError.entityNotInStore(path: displayPath, configuration: configurationName, entity: layout.name) }
+            let projection = try self.projection(of: layout, request)
             var count = 0
             var failure: Error?
             do {
