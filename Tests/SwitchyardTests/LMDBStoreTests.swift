@@ -330,6 +330,13 @@ import Testing
             guard case StoreError.notAStore(let path, .lmdb, let reason)? = error as? StoreError else { return false }
             return path == store.path && reason.contains("damaged row p\(keys.upperBound)")
         }
+        // Reading which rows match, comparing the cut text from the encoded bytes: the same error.
+        #expect {
+            try store.fetchReferences(StoreFetchRequest(entityName: "AllTypes", predicate: try FetchPredicate(format: "str == %@", "x"))) { _ in }
+        } throws: { error in
+            guard case StoreError.notAStore(let path, .lmdb, let reason)? = error as? StoreError else { return false }
+            return path == store.path && reason.contains("damaged row p\(keys.upperBound)")
+        }
         let stored = try store.environment.read { txn in try txn.get(store.databases.rows, damagedKey) }
         #expect(stored == damaged, "the damaged row is left as it was")
     }
