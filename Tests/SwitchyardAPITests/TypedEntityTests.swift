@@ -299,6 +299,40 @@ import Testing
             == (try FetchPredicate(format: "code BEGINSWITH[cd] 'a'")))
         #expect((.any(\Purchase.labels, \.title == "x") as TypedPredicate<Purchase>).predicate == (try FetchPredicate(format: "ANY labels.title == 'x'")))
         #expect((\Purchase.amount == nil || \Purchase.qty != 2).predicate == (try FetchPredicate(format: "amount == nil OR qty != 2")))
+        #expect((.endsWith(\VIPCustomer.perk, "GE", options: .caseInsensitive) as TypedPredicate<VIPCustomer>).predicate
+            == (try FetchPredicate(format: "perk ENDSWITH[c] 'GE'")))
+        #expect((.equals(\VIPCustomer.perk, "lounge", options: .diacriticInsensitive) as TypedPredicate<VIPCustomer>).predicate
+            == (try FetchPredicate(format: "perk ==[d] 'lounge'")))
+    }
+
+    /// Every string comparison of the typed API works on an optional attribute as on a required one, saved
+    /// and unsaved, and nil never matches (Core Data's `ENDSWITH`/`==[c]` on a nil string is false).
+    @Test(arguments: Backend.everyStore)
+    func stringComparisonsOnAnOptionalAttribute(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Self.coordinator(backend, dir)
+        let context = ObjectContext(coordinator: coordinator)
+        for (name, perk) in [("Vic", "Lounge"), ("Val", "lounge access"), ("Nil", nil), ("Éa", "Lóunge")] as [(String, String?)] {
+            let vip = try context.insert(VIPCustomer.self)
+            vip.name = name
+            vip.perk = perk
+        }
+        func names(_ context: ObjectContext, _ predicate: TypedPredicate<VIPCustomer>) throws -> Set<String> {
+            Set(try context.fetch(VIPCustomer.self, where: predicate).map(\.name))
+        }
+        for (label, current) in [("unsaved", context), ("saved", nil)] as [(String, ObjectContext?)] {
+            if current == nil { try context.save() }
+            let reader = current ?? ObjectContext(coordinator: coordinator)
+            #expect(try names(reader, .endsWith(\.perk, "nge")) == ["Vic", "Éa"], "\(label)")
+            #expect(try names(reader, .endsWith(\.perk, "óunge")) == ["Éa"], "\(label)")
+            #expect(try names(reader, .endsWith(\.perk, "NGE")) == [], "\(label)")
+            #expect(try names(reader, .endsWith(\.perk, "ÓUNGE", options: [.caseInsensitive, .diacriticInsensitive])) == ["Vic", "Éa"], "\(label)")
+            #expect(try names(reader, .equals(\.perk, "LOUNGE", options: .caseInsensitive)) == ["Vic"], "\(label)")
+            #expect(try names(reader, .equals(\.perk, "LOUNGE", options: [.caseInsensitive, .diacriticInsensitive])) == ["Vic", "Éa"], "\(label)")
+            // NOT keeps SQL's three-valued logic: nil is not "not equal" either (see the README's known limits).
+            #expect(try names(reader, !.equals(\.perk, "lounge", options: .caseInsensitive)) == ["Val", "Éa"], "\(label)")
+            #expect(try reader.count(VIPCustomer.self, where: .endsWith(\.perk, "")) == 3, "\(label)")
+        }
     }
 
     /// An optional property for a required attribute is accepted, as Xcode's codegen declares required strings

@@ -86,6 +86,11 @@ public struct TypedPredicate<Root: EntityObject>: Sendable {
         compare(keyPath, .endsWith, .constant(.string(value)), options: options)
     }
 
+    /// `key ENDSWITH value` on an optional attribute (nil never matches).
+    public static func endsWith(_ keyPath: KeyPath<Root, String?>, _ value: String, options: ComparisonOptions = []) -> Self {
+        compare(keyPath, .endsWith, .constant(.string(value)), options: options)
+    }
+
     /// `key CONTAINS value`.
     public static func contains(_ keyPath: KeyPath<Root, String>, _ value: String, options: ComparisonOptions = []) -> Self {
         compare(keyPath, .contains, .constant(.string(value)), options: options)
@@ -98,6 +103,14 @@ public struct TypedPredicate<Root: EntityObject>: Sendable {
 
     /// `key ==[options] value` (case- or diacritic-insensitive equality).
     public static func equals(_ keyPath: KeyPath<Root, String>, _ value: String, options: ComparisonOptions) -> Self {
+        compare(keyPath, .equal, .constant(.string(value)), options: options)
+    }
+
+    /// `key ==[options] value` on an optional attribute (nil never matches).
+    /// ```swift
+    /// let lounges = try context.fetch(VIPCustomer.self, where: .equals(\.perk, "LOUNGE", options: .caseInsensitive))
+    /// ```
+    public static func equals(_ keyPath: KeyPath<Root, String?>, _ value: String, options: ComparisonOptions) -> Self {
         compare(keyPath, .equal, .constant(.string(value)), options: options)
     }
 
