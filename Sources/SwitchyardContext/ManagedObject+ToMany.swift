@@ -26,7 +26,7 @@ extension ManagedObject {
         var seen = Set<ObjectIdentifier>()
         let members = objects.filter { seen.insert(ObjectIdentifier($0)).inserted }
         for member in members { try context.checkMember(member, of: self, relationship) }
-        let model = context.coordinator.model
+        let model = context.model
         if model.isManyToMany(relationship), let inverse = relationship.inverseName {
             let old = try relatedObjects(forKey: key)
             let oldSet = Set(old.map(ObjectIdentifier.init))

@@ -267,7 +267,7 @@ public final class ManagedObject {
             guard object.context != nil else { throw ContextError.detachedObject(object.description) }
             guard object.context === context else { throw ContextError.foreignObject(object.objectID.description) }
             guard !object.isDeleted else { throw ContextError.deletedObject(object.description) }
-            guard context!.coordinator.model.entity(object.entity.name, isKindOf: relationship.destinationEntityName) else {
+            guard context!.model.entity(object.entity.name, isKindOf: relationship.destinationEntityName) else {
                 throw ContextError.typeMismatch(
                     entity: entity.name, key: key, expected: relationship.destinationEntityName, actual: object.entity.name)
             }
@@ -277,7 +277,7 @@ public final class ManagedObject {
         // in the new owner's, so every backend is sent the same order (as Core Data appends it).
         var reordered: [(owner: ManagedObject, members: [ManagedObject], key: String)] = []
         if let inverse = relationship.inverseName, let context,
-            let inverseRelationship = context.coordinator.model.entity(named: relationship.destinationEntityName)?
+            let inverseRelationship = context.model.entity(named: relationship.destinationEntityName)?
                 .relationship(named: inverse), inverseRelationship.isToMany, inverseRelationship.isOrdered
         {
             let old = try relatedObject(forKey: key)
@@ -298,9 +298,9 @@ public final class ManagedObject {
         // Core Data marks the owners on the to-many side changed too: the old one lost this object, the new one
         // gained it (an ordered to-many records its new list above).
         if let inverse = relationship.inverseName, let context,
-            let inverseRelationship = context.coordinator.model.entity(named: relationship.destinationEntityName)?
+            let inverseRelationship = context.model.entity(named: relationship.destinationEntityName)?
                 .relationship(named: inverse), inverseRelationship.isToMany, !inverseRelationship.isOrdered, !inverseRelationship.isTransient,
-            !context.coordinator.model.isManyToMany(inverseRelationship)
+            !context.model.isManyToMany(inverseRelationship)
         {
             let old = try relatedObject(forKey: key)
             if old !== object {
@@ -312,7 +312,7 @@ public final class ManagedObject {
         }
         // One-to-one: both rows hold a key, so the old partners on either side must let go.
         if let inverse = relationship.inverseName, let context,
-            let inverseRelationship = context.coordinator.model.entity(named: relationship.destinationEntityName)?
+            let inverseRelationship = context.model.entity(named: relationship.destinationEntityName)?
                 .relationship(named: inverse), !inverseRelationship.isToMany
         {
             let old = try relatedObject(forKey: key)

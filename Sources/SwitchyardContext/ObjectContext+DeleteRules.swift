@@ -32,7 +32,7 @@ extension ObjectContext {
                             queue.append(contentsOf: try deleteCascadingFromInserts(target, undo: &undo, visited: &visited))
                         }
                     case .nullify:
-                        if coordinator.model.isManyToMany(relationship), let inverse = relationship.inverseName {
+                        if model.isManyToMany(relationship), let inverse = relationship.inverseName {
                             // Each partner's list lets go of the deleted object (the store drops the links too).
                             for target in related where !target.isDeleted {
                                 let before = target.changedToMany[inverse]
@@ -48,7 +48,7 @@ extension ObjectContext {
                             continue
                         }
                         guard let inverse = relationship.inverseName,
-                            let inverseRelationship = coordinator.model.entity(named: relationship.destinationEntityName)?
+                            let inverseRelationship = model.entity(named: relationship.destinationEntityName)?
                                 .relationship(named: inverse),
                             !inverseRelationship.isToMany
                         else { continue }
@@ -104,7 +104,7 @@ extension ObjectContext {
     /// The objects at the other end of `relationship` that a delete of `object` affects.
     private func relatedForDeletion(_ object: ManagedObject, _ relationship: RelationshipDescription) throws -> [ManagedObject] {
         if relationship.isToMany {
-            guard coordinator.model.isLinkBackedToMany(relationship) || coordinator.model.isInverseBackedToMany(relationship) else { return [] }
+            guard model.isLinkBackedToMany(relationship) || model.isInverseBackedToMany(relationship) else { return [] }
             return try relatedObjects(of: object, through: relationship)
         }
         return try object.relatedObject(forKey: relationship.name).map { [$0] } ?? []

@@ -16,7 +16,6 @@ extension ObjectContext {
     /// offset is `QueryError.invalidRequest`.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         guard request.isNormalized else { return try fetch(try request.normalized()) }
-        let model = coordinator.model
         guard model.entityPosition(named: request.entityName) != nil else {
             throw ContextError.unknownEntity(request.entityName)
         }
@@ -39,7 +38,6 @@ extension ObjectContext {
     /// The number of objects `fetch` would return.
     public func count(_ request: FetchRequest) throws -> Int {
         let request = try request.normalized()
-        let model = coordinator.model
         guard model.entityPosition(named: request.entityName) != nil else {
             throw ContextError.unknownEntity(request.entityName)
         }
@@ -107,7 +105,7 @@ extension ObjectContext {
     /// Object arguments bound for evaluation on objects of one store (nil: not known before the save): a saved
     /// object matches by its key in that store, an unsaved one by its temporary key.
     private func bindObjects(in predicate: FetchPredicate, entityName: String, store: UUID?) -> FetchPredicate {
-        predicate.bindingObjects(entityName: entityName, model: coordinator.model) { id in
+        predicate.bindingObjects(entityName: entityName, model: model) { id in
             if let temporary = id.temporaryKey { return temporary }
             guard let store else { return id.primaryKey }
             return id.storeIdentifier == store ? id.primaryKey : nil
@@ -124,7 +122,7 @@ extension ObjectContext {
     /// Unsaved inserts and changed (or deleted) objects of the request's entity family, in its affected stores.
     private func pendingObjects(for request: FetchRequest) -> [ManagedObject] {
         guard !insertedObjects.isEmpty || !changedObjects.isEmpty else { return [] }
-        let model = coordinator.model
+        let model = self.model
         let matchesEntity: (ManagedObject) -> Bool = { object in
             request.includesSubentities
                 ? model.entity(object.entity.name, isKindOf: request.entityName)
@@ -141,7 +139,7 @@ extension ObjectContext {
     /// of an entity that a key path reaches past a to-one, or through a to-many (whose members record it).
     private func hasPendingChanges(reachedBy request: FetchRequest) -> Bool {
         guard !insertedObjects.isEmpty || changedObjects.values.contains(where: \.hasChanges) else { return false }
-        let model = coordinator.model
+        let model = self.model
         var reached = Set<String>()
         var paths = Array(request.predicate?.keyPaths ?? [])
         paths += request.sortKeys.map { $0.key.split(separator: ".").map(String.init) }
@@ -194,7 +192,7 @@ extension ManagedObject: PredicateSubject {
         if rest.isEmpty { return .single(target.map { .integer($0.objectID.predicateKey) } ?? .null) }
         guard let target else {
             // As the stores read it (`RowKeyPathWalk`): one null, or no members when a to-many follows.
-            let model = try liveContext().coordinator.model
+            let model = try liveContext().model
             let crosses = RowKeyPathWalk.crossesToMany(from: relationship.destinationEntityName, rest[...]) {
                 model.entity(named: $0)?.relationship(named: $1)
             }

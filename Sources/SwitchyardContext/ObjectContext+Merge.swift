@@ -22,10 +22,10 @@ extension ObjectContext {
     ///   here (nothing is merged); `ContextError.foreignSaveNotification` when the notification comes from a
     ///   coordinator with another model.
     public func mergeChanges(from notification: SaveNotification, policy: MergePolicy = .error) throws {
-        guard notification.coordinator === coordinator || notification.coordinator.model == coordinator.model else {
+        guard notification.coordinator === coordinator || notification.coordinator.model == model else {
             throw ContextError.foreignSaveNotification(
                 entities: notification.coordinator.model.entities.map(\.name).sorted(),
-                expected: coordinator.model.entities.map(\.name).sorted())
+                expected: model.entities.map(\.name).sorted())
         }
         var updated: [(object: ManagedObject, keys: Set<String>)] = []
         var deleted: [ManagedObject] = []
@@ -107,7 +107,7 @@ extension ObjectContext {
     /// not touched is gone. The next save then writes this context's own changes only, as before. (Until
     /// 2026-12-02 the whole list was kept: the other save's additions stayed hidden, its removals still showed.)
     package func rebaseKeptLists(of object: ManagedObject) throws {
-        let model = coordinator.model
+        let model = self.model
         for (name, changed) in object.changedToMany {
             guard let base = object.committedToMany[name], let relationship = object.entity.relationship(named: name),
                 model.isLinkBackedToMany(relationship)
@@ -141,9 +141,9 @@ extension ObjectContext {
     /// then matches the store's has no change left to it; one with nothing else unsaved stops being changed.
     private func releasePartners(of object: ManagedObject, _ key: String) {
         guard object.changedToMany[key] != nil, let relationship = object.entity.relationship(named: key),
-            coordinator.model.isManyToMany(relationship), let inverse = relationship.inverseName
+            model.isManyToMany(relationship), let inverse = relationship.inverseName
         else { return }
-        let model = coordinator.model
+        let model = self.model
         let ordered = model.inverse(of: relationship)?.isOrdered ?? false
         // Partners of this relationship only: another entity's to-many may share the inverse's name. The object is
         // its own partner through an inverse of another name (`following`/`followers`), not through itself.

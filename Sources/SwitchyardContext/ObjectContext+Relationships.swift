@@ -10,7 +10,7 @@ extension ObjectContext {
     /// Store reads are batched (`committedMembers`), never one per object.
     /// Ordered relationships come in their order; objects deleted in this context are left out.
     package func relatedObjects(of object: ManagedObject, through relationship: RelationshipDescription) throws -> [ManagedObject] {
-        let model = coordinator.model
+        let model = self.model
         if model.isLinkBackedToMany(relationship) {
             if let changed = object.changedToMany[relationship.name] {
                 let live = changed.filter { !$0.isDeleted }
@@ -62,7 +62,7 @@ extension ObjectContext {
     /// For a to-many without inverse: each member of an unsaved list of that relationship, and the owner whose
     /// list holds it (the last one to take it wins, as the store's single foreign key does).
     package func pendingOwners(of relationship: RelationshipDescription, from entityName: String) throws -> [ObjectIdentifier: ManagedObject] {
-        let model = coordinator.model
+        let model = self.model
         guard let end = model.end(of: relationship.name, from: entityName) else { return [:] }
         var owners: [ObjectIdentifier: ManagedObject] = [:]
         for owner in insertedObjects + Array(changedObjects.values) where !owner.isDeleted {
@@ -79,7 +79,7 @@ extension ObjectContext {
     package func otherOwners(
         of members: [ManagedObject], through relationship: RelationshipDescription, from entityName: String, excluding owner: ManagedObject
     ) -> [(owner: ManagedObject, members: Set<ObjectIdentifier>)] {
-        let model = coordinator.model
+        let model = self.model
         guard !members.isEmpty, let end = model.end(of: relationship.name, from: entityName) else { return [] }
         let wanted = Set(members.map(ObjectIdentifier.init))
         let savedIDs = Dictionary(members.filter { !$0.isInserted }.map { ($0.objectID, ObjectIdentifier($0)) }, uniquingKeysWith: { a, _ in a })
@@ -118,13 +118,13 @@ extension ObjectContext {
         let name = relationship.name
         if let cached = object.committedToMany[name] { return cached }
         guard !object.isInserted, let store = object.store, object.objectID.primaryKey != nil,
-            let end = coordinator.model.end(of: name, from: object.entity.name)
+            let end = model.end(of: name, from: object.entity.name)
         else { return [] }
         var batch = [object]
         for peer in registered.values {
             if batch.count >= 500 { break }
             guard peer !== object, peer.storage === store, !peer.isInserted, peer.committedToMany[name] == nil,
-                peer.objectID.primaryKey != nil, coordinator.model.end(of: name, from: peer.entity.name)?.key == end.key
+                peer.objectID.primaryKey != nil, model.end(of: name, from: peer.entity.name)?.key == end.key
             else { continue }
             batch.append(peer)
         }
@@ -155,7 +155,7 @@ extension ObjectContext {
         guard member.context != nil else { throw ContextError.detachedObject(member.description) }
         guard member.context === self else { throw ContextError.foreignObject(member.objectID.description) }
         guard !member.isDeleted else { throw ContextError.deletedObject(member.description) }
-        guard coordinator.model.entity(member.entity.name, isKindOf: relationship.destinationEntityName) else {
+        guard model.entity(member.entity.name, isKindOf: relationship.destinationEntityName) else {
             throw ContextError.typeMismatch(
                 entity: owner.entity.name, key: relationship.name, expected: relationship.destinationEntityName,
                 actual: member.entity.name)
@@ -170,7 +170,7 @@ extension ObjectContext {
         of objects: [ManagedObject], reference: (ManagedObject) -> RowReference?
     ) throws -> [ObjectIdentifier: (inserts: [RelationshipLink], deletes: [RelationshipLink], orders: [RelationshipOrder])] {
         var result: [ObjectIdentifier: (inserts: [RelationshipLink], deletes: [RelationshipLink], orders: [RelationshipOrder])] = [:]
-        let model = coordinator.model
+        let model = self.model
         for object in objects where !object.isDeleted && !object.changedToMany.isEmpty {
             guard let store = object.store, let source = reference(object) else { continue }
             var entry = result[ObjectIdentifier(store)] ?? ([], [], [])

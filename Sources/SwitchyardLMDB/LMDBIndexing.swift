@@ -190,7 +190,11 @@ package enum LMDBQueryPlanner {
     /// numbers whose Double is exact and shared with no other integer (below 2^53).
     package static func isExact(_ value: AttributeValue) -> Bool {
         func fits<C: Collection>(_ bytes: C) -> Bool where C.Element == UInt8 {
-            bytes.count + bytes.lazy.filter { $0 == 0 }.count <= LMDBIndexKey.elementLimit
+            let count = bytes.count
+            // Each zero byte is escaped to two: up to half the limit fits whatever the bytes are, without
+            // reading them (an indexed lookup's usual value).
+            if count <= LMDBIndexKey.elementLimit / 2 { return true }
+            return count + bytes.lazy.filter { $0 == 0 }.count <= LMDBIndexKey.elementLimit
         }
         switch value {
         case .null: return false

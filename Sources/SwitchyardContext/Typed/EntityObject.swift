@@ -89,7 +89,7 @@ extension EntityObject {
     /// as its parent `Item`, or back).
     public func `as`<Other: EntityObject>(_ type: Other.Type) -> Other? {
         guard let context = managedObject.context,
-            context.coordinator.model.entity(managedObject.entity.name, isKindOf: Other.entityName)
+            context.model.entity(managedObject.entity.name, isKindOf: Other.entityName)
         else { return managedObject.entity.name == Other.entityName ? Other(managedObject: managedObject) : nil }
         return Other(managedObject: managedObject)
     }

@@ -39,7 +39,7 @@ extension ObjectContext {
     public func existingObject<E: EntityObject>(_ type: E.Type, with id: ObjectID) throws -> E {
         try coordinator.registerType(type)
         let object = try existingObject(with: id)
-        guard coordinator.model.entity(object.entity.name, isKindOf: E.entityName) else {
+        guard model.entity(object.entity.name, isKindOf: E.entityName) else {
             throw ContextError.wrongEntity(object: id.description, entity: object.entity.name, expected: E.entityName)
         }
         return E(managedObject: object)
