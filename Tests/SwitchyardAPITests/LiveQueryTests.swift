@@ -33,11 +33,23 @@ import Testing
             }
         }
 
+        /// Why `wait(for:)` gave up: the stream ended with an error, or the snapshots did not come in time.
+        struct WaitFailure: Error, CustomStringConvertible {
+            let description: String
+        }
+
         /// Waits (up to 60 s: the whole suite runs in parallel on two cores) until `count` snapshots arrived, and
-        /// returns them.
+        /// returns them. Throws `WaitFailure` saying which: the stream's error (a refresh that failed ends it), or
+        /// how many came before the deadline and what the last one held — a missing snapshot was once seen under
+        /// heavy load, and these say whether the query failed or never refreshed.
         func wait(for count: Int) async throws -> [QuerySnapshot] {
-            let deadline = ContinuousClock.now + .seconds(60)
-            while state.snapshots.withLock({ $0.count }) < count, ContinuousClock.now < deadline {
+            let start = ContinuousClock.now
+            while state.snapshots.withLock({ $0.count }) < count {
+                if let failure { throw WaitFailure(description: "the stream ended before snapshot \(count): \(failure)") }
+                guard ContinuousClock.now < start + .seconds(60) else {
+                    let received = received
+                    throw WaitFailure(description: "snapshot \(count) did not come within 60 s; \(received.count) came, the last with \(received.last.map { "\($0.objectIDs)" } ?? "nothing")")
+                }
                 try await Task.sleep(for: .milliseconds(5))
             }
             return state.snapshots.withLock { $0 }
