@@ -139,7 +139,6 @@ extension ObjectContext {
     /// of an entity that a key path reaches past a to-one, or through a to-many (whose members record it).
     private func hasPendingChanges(reachedBy request: FetchRequest) -> Bool {
         guard !insertedObjects.isEmpty || changedObjects.values.contains(where: \.hasChanges) else { return false }
-        let model = self.model
         var reached = Set<String>()
         var paths = Array(request.predicate?.keyPaths ?? [])
         paths += request.sortKeys.map { $0.key.split(separator: ".").map(String.init) }

@@ -107,7 +107,6 @@ extension ObjectContext {
     /// not touched is gone. The next save then writes this context's own changes only, as before. (Until
     /// 2026-12-02 the whole list was kept: the other save's additions stayed hidden, its removals still showed.)
     package func rebaseKeptLists(of object: ManagedObject) throws {
-        let model = self.model
         for (name, changed) in object.changedToMany {
             guard let base = object.committedToMany[name], let relationship = object.entity.relationship(named: name),
                 model.isLinkBackedToMany(relationship)
@@ -143,7 +142,6 @@ extension ObjectContext {
         guard object.changedToMany[key] != nil, let relationship = object.entity.relationship(named: key),
             model.isManyToMany(relationship), let inverse = relationship.inverseName
         else { return }
-        let model = self.model
         let ordered = model.inverse(of: relationship)?.isOrdered ?? false
         // Partners of this relationship only: another entity's to-many may share the inverse's name. The object is
         // its own partner through an inverse of another name (`following`/`followers`), not through itself.

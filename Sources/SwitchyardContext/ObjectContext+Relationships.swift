@@ -10,7 +10,6 @@ extension ObjectContext {
     /// Store reads are batched (`committedMembers`), never one per object.
     /// Ordered relationships come in their order; objects deleted in this context are left out.
     package func relatedObjects(of object: ManagedObject, through relationship: RelationshipDescription) throws -> [ManagedObject] {
-        let model = self.model
         if model.isLinkBackedToMany(relationship) {
             if let changed = object.changedToMany[relationship.name] {
                 let live = changed.filter { !$0.isDeleted }
@@ -62,7 +61,6 @@ extension ObjectContext {
     /// For a to-many without inverse: each member of an unsaved list of that relationship, and the owner whose
     /// list holds it (the last one to take it wins, as the store's single foreign key does).
     package func pendingOwners(of relationship: RelationshipDescription, from entityName: String) throws -> [ObjectIdentifier: ManagedObject] {
-        let model = self.model
         guard let end = model.end(of: relationship.name, from: entityName) else { return [:] }
         var owners: [ObjectIdentifier: ManagedObject] = [:]
         for owner in insertedObjects + Array(changedObjects.values) where !owner.isDeleted {
@@ -79,7 +77,6 @@ extension ObjectContext {
     package func otherOwners(
         of members: [ManagedObject], through relationship: RelationshipDescription, from entityName: String, excluding owner: ManagedObject
     ) -> [(owner: ManagedObject, members: Set<ObjectIdentifier>)] {
-        let model = self.model
         guard !members.isEmpty, let end = model.end(of: relationship.name, from: entityName) else { return [] }
         let wanted = Set(members.map(ObjectIdentifier.init))
         let savedIDs = Dictionary(members.filter { !$0.isInserted }.map { ($0.objectID, ObjectIdentifier($0)) }, uniquingKeysWith: { a, _ in a })
@@ -170,7 +167,6 @@ extension ObjectContext {
         of objects: [ManagedObject], reference: (ManagedObject) -> RowReference?
     ) throws -> [ObjectIdentifier: (inserts: [RelationshipLink], deletes: [RelationshipLink], orders: [RelationshipOrder])] {
         var result: [ObjectIdentifier: (inserts: [RelationshipLink], deletes: [RelationshipLink], orders: [RelationshipOrder])] = [:]
-        let model = self.model
         for object in objects where !object.isDeleted && !object.changedToMany.isEmpty {
             guard let store = object.store, let source = reference(object) else { continue }
             var entry = result[ObjectIdentifier(store)] ?? ([], [], [])
