@@ -107,13 +107,12 @@ extension LMDBStore {
         let request = try request.prepared(forStore: identifier, model: model)
         let (count, visited) = try environment.read { txn -> (Int, Int) in
             let reader = LMDBReader(store: self, transaction: txn)
-            if request.predicate == nil {
+            let family = reader.family(of: layout, includesSubentities: request.includesSubentities)
+            guard let predicate = request.predicate else {
                 // Only each row's entity number is read.
-                let family = reader.family(of: layout, includesSubentities: request.includesSubentities)
                 return (try reader.count(root: layout.rootNumber, family: family), 0)
             }
-            let family = reader.family(of: layout, includesSubentities: request.includesSubentities)
-            if let predicate = request.predicate, let test = encodedRowTest(predicate, layout: layout, family: family) {
+            if let test = encodedRowTest(predicate, layout: layout, family: family) {
                 guard var scan = test.scan else {
                     return (try reader.count(root: layout.rootNumber, family: family, where: test.general.matches), reader.rowsVisited)
                 }
