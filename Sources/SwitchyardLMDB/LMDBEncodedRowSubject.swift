@@ -34,7 +34,7 @@ package struct LMDBEncodedRowSubject: PredicateSubject {
         guard let position = positions.position else { return .single(.null) }
         while let found = try LMDBRowCoding.nextAttribute(&r, layout: layout, primaryKey: primaryKey) {
             if found == position { return .single(try LMDBRowCoding.decodeValue(&r)) }
-            if found > position { break }   // positions are written in ascending order
+            // Not ascending: rows are written in the layout's `writeOrder`.
             try LMDBRowCoding.skipValue(&r)
         }
         return .single(layout.implicitDefault(at: position))

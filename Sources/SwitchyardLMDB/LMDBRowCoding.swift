@@ -13,7 +13,10 @@ import SwitchyardStores
 /// attributes:  (position + 1, type tag, payload)*  then 0     position in LMDBEntityLayout.attributeNames
 /// to-ones:     (position + 1, entity number, primary key)* then 0
 /// ```
-/// Only non-null attributes and set relationships are written. Each value carries its own type tag, so a
+/// Attributes may come in any order, each position at most once: a new row is written in the layout's
+/// `writeOrder` (fixed-size values first, so scans comparing numbers step over little), an update keeps the
+/// stored row's order, and rows written by earlier versions are in ascending position. Readers take them as
+/// they come. Only non-null attributes and set relationships are written. Each value carries its own type tag, so a
 /// row decodes to the same `AttributeValue` it was saved as without consulting the attribute's type.
 /// An attribute added by a migration with a default is not written into existing rows: its position has an
 /// implicit default in the stored layout (`LMDBEntityLayout.implicitDefaults`), which a row that lacks the
@@ -58,7 +61,8 @@ package enum LMDBRowCoding {
         writer.unsigned(UInt64(image.layout.number))
         writer.signed(image.version)
         let defaults = image.layout.implicitDefaultPositions
-        for (position, value) in image.attributes.enumerated() {
+        for position in image.layout.writeOrder {
+            let value = image.attributes[position]
             if value.isNull {
                 guard defaults.contains(position) else { continue }
                 writer.unsigned(UInt64(position + 1))

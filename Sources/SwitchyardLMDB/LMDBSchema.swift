@@ -37,6 +37,12 @@ package final class LMDBEntityLayout: Sendable {
     package let attributeNames: [String]
     /// Types by position (`.undefined` where retired).
     package let attributeTypes: [AttributeType]
+    /// The order in which a new row's attributes are written (see `LMDBRowCoding`): values of a fixed, small
+    /// size first (doubles, floats, dates, Booleans), then integers, then the rest (text, data, decimals, UUIDs,
+    /// URIs), then retired positions; by position within each group. A scan that compares a number or a date
+    /// then steps over few values, and none of variable length, before it (the count bench's `score >= x`:
+    /// 214 -> 130 instructions a row). Rows carry their positions, so readers take attributes in any order.
+    package let writeOrder: [Int]
     /// Position of each persistent attribute of the model (own and inherited); retired ones are absent. The
     /// very index of `rowLayout.positions`.
     package let attributeIndex: NameIndex
@@ -94,6 +100,7 @@ package final class LMDBEntityLayout: Sendable {
         let attributes = Dictionary(entity.persistentAttributes.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         attributeNames = order.attributes
         attributeTypes = order.attributes.map { attributes[$0]?.type ?? .undefined }
+        writeOrder = Self.writeOrder(attributeTypes)
         var attributeIndex: [String: Int] = [:]
         var live: UInt64 = 0
         for (position, name) in order.attributes.enumerated() where attributes[name] != nil {
@@ -150,6 +157,19 @@ package final class LMDBEntityLayout: Sendable {
             guard let index = indexes.firstIndex(where: { $0.properties == properties }) else { return nil }
             return Constraint(properties: properties, index: index, slots: properties.map(slot))
         }
+    }
+
+    /// Positions grouped as `writeOrder` describes.
+    private static func writeOrder(_ types: [AttributeType]) -> [Int] {
+        func group(_ type: AttributeType) -> Int {
+            switch type {
+            case .double, .float, .date, .boolean: return 0
+            case .integer16, .integer32, .integer64: return 1
+            case .undefined: return 3
+            default: return 2
+            }
+        }
+        return types.indices.sorted { (group(types[$0]), $0) < (group(types[$1]), $1) }
     }
 
     /// The slot of a property name.
