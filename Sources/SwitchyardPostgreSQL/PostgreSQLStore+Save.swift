@@ -91,6 +91,14 @@ extension PostgreSQLStore {
                     try throwConflict(connection, layout: layout, primaryKey: deletion.primaryKey, expected: deletion.expectedVersion)
                 }
             }
+            // Values of a uniqueness constraint passed between rows in this save (see `ConstrainedValueHandover`).
+            for index in ConstrainedValueHandover.updatesToClear(updates.map { ($0.table, $0.constrained) }) {
+                let update = updates[index]
+                let sets = update.constrained.map { "\(q($0)) = NULL" }.joined(separator: ", ")
+                try connection.execute(
+                    "UPDATE \(q(update.table)) SET \(sets) WHERE \"Z_PK\" = $1 AND \"Z_OPT\" = $2",
+                    [.integer(update.primaryKey), .integer(update.expectedVersion)])
+            }
             for update in updates {
                 let changed = try uniquely(update.layout, values: update.shown, rows: []) { try connection.query(update.sql, update.parameters) }
                 if changed.isEmpty {
@@ -153,6 +161,9 @@ extension PostgreSQLStore {
         var expectedVersion: Int64
         /// The update's values as a violation message shows them.
         var shown: [String: String]
+        /// The table, and the columns of its uniqueness constraints the update writes.
+        var table: String
+        var constrained: [String]
     }
 
     private func encodeUpdate(_ update: RowUpdate) throws -> EncodedUpdate {
@@ -179,12 +190,14 @@ extension PostgreSQLStore {
         let q = PostgreSQLConnection.quote
         let sets = assignments.enumerated().map { "\(q($1.0)) = $\($0 + 1)" } + ["\"Z_OPT\" = \"Z_OPT\" + 1"]
         let n = assignments.count
-        let sql = "UPDATE \(q(schema.table(of: layout).name)) SET \(sets.joined(separator: ", ")) "
+        let table = schema.table(of: layout)
+        let sql = "UPDATE \(q(table.name)) SET \(sets.joined(separator: ", ")) "
             + "WHERE \"Z_PK\" = $\(n + 1) AND \"Z_OPT\" = $\(n + 2) RETURNING \"Z_PK\""
         return EncodedUpdate(
             layout: layout, sql: sql,
             parameters: assignments.map(\.1) + [.integer(update.primaryKey), .integer(update.expectedVersion)],
-            primaryKey: update.primaryKey, expectedVersion: update.expectedVersion, shown: shown)
+            primaryKey: update.primaryKey, expectedVersion: update.expectedVersion, shown: shown,
+            table: table.name, constrained: table.constrainedColumns(among: assignments.map(\.0)))
     }
 
     /// `Z_PK, Z_ENT, Z_OPT`, then every attribute and to-one in the layout's insert order.

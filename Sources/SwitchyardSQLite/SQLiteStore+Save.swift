@@ -42,6 +42,14 @@ extension SQLiteStore {
     /// Saves with at most this many inserts encode them all before taking the write lock.
     package static let insertsEncodedFirst = 10_000
 
+    /// An update's statement and arguments, and the columns of uniqueness constraints it writes.
+    private struct EncodedUpdate {
+        var sql: String
+        var arguments: [DatabaseValue]
+        var layout: SQLiteEntityLayout
+        var constrained: [String]
+    }
+
     /// An insert with its values already encoded, so the write lock is held only for SQLite work.
     private struct EncodedInsert {
         var layoutName: String
@@ -105,10 +113,12 @@ extension SQLiteStore {
                     try throwConflict(db, layout: layout, primaryKey: deletion.primaryKey, expected: deletion.expectedVersion)
                 }
             }
+            // The external data files the updates replace, read before any column is cleared below.
+            for (update, values, encoded) in updates where encoded.layout.attributes.contains(where: \.isExternal) {
+                released += try externalFiles(db, layout: encoded.layout, primaryKey: update.primaryKey, attributes: Set(values.keys))
+            }
+            try clearConstrainedColumns(updates, db: db)
             for (update, values, encoded) in updates {
-                if encoded.layout.attributes.contains(where: \.isExternal) {
-                    released += try externalFiles(db, layout: encoded.layout, primaryKey: update.primaryKey, attributes: Set(values.keys))
-                }
                 let statement = try db.cachedStatement(sql: encoded.sql)
                 try bind(encoded.arguments, to: statement)
                 try execute(
@@ -270,7 +280,7 @@ extension SQLiteStore {
     /// columns in sorted order so the same shape of update reuses one cached statement.
     private func encodeUpdate(
         _ update: RowUpdate, values: [String: AttributeValue], newFiles: inout [String]
-    ) throws -> (sql: String, arguments: [DatabaseValue], layout: SQLiteEntityLayout) {
+    ) throws -> EncodedUpdate {
         let layout = try servedLayout(update.entityName)
         var assignments: [(String, DatabaseValue)] = []
         for (name, value) in values {
@@ -289,10 +299,27 @@ extension SQLiteStore {
             if let column = relationship.entityColumn { assignments.append((column, entity)) }
         }
         assignments.sort { $0.0 < $1.0 }
+        let table = schema.table(of: layout)
         let sets = assignments.map { "\(SQLiteNames.quote($0.0)) = ?" } + ["\"Z_OPT\" = \"Z_OPT\" + 1"]
-        let sql = "UPDATE \(SQLiteNames.quote(schema.table(of: layout).name)) SET \(sets.joined(separator: ", ")) "
+        let sql = "UPDATE \(SQLiteNames.quote(table.name)) SET \(sets.joined(separator: ", ")) "
             + "WHERE \"Z_PK\" = ? AND \"Z_OPT\" = ?"
-        return (sql, assignments.map(\.1) + [update.primaryKey.databaseValue, update.expectedVersion.databaseValue], layout)
+        let constrained = table.constrainedColumns(among: assignments.map(\.0))
+        return EncodedUpdate(
+            sql: sql, arguments: assignments.map(\.1) + [update.primaryKey.databaseValue, update.expectedVersion.databaseValue],
+            layout: layout, constrained: constrained)
+    }
+
+    /// Sets to NULL the constrained columns the updates write, where `ConstrainedValueHandover` says so: in rows
+    /// still at the version each update expects (the update itself finds any other).
+    private func clearConstrainedColumns(_ updates: [(RowUpdate, [String: AttributeValue], EncodedUpdate)], db: Database) throws {
+        let clear = ConstrainedValueHandover.updatesToClear(updates.map { (schema.table(of: $0.2.layout).name, $0.2.constrained) })
+        for index in clear {
+            let (update, _, encoded) = updates[index]
+            let sets = encoded.constrained.map { "\(SQLiteNames.quote($0)) = NULL" }.joined(separator: ", ")
+            let statement = try db.cachedStatement(
+                sql: "UPDATE \(SQLiteNames.quote(schema.table(of: encoded.layout).name)) SET \(sets) WHERE \"Z_PK\" = ? AND \"Z_OPT\" = ?")
+            try statement.execute(arguments: [update.primaryKey, update.expectedVersion])
+        }
     }
 
     private func encode(

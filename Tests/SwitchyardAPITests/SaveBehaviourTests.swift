@@ -113,6 +113,55 @@ import Testing
         #expect(try Relations.object(ObjectContext(coordinator: coordinator), "Coupon", "X", key: "code").get("amount", as: Int64.self) == 3)
     }
 
+    /// Values of a uniqueness constraint passed around between saved objects in one save — swapped between two,
+    /// rotated among three, handed along a chain in either order — save on every backend, since no two objects
+    /// hold one value once the save is done (SQLite's unique index checks each row as it is written: the
+    /// SQLite store refused these until 2026-12-03). A value two objects end up sharing is still refused, and
+    /// nothing of that save is written.
+    @Test(arguments: Backend.everyStore)
+    func constrainedValuesSwappedInOneSaveAreNoConflict(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Self.couponCoordinator(backend, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        let coupons = try (1...5).map { try Self.coupon(context, "C\($0)", amount: Int64($0)) }
+        try context.save()
+        /// code -> amount, as stored.
+        func stored() throws -> [String: Int64] {
+            var result: [String: Int64] = [:]
+            for coupon in try ObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "Coupon")) {
+                result[try #require(try coupon.get("code", as: String.self))] = try coupon.get("amount", as: Int64.self)
+            }
+            return result
+        }
+
+        try coupons[0].set("code", "C2")    // a swap
+        try coupons[1].set("code", "C1")
+        try context.save()
+        #expect(try stored() == ["C1": 2, "C2": 1, "C3": 3, "C4": 4, "C5": 5])
+
+        try coupons[2].set("code", "C4")    // a rotation of three
+        try coupons[3].set("code", "C5")
+        try coupons[4].set("code", "C3")
+        try context.save()
+        #expect(try stored() == ["C1": 2, "C2": 1, "C3": 5, "C4": 3, "C5": 4])
+
+        try coupons[0].set("code", "C1")    // a chain, the taker first: C2 -> C1 while C1 still holds it
+        try coupons[1].set("code", "C0")
+        try context.save()
+        #expect(try stored() == ["C0": 2, "C1": 1, "C3": 5, "C4": 3, "C5": 4])
+
+        try coupons[2].set("code", "C5")    // a real duplicate among swapped values: refused, nothing written
+        try coupons[3].set("code", "C5")
+        try coupons[4].set("code", "C4")
+        #expect {
+            try context.save()
+        } throws: { error in
+            guard case StoreError.uniquenessViolation(_, _, "Coupon", ["code"], _)? = error as? StoreError else { return false }
+            return true
+        }
+        #expect(try stored() == ["C0": 2, "C1": 1, "C3": 5, "C4": 3, "C5": 4])
+    }
+
     /// Core Data checks optimistic locking for every store before writing any (one `NSMergeConflict` list
     /// for the whole save): a conflict in the second store leaves the first store unwritten too.
     @Test(arguments: Backend.everyStore, Backend.everyStore)
