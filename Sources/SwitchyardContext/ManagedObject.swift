@@ -391,8 +391,8 @@ extension EntityHandle {
     package func checked(_ value: AttributeValue, forKey key: String) throws -> (position: Int, value: AttributeValue) {
         guard let position = attributePositions[name: key] else { throw ContextError.unknownKey(entity: name, key: key) }
         let type = attributeTypes[position]
-        guard let normalized = value.normalized(for: type) else {
-            let refusal = value.storageRefusal(for: type)
+        guard let normalized = value.normalizedForObject(type) else {
+            let refusal = value.objectRefusal(for: type)
             throw ContextError.typeMismatch(
                 entity: name, key: key, expected: refusal.map { "\(type.rawValue) (\($0))" } ?? type.rawValue,
                 actual: "\(value) (\(value.kindName))")

@@ -172,7 +172,7 @@ extension StoreCoordinator {
         if filling {
             for attribute in entity.allAttributes where !attribute.isTransient && result[attribute.name] == nil {
                 if let value = attribute.defaultValue, !value.isNull {
-                    result[attribute.name] = value.normalized(for: attribute.type) ?? value
+                    result[attribute.name] = value.normalizedForObject(attribute.type) ?? value
                 } else if !attribute.isOptional {
                     throw ContextError.missingRequiredValue(entity: entity.name, key: attribute.name, object: what)
                 }

@@ -58,7 +58,7 @@ package final class EntityHandle: Sendable {
         persistentToOnes = description.persistentToOneRelationships
         defaults = description.allAttributes.enumerated().compactMap { position, attribute in
             guard let value = attribute.defaultValue, !value.isNull else { return nil }
-            return (position, value.normalized(for: attribute.type) ?? value)
+            return (position, value.normalizedForObject(attribute.type) ?? value)
         }
     }
 }

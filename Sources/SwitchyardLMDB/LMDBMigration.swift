@@ -80,7 +80,7 @@ package struct LMDBMigration {
             guard let change = report.entities.first(where: { $0.name == e.name }) else { continue }
             for p in change.properties where !p.isRelationship && p.kind == .added {
                 guard let attribute = entity.attribute(named: p.name), !attribute.isTransient, let value = attribute.defaultValue,
-                    let normalized = value.normalized(for: attribute.type), !normalized.isNull,
+                    let normalized = value.normalizedForObject(attribute.type), !normalized.isNull,
                     !result.contains(where: { $0.name == p.name })
                 else { continue }
                 result.append((p.name, normalized))
@@ -166,7 +166,7 @@ package struct LMDBMigration {
                     let attribute = entity.attribute(named: p.name), let value = attribute.defaultValue,
                     let position = layout.attributeIndex[name: p.name]
                 {
-                    guard let normalized = value.normalized(for: attribute.type) else {
+                    guard let normalized = value.normalizedForObject(attribute.type) else {
                         throw StoreError.invalidValue(
                             path: path, configuration: configurationName, entity: entity.name, attribute: attribute.name, value: "\(value)",
                             expected: "\(attribute.type.rawValue) (the default value used to migrate existing rows)")

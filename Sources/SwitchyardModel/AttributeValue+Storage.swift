@@ -5,10 +5,9 @@ import Foundation
 extension AttributeValue {
     /// The value converted to the canonical case for `type`, so every backend stores and returns the same kind
     /// (`Boolean` -> `.bool`, integers -> `.integer`, `Double`/`Float` -> `.double`, ...); `nil` when the value
-    /// cannot be stored in an attribute of that type (wrong kind, number out of range, or a value that one
+    /// cannot be stored in an attribute of that type (wrong kind, integer out of range, or a value that one
     /// of the backends could not give back as it was: see `storageRefusal(for:)`). A Double's -0.0 is stored as
-    /// 0.0 (SQLite keeps no negative zero), a Double given for a Decimal is rounded to 15 significant digits,
-    /// and a value for a Float attribute to single precision (see `single(_:)`).
+    /// 0.0 (SQLite keeps no negative zero), a Double given for a Decimal is rounded to 15 significant digits.
     public func normalized(for type: AttributeType) -> AttributeValue? {
         if storageRefusal(for: type) != nil { return nil }
         if case .null = self { return .null }
@@ -24,22 +23,13 @@ extension AttributeValue {
             case .integer(let i) where i == 0 || i == 1: return .bool(i == 1)
             default: return nil
             }
-        case .double:
+        case .double, .float:
             switch self {
             case .double(let d): return d == 0 ? .double(0) : self
             case .integer(let i): return .double(Double(i))
             case .decimal(let d): return .double(NSDecimalNumber(decimal: d).doubleValue)
             default: return nil
             }
-        case .float:
-            let d: Double
-            switch self {
-            case .double(let value): d = value
-            case .integer(let i): d = Double(i)
-            case .decimal(let value): d = NSDecimalNumber(decimal: value).doubleValue
-            default: return nil
-            }
-            return Self.single(d).map { .double(Double($0)) }
         case .decimal:
             switch self {
             case .decimal: return self
@@ -74,6 +64,28 @@ extension AttributeValue {
         }
     }
 
+    /// `normalized(for:)` for a value an object is given (set, a batch update, a model default): for a Float
+    /// attribute also rounded to single precision (0.1 reads back as 0.10000000149011612, what `Float(0.1)` is,
+    /// so a `Float` property, the stored value and a predicate on the attribute agree), -0.0 as 0; nil where
+    /// `normalized(for:)` is nil and for a finite value beyond Float's range, which would become infinity
+    /// (`objectRefusal(for:)` says why). Stores keep the doubles they are handed, so a copy or a migration of a
+    /// legacy store neither changes nor refuses what its Float columns hold.
+    package func normalizedForObject(_ type: AttributeType) -> AttributeValue? {
+        guard let value = normalized(for: type) else { return nil }
+        guard type == .float, case .double(let d) = value else { return value }
+        let f = Float(d)
+        if f.isInfinite, d.isFinite { return nil }
+        return .double(f == 0 ? 0 : Double(f))
+    }
+
+    /// Why `normalizedForObject(_:)` refuses a value of the right kind, or nil (`storageRefusal(for:)`, and a
+    /// Float attribute's range).
+    package func objectRefusal(for type: AttributeType) -> String? {
+        if let refusal = storageRefusal(for: type) { return refusal }
+        guard type == .float, case .double(let d)? = normalized(for: type), d.isFinite, Float(d).isInfinite else { return nil }
+        return "a Float holds at most ±\(Float.greatestFiniteMagnitude)"
+    }
+
     /// Why a value of the right kind is still refused for an attribute of `type`, or nil: what SQLite (and so,
     /// for one semantics, every backend) cannot give back as it was written. NaN (SQLite stores NULL), a
     /// String containing U+0000 (SQLite's C interface ends text there), and a Decimal that is neither an exact
@@ -85,14 +97,10 @@ extension AttributeValue {
         switch self {
         case .double(let d):
             guard type == .double || type == .float || type == .decimal else { return nil }
-            if d.isNaN { return "NaN cannot be stored: SQLite stores it as NULL" }
-            return type == .float && Self.single(d) == nil ? Self.beyondFloat : nil
+            return d.isNaN ? "NaN cannot be stored: SQLite stores it as NULL" : nil
         case .decimal(let d):
             switch type {
-            case .double: return d.isNaN ? "NaN cannot be stored: SQLite stores it as NULL" : nil
-            case .float:
-                if d.isNaN { return "NaN cannot be stored: SQLite stores it as NULL" }
-                return Self.single(NSDecimalNumber(decimal: d).doubleValue) == nil ? Self.beyondFloat : nil
+            case .double, .float: return d.isNaN ? "NaN cannot be stored: SQLite stores it as NULL" : nil
             case .decimal:
                 return Self.decimalSurvivesREAL(d)
                     ? nil : "a Decimal must be an exact 64-bit integer or have at most 15 significant digits (stored as REAL, as Core Data does)"
@@ -108,19 +116,6 @@ extension AttributeValue {
             return nil
         }
     }
-
-    /// `d` as a Float attribute holds it: rounded to single precision (0.1 reads back as 0.10000000149011612,
-    /// what `Float(0.1)` is, so a `Float` property, the stored value and a predicate on the attribute agree),
-    /// -0.0 as 0; nil for a finite value beyond Float's range, which would become infinity (refused, as an
-    /// integer attribute refuses a value beyond its range).
-    package static func single(_ d: Double) -> Float? {
-        let f = Float(d)
-        if f.isInfinite, d.isFinite { return nil }
-        return f == 0 ? 0 : f
-    }
-
-    /// Why a Float attribute refuses a finite value beyond its range.
-    static let beyondFloat = "a Float holds at most ±\(Float.greatestFiniteMagnitude)"
 
     /// Whether `s` holds U+0000, read over its contiguous UTF-8 bytes when it has them (every native string,
     /// small ones included), else through the UTF-8 view (a bridged string).

@@ -80,4 +80,22 @@ struct FloatAttributeTests {
         #expect(reading.ratio == Float(0.1))
         #expect(!reading.managedObject.hasChanges)
     }
+
+    /// The rule is the object layer's: a store keeps the doubles it is handed (what `storesplit` and migrations
+    /// copy from a legacy store, whose Float column may hold any double), and a context reads them as they are.
+    @Test(arguments: Backend.everyStore)
+    func aStoreKeepsTheDoublesItIsHanded(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try backend.coordinator(try Self.model(), in: dir)
+        let store = try #require(coordinator.stores(serving: "Reading").first)
+        let keys = try store.allocatePrimaryKeys(for: "Reading", count: 2)
+        try store.save(StoreChangeSet(inserts: [
+            StoreRow(entityName: "Reading", primaryKey: keys.lowerBound, values: ["label": "tenth", "ratio": .double(0.1)]),
+            StoreRow(entityName: "Reading", primaryKey: keys.upperBound, values: ["label": "huge", "ratio": .double(1e300)]),
+        ]))
+        let context = ObjectContext(coordinator: coordinator)
+        let read = try context.fetch(FetchRequest(entityName: "Reading", sortKeys: [SortKey("label")]))
+        #expect(try read.map { try $0.get("ratio", as: Double.self) } == [1e300, 0.1])
+        #expect(try Self.labels(context, "ratio == %@", 0.1) == ["tenth"])
+    }
 }

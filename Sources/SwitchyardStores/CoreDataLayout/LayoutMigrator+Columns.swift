@@ -83,7 +83,7 @@ extension LayoutMigrator {
             if let (entityName, property) = owner[spec.name.uppercased()], let entity = new.entity(named: entityName),
                 changes[entityName]?.properties.contains(where: { $0.kind == .added && $0.name == property && !$0.isRelationship }) == true,
                 let attribute = entity.attribute(named: property), let value = attribute.defaultValue,
-                let encoded = ColumnValue.encode(value, as: attribute.type), encoded != .null,
+                let encoded = ColumnValue.encode(value.normalizedForObject(attribute.type) ?? value, as: attribute.type), encoded != .null,
                 tableNumbers.isSubset(of: Set(entity.selfAndDescendantNames.compactMap { numbers[$0] }))
             {
                 // O(1) whatever the row count: rows written before the column read its default.
@@ -169,7 +169,8 @@ extension LayoutMigrator {
                 let attribute = entity.attribute(named: p.name), let value = attribute.defaultValue,
                 let column = columns[p.name], !(p.kind == .added && defaulted.contains(column.uppercased()))
             {
-                guard let encoded = ColumnValue.encode(value, as: attribute.type) else {
+                // A model default, as an object is given it (a Float at single precision).
+                guard let encoded = ColumnValue.encode(value.normalizedForObject(attribute.type) ?? value, as: attribute.type) else {
                     throw StoreError.invalidValue(
                         path: path, configuration: configuration, entity: entity.name, attribute: attribute.name, value: "\(value)",
                         expected: "\(attribute.type.rawValue) (the default value used to migrate existing rows)")
