@@ -16,6 +16,7 @@ extension LMDBRowCoding {
         _ old: UnsafeRawBufferPointer, layout: LMDBEntityLayout, schema: LMDBSchema, primaryKey: Int64, version: Int64,
         changes: [(position: Int, value: AttributeValue)], into w: inout LMDBByteWriter
     ) throws {
+        assert(zip(changes, changes.dropFirst()).allSatisfy { $0.position < $1.position }, "changes must be ascending by position")
         var r = LMDBByteReader(old)
         func emit(_ change: (position: Int, value: AttributeValue)) {
             if change.value.isNull {

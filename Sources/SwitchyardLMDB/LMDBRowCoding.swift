@@ -7,7 +7,7 @@ import SwitchyardStores
 /// The `rows` database value: a compact, versioned, self-describing encoding of one `StoreRow`.
 ///
 /// ```
-/// format version (1 byte, currently 1)
+/// format version (1 byte: 2; 1 for rows written before it, in ascending position)
 /// concrete entity number            unsigned LEB128
 /// Z_OPT                             zigzag LEB128
 /// attributes:  (position + 1, type tag, payload)*  then 0     position in LMDBEntityLayout.attributeNames
@@ -22,7 +22,10 @@ import SwitchyardStores
 /// implicit default in the stored layout (`LMDBEntityLayout.implicitDefaults`), which a row that lacks the
 /// position reads; a row that holds nil there says so with the `null` tag.
 package enum LMDBRowCoding {
-    package static let formatVersion: UInt8 = 1
+    /// The format byte rows are written with: 2 since rows may hold their attributes in any order (see the
+    /// type's comment), so a Switchyard from before refuses them ("written by a newer Switchyard?") rather than
+    /// patch one by ascending position and lose the update. Format 1 rows (ascending) are read as ever.
+    package static let formatVersion: UInt8 = 2
 
     /// A value's type tag.
     package enum Tag: UInt8 {
@@ -375,8 +378,8 @@ package enum LMDBRowCoding {
     @inline(__always)
     private static func checkVersion(_ r: inout LMDBByteReader) throws {
         let version = try r.byte()
-        guard version == formatVersion else {
-            throw DecodingError(description: "row format \(version) is not \(formatVersion) (written by a newer Switchyard?)")
+        guard version == 1 || version == formatVersion else {
+            throw DecodingError(description: "row format \(version) is not 1 or \(formatVersion) (written by a newer Switchyard?)")
         }
     }
 }

@@ -40,11 +40,12 @@ import Testing
         }
     }
 
-    /// `row` encoded with its attributes in `order` (positions), as `LMDBRowCoding.encode` lays out the rest.
-    private static func encode(_ row: StoreRow, layout: LMDBEntityLayout, schema: LMDBSchema, order: [Int]) -> [UInt8] {
+    /// `row` encoded with its attributes in `order` (positions) under format byte `format`, as
+    /// `LMDBRowCoding.encode` lays out the rest.
+    private static func encode(_ row: StoreRow, layout: LMDBEntityLayout, schema: LMDBSchema, order: [Int], format: UInt8) -> [UInt8] {
         let image = LMDBRowCoding.image(of: row, layout: layout, schema: schema)
         var w = LMDBByteWriter()
-        w.byte(LMDBRowCoding.formatVersion)
+        w.byte(format)
         w.unsigned(UInt64(layout.number))
         w.signed(image.version)
         for position in order where !image.attributes[position].isNull {
@@ -65,6 +66,13 @@ import Testing
         // Doubles, floats, dates and Booleans, then integers, then the rest; by position within each group.
         #expect(written == ["dbl", "flt", "flag", "when", "i16", "i32", "i64", "dec", "str", "blob", "uid", "link", "thing"])
         #expect(Set(layout.writeOrder) == Set(layout.attributeNames.indices), "every position once")
+        #expect(writer.bytes.first == 2)
+        // A row of a format after 2 is refused, saying so.
+        var future = writer.bytes
+        future[0] = 3
+        #expect {
+            try future.withUnsafeBytes { try LMDBRowCoding.decode($0, primaryKey: 1, schema: store.schema) }
+        } throws: { "\($0)".contains("row format 3 is not 1 or 2") }
     }
 
     /// Rows stored in ascending position (as earlier versions wrote them) and in reverse are read, counted,
@@ -79,7 +87,10 @@ import Testing
         try store.save(StoreChangeSet(inserts: [row, StoreRow(entityName: "AllTypes", primaryKey: keys.upperBound, values: other)]))
 
         let positions = Array(layout.attributeNames.indices)
-        let bytes = Self.encode(row, layout: layout, schema: store.schema, order: order == "ascending" ? positions : positions.reversed())
+        // Ascending rows as earlier versions wrote them (format 1); any other order is format 2.
+        let bytes = Self.encode(
+            row, layout: layout, schema: store.schema, order: order == "ascending" ? positions : positions.reversed(),
+            format: order == "ascending" ? 1 : 2)
         let key = LMDBRowKey.make(root: layout.rootNumber, primaryKey: keys.lowerBound)
         try store.environment.write { txn in try txn.put(store.databases.rows, key, bytes) }
         let stored = try store.environment.read { txn in try txn.get(store.databases.rows, key) }
@@ -118,6 +129,7 @@ import Testing
         #expect(updated.version == 2)
         let patched = try #require(try store.environment.read { txn in try txn.get(store.databases.rows, key) })
         #expect(try Self.positions(patched, layout: layout) == expectedOrder.filter { expected[layout.attributeNames[$0]] != nil })
+        #expect(patched.first == 2, "a row written now is format 2, which a Switchyard from before refuses")
         #expect(try store.count(StoreFetchRequest(entityName: "AllTypes", predicate: try FetchPredicate(format: "str == nil"))) == 1)
     }
 
