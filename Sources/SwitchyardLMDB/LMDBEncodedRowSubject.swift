@@ -34,7 +34,7 @@ package struct LMDBEncodedRowSubject: PredicateSubject {
         guard let position = positions.position else { return .single(.null) }
         while let found = try LMDBRowCoding.nextAttribute(&r, layout: layout, primaryKey: primaryKey) {
             if found == position { return .single(try LMDBRowCoding.decodeValue(&r)) }
-            // Not ascending: rows are written in the layout's `writeOrder`.
+            // No early stop at a higher position: a row's attributes come in any order (see `LMDBRowCoding`).
             try LMDBRowCoding.skipValue(&r)
         }
         return .single(layout.implicitDefault(at: position))

@@ -40,23 +40,20 @@ extension LMDBRowCoding {
         // array past 64.
         var writtenBits: UInt64 = 0
         var written: [Bool] = changes.count > 64 ? Array(repeating: false, count: changes.count) : []
+        func isWritten(_ index: Int) -> Bool { index < 64 ? writtenBits & (1 << UInt64(index)) != 0 : written[index] }
         while let position = try nextAttribute(&r, width: width, layout: layout, primaryKey: primaryKey) {
             let start = r.offset
             try skipValue(&r)
             if let index = Self.index(of: position, in: changes) {
                 // (A damaged row holding the position twice keeps the change once.)
-                let done = index < 64 ? writtenBits & (1 << UInt64(index)) != 0 : written[index]
-                if !done { emit(changes[index]) }
+                if !isWritten(index) { emit(changes[index]) }
                 if index < 64 { writtenBits |= 1 << UInt64(index) } else { written[index] = true }
             } else {
                 w.unsigned(UInt64(position + 1))
                 w.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: old[start..<r.offset]))
             }
         }
-        for (index, change) in changes.enumerated() {
-            let done = index < 64 ? writtenBits & (1 << UInt64(index)) != 0 : written[index]
-            if !done { emit(change) }
-        }
+        for (index, change) in changes.enumerated() where !isWritten(index) { emit(change) }
         w.byte(0)
         // The to-ones are unchanged: their positions and target entities checked as the decoder checks them,
         // then copied. (Unchanged attribute values are stepped over, not decoded: a damaged payload inside

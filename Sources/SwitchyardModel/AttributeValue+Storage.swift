@@ -82,7 +82,8 @@ extension AttributeValue {
     /// Float attribute's range).
     package func objectRefusal(for type: AttributeType) -> String? {
         if let refusal = storageRefusal(for: type) { return refusal }
-        guard type == .float, case .double(let d)? = normalized(for: type), d.isFinite, Float(d).isInfinite else { return nil }
+        // The one value `normalized(for:)` takes and `normalizedForObject(_:)` refuses: a Float beyond its range.
+        guard normalized(for: type) != nil, normalizedForObject(type) == nil else { return nil }
         return "a Float holds at most ±\(Float.greatestFiniteMagnitude)"
     }
 
