@@ -60,27 +60,47 @@ package enum LMDBRowCoding {
 
     /// Appends the encoding of `image` (values already normalized) to `writer`.
     package static func encode(_ image: LMDBRowImage, into writer: inout LMDBByteWriter) {
+        encodeAttributes(layout: image.layout, version: image.version, into: &writer) { image.attributes[$0] }
+        for (position, target) in image.toOnes.enumerated() {
+            guard let target else { continue }
+            writer.unsigned(UInt64(position + 1))
+            writer.unsigned(UInt64(target.number))
+            writer.signed(target.primaryKey)
+        }
+        writer.byte(0)
+    }
+
+    /// Appends the encoding of a row of `layout` with no to-one, whose value at each position `value` gives
+    /// (normalized): the bytes `encode(_:into:)` writes for the image holding those values, without the image
+    /// (a new row's values go from the change set to the bytes, see `LMDBStore.apply`).
+    @inline(__always)
+    package static func encodeRow(
+        layout: LMDBEntityLayout, version: Int64, into writer: inout LMDBByteWriter, value: (Int) throws -> AttributeValue
+    ) rethrows {
+        try encodeAttributes(layout: layout, version: version, into: &writer, value: value)
+        writer.byte(0)
+    }
+
+    /// The header and attributes of a row, in `layout.writeOrder`, and the byte that ends them. A null value is
+    /// left out, except where the model's default would otherwise fill it in (`implicitDefaultPositions`).
+    @inline(__always)
+    private static func encodeAttributes(
+        layout: LMDBEntityLayout, version: Int64, into writer: inout LMDBByteWriter, value: (Int) throws -> AttributeValue
+    ) rethrows {
         writer.byte(formatVersion)
-        writer.unsigned(UInt64(image.layout.number))
-        writer.signed(image.version)
-        let defaults = image.layout.implicitDefaultPositions
-        for position in image.layout.writeOrder {
-            let value = image.attributes[position]
+        writer.unsigned(UInt64(layout.number))
+        writer.signed(version)
+        let defaults = layout.implicitDefaultPositions
+        for position in layout.writeOrder {
+            let value = try value(position)
             if value.isNull {
-                guard defaults.contains(position) else { continue }
+                guard !defaults.isEmpty, defaults.contains(position) else { continue }
                 writer.unsigned(UInt64(position + 1))
                 writer.byte(Tag.null.rawValue)
                 continue
             }
             writer.unsigned(UInt64(position + 1))
             encode(value, into: &writer)
-        }
-        writer.byte(0)
-        for (position, target) in image.toOnes.enumerated() {
-            guard let target else { continue }
-            writer.unsigned(UInt64(position + 1))
-            writer.unsigned(UInt64(target.number))
-            writer.signed(target.primaryKey)
         }
         writer.byte(0)
     }

@@ -124,15 +124,16 @@ extension LMDBStore {
         if !changes.inserts.isEmpty { try txn.withCursor(databases.rows) { rows in
         for insert in changes.inserts {
             let (layout, _) = try resolve(insert.entityName)
-            try fill(&scratch, with: insert, layout: layout, sameLayout: &sameLayout, indexedOnly: false)
-            let image = scratch!
+            if !encodeDirectly(insert, layout: layout, sameLayout: &sameLayout, into: &writer) {
+                try fill(&scratch, with: insert, layout: layout, sameLayout: &sameLayout, indexedOnly: false)
+                writer.bytes.removeAll(keepingCapacity: true)
+                LMDBRowCoding.encode(scratch!, into: &writer)
+            }
             guard insert.primaryKey >= 0 else {
                 throw StoreError.invalidValue(
                     path: path, configuration: configurationName, entity: layout.name, attribute: "Z_PK", value: String(insert.primaryKey),
                     expected: "a primary key from allocatePrimaryKeys (not negative)")
             }
-            writer.bytes.removeAll(keepingCapacity: true)
-            LMDBRowCoding.encode(image, into: &writer)
             LMDBRowKey.set(&key, root: layout.rootNumber, primaryKey: insert.primaryKey)
             let added = try key.withUnsafeBytes { k in
                 try writer.bytes.withUnsafeBytes { try rows.put(key: k, value: $0, flags: .noOverwrite) }
@@ -251,6 +252,33 @@ extension LMDBStore {
             try setValues(insert.values, in: &image!, sameLayout: &sameLayout)
         }
         if !insert.toOne.isEmpty { try setToOnes(insert.toOne.mapValues { Optional($0) }, in: &image!) }
+    }
+
+    /// Encodes a new row into `writer` straight from its values, where they lie as the store's layout does and
+    /// it sets no to-one (a context's inserts): the bytes `fill` and `LMDBRowCoding.encode` would make, without
+    /// writing every value into an image and reading it back (callgrind: the image's fill was a tenth of an
+    /// insert's work in the store). `false` when the row does not qualify or a value is refused; the caller then
+    /// fills the image, which reports the refusal, naming the first refused attribute by position as before.
+    private func encodeDirectly(
+        _ insert: StoreRow, layout: LMDBEntityLayout, sameLayout: inout LayoutMatch?, into writer: inout LMDBByteWriter
+    ) -> Bool {
+        guard insert.toOne.isEmpty, let valuesLayout = insert.values.layout, insert.values.isLaidOut,
+            isEquivalent(valuesLayout, to: layout, cache: &sameLayout)
+        else { return false }
+        let width = valuesLayout.names.count
+        let values = insert.values
+        writer.bytes.removeAll(keepingCapacity: true)
+        do {
+            try LMDBRowCoding.encodeRow(layout: layout, version: insert.version, into: &writer) { position in
+                guard position < width else { return .null }
+                let value = values.slot(position)
+                return value.isNull ? value : try normalized(value, at: position, layout: layout)
+            }
+            return true
+        } catch {
+            // The image's fill meets the refused value again and throws it (see the summary).
+            return false
+        }
     }
 
     /// Rewrites the row `cursor` is on (see `LMDBCursor.replaceCurrent`).
