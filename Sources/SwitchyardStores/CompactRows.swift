@@ -89,10 +89,12 @@ package struct CompactRows: Sendable {
     package func row(at position: Int) -> StoreRow {
         if entityOfRow[position] == Self.wholeRow { return whole[position]! }
         let packed = entityOfRow[position]
-        let entity = entities[Int(packed >> 16)]
-        let values = blocks[position].map { RowValues(layout: entity.layout, storage: $0, row: Int(packed & 0xFFFF)) } ?? entity.nulls!
+        let entity = Int(packed >> 16)
+        // Each field read where it lies (a copy of the entity's tuple retained and released all three).
+        let values = blocks[position].map { RowValues(layout: entities[entity].layout, storage: $0, row: Int(packed & 0xFFFF)) }
+            ?? entities[entity].nulls!
         return StoreRow(
-            entityName: entity.name, primaryKey: keys[position], values: values,
+            entityName: entities[entity].name, primaryKey: keys[position], values: values,
             toOne: position < toOne.count ? toOne[position] : [:])
     }
 }
