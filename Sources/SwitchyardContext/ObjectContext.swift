@@ -25,7 +25,8 @@ public final class ObjectContext {
     // The bookkeeping `var`s below skip the dynamic exclusivity check, as `ManagedObject`'s fields do and for
     // the same reasons: a check per access on the per-object paths (registering a fetched row, validating
     // and finishing a save), and no access that can overlap (assignments and mutating methods of plain values
-    // that run no closure of ours; `shared(in:)` is handed `homes` and reads nothing else of the context).
+    // that run no closure of ours). `homes` and `detachedHomes` also change from a home's `deinit`
+    // (`homeDidEnd`), which no access to them can trigger: they hold their homes unretained.
     /// Objects by ID; one instance per object per context.
     @exclusivity(unchecked) package var registered = ObjectRegistry()
     /// Unsaved inserts, in insertion order.
@@ -55,16 +56,14 @@ public final class ObjectContext {
     /// share one layout, so the comparison runs once per fetch rather than once per row (strong references,
     /// so the identities stay valid).
     @exclusivity(unchecked) private var layoutMatch: (store: RowLayout, entity: RowLayout, equivalent: Bool)?
-    /// The home of this context's objects in each store (see `ObjectHome`), held weakly: a home lives as long
-    /// as objects use it, so the context alone never keeps a removed store (and its open files) alive.
-    @exclusivity(unchecked) private var homes: [ObjectIdentifier: WeakHome] = [:]
-    private struct WeakHome {
-        weak var home: ObjectHome?
-    }
+    /// The home of this context's objects in each store (see `ObjectHome`), unretained: a home lives as long
+    /// as objects use it, so the context alone never keeps a removed store (and its open files) alive, and a
+    /// home's `deinit` takes it out of here (`homeDidEnd`), so every home recorded is alive.
+    @exclusivity(unchecked) private var homes: [ObjectIdentifier: Unmanaged<ObjectHome>] = [:]
     /// The home of objects not assigned to a store yet, once one was needed (see `unassignedHome`).
     private var unassigned: ObjectHome?
-    /// Homes without a context, for objects this context let go of (held weakly, by store; see `home(for:)`).
-    private var detachedHomes: [ObjectIdentifier?: WeakHome] = [:]
+    /// Homes without a context, for objects this context let go of (unretained, by store; see `homes`).
+    @exclusivity(unchecked) private var detachedHomes: [ObjectIdentifier?: Unmanaged<ObjectHome>] = [:]
 
     /// Creates an empty context over `coordinator`.
     public init(coordinator: StoreCoordinator) {
@@ -72,11 +71,13 @@ public final class ObjectContext {
         self.model = coordinator.model
     }
 
-    /// Closes every home made with this context (see `ObjectHome.reference`): the unassigned one and those in
-    /// `homes`. A live home is never replaced there: it holds its store, so no other store can take its key.
+    /// Closes every home made with this context (see `ObjectHome.owner`): the unassigned one and those
+    /// recorded. A recorded home is alive (its `deinit` forgets it), and is never replaced while alive: it
+    /// holds its store, so no other store can take its key.
     deinit {
         unassigned?.contextDidEnd()
-        for entry in homes.values { entry.home?.contextDidEnd() }
+        for home in homes.values { home.takeUnretainedValue().contextDidEnd() }
+        for home in detachedHomes.values { home.takeUnretainedValue().contextDidEnd() }
     }
 
     /// The home of objects not assigned to a store yet.
@@ -90,22 +91,29 @@ public final class ObjectContext {
     /// The shared home of this context's objects in `store` (nil: not assigned to a store yet).
     package func home(for store: (any PersistentStore)?) -> ObjectHome {
         guard let store else { return unassignedHome }
-        return Self.shared(in: &homes, context: self, store: store, key: ObjectIdentifier(store))
+        let key = ObjectIdentifier(store)
+        // A recorded home holds its store, so the key cannot stand for another store.
+        if let home = homes[key]?.takeUnretainedValue() { return home }
+        let home = ObjectHome(context: self, store: store)
+        homes[key] = Unmanaged.passUnretained(home)
+        return home
     }
 
     /// A home without a context for objects taken out of this one, shared by those of one store.
     package func detachedHome(for store: (any PersistentStore)?) -> ObjectHome {
-        Self.shared(in: &detachedHomes, context: nil, store: store, key: store.map { ObjectIdentifier($0) })
+        let key = store.map { ObjectIdentifier($0) }
+        if let home = detachedHomes[key]?.takeUnretainedValue() { return home }
+        let home = ObjectHome(detachedFrom: self, store: store)
+        detachedHomes[key] = Unmanaged.passUnretained(home)
+        return home
     }
 
-    /// The live home of `table` for `store`, or a new one recorded there (weakly).
-    private static func shared<Key: Hashable>(
-        in table: inout [Key: WeakHome], context: ObjectContext?, store: (any PersistentStore)?, key: Key
-    ) -> ObjectHome {
-        if let home = table[key]?.home, home.store === store { return home }
-        let home = ObjectHome(context: context, store: store)
-        table[key] = WeakHome(home: home)
-        return home
+    /// Called by a home's `deinit`: forgets it, wherever it is recorded.
+    package func homeDidEnd(_ home: ObjectHome) {
+        let key = home.store.map { ObjectIdentifier($0) }
+        let pointer = Unmanaged.passUnretained(home).toOpaque()
+        if let key, homes[key]?.toOpaque() == pointer { homes[key] = nil }
+        if detachedHomes[key]?.toOpaque() == pointer { detachedHomes[key] = nil }
     }
 
     /// True when anything is inserted, changed or deleted and not saved.

@@ -66,6 +66,11 @@ public final class StoreCoordinator: Sendable {
         self.hasCallerLogger = logger != nil
     }
 
+    /// Its stores are no longer open through it (see `OpenStoreFiles`).
+    deinit {
+        OpenStoreFiles.coordinatorEnded(ObjectIdentifier(self))
+    }
+
     // MARK: - Stores
 
     /// Every store, in the order they were added.

@@ -86,4 +86,52 @@ import Testing
         }
         #expect(try ObjectContext(coordinator: coordinator).count(FetchRequest(entityName: "Customer")) == 0)
     }
+
+    /// Objects leave a context while it lives (a deleted object once the deletion is saved, a rolled-back
+    /// insert) and outlive it; each time the last object of a store leaves, the next one there comes back
+    /// into the context working. After the context is gone, every object kept — live or taken out — refuses
+    /// writes and is released without it, and what was saved is what a new context reads.
+    @Test(arguments: Backend.everyStore)
+    func objectsLeavingAndOutlivingTheirContextStayConsistent(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Shop.coordinator(backend, in: dir)
+        var taken: [ManagedObject] = []
+        var kept: ManagedObject?
+        do {
+            let context = ObjectContext(coordinator: coordinator)
+            for round in 0..<3 {
+                let order = try Shop.order(context, "r\(round)", qty: Int64(round))
+                try context.save()
+                #expect(order.context === context)
+                try order.set("qty", Int64(round + 10))
+                try context.save()
+                try context.delete(order)
+                try context.save()
+                #expect(order.context == nil)
+                let unsaved = try Shop.order(context, "u\(round)", qty: 1)
+                context.rollback()
+                #expect(unsaved.context == nil)
+                expectContextError("set on the rolled-back insert", isDetached) { try unsaved.set("qty", Int64(2)) }
+                // Round 1's objects are kept past the context; the others are released now, while it lives.
+                if round == 1 { taken += [order, unsaved] }
+            }
+            let order = try Shop.order(context, "kept", qty: 7)
+            try context.save()
+            try order.set("qty", Int64(8))
+            try context.save()
+            #expect(order.context === context)
+            kept = order
+        }
+        let last = try #require(kept)
+        #expect(last.context == nil)
+        expectContextError("set on an object whose context is gone", isDetached) { try last.set("qty", Int64(9)) }
+        for object in taken {
+            #expect(object.context == nil)
+            expectContextError("set on \(object.objectID)", isDetached) { try object.set("qty", Int64(9)) }
+        }
+        taken.removeAll()
+        kept = nil
+        let fresh = ObjectContext(coordinator: coordinator)
+        #expect(try fresh.fetch(FetchRequest(entityName: "Order")).map { try $0.get("qty", as: Int64.self) } == [8])
+    }
 }
