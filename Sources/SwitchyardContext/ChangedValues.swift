@@ -57,18 +57,29 @@ package struct ChangedValues {
 
     /// Records `value` for the attribute at `position` of an entity whose attributes `layout` positions, in a
     /// row taken from `arena` on the first change (a one-row block of its own without an arena).
-    package mutating func set(_ value: AttributeValue, at position: Int, layout: RowLayout, arena: ChangeArena? = nil) {
+    /// (`layout` is read only when the object has no change block yet, and `value` is moved into the row: the
+    /// layout's and the value's retain and release were two of the atomic operations of every attribute set.)
+    package mutating func set(
+        _ value: consuming AttributeValue, at position: Int, layout: @autoclosure () -> RowLayout, arena: ChangeArena? = nil
+    ) {
         if storage == nil {
-            let (block, row) = arena?.allocate(layout.slots) ?? Self.ownBlock(layout.slots)
+            let slots = layout().slots
+            let (block, row) = arena?.allocate(slots) ?? Self.ownBlock(slots)
             storage = block
             packedRow = UInt32(row)
         } else if packedRow & Self.handedOutBit != 0 {
             takeBack()
         }
         let block = storage.unsafelyUnwrapped
-        block[row, position] = value
-        block.setChanged(row, position, true)
         arena?.noteStored(value, in: block)
+        block.setChanged(row, position, true)
+        block[row, position] = value
+    }
+
+    /// Moves the change block out (leaving none), for an owner that stores it apart (`ManagedObject.changedValues`).
+    @inline(__always)
+    package mutating func takeStorage() -> RowStorage? {
+        storage.take()
     }
 
     /// Forgets the change at `position`, if any.
@@ -144,7 +155,8 @@ package final class ChangeArena {
     private final class Filling {
         let block: RowStorage
         let nextCapacity: Int
-        var bytes = 0
+        /// Unchecked exclusivity: read and added to by one context's task, with no access held across a call.
+        @exclusivity(unchecked) var bytes = 0
         init(block: RowStorage, nextCapacity: Int) {
             self.block = block
             self.nextCapacity = nextCapacity
@@ -162,6 +174,13 @@ package final class ChangeArena {
     /// A row of nulls with no change marked, laid out by `pattern`: its block and its index there.
     package func allocate(_ pattern: SlotPattern) -> (RowStorage, Int) {
         let id = ObjectIdentifier(pattern)
+        // The usual case, the pattern of the last call with room left, reads `last` in place and leaves it as it
+        // is (binding and storing it back retained and released its block holder each inserted object).
+        if last?.pattern == id, let block = last?.filling.block, block.remaining > 0,
+            last.unsafelyUnwrapped.filling.bytes < Self.maxBlockBytes
+        {
+            return (block, block.appendRow())
+        }
         let current = last?.pattern == id ? last?.filling : filling[id]
         if let current, current.block.remaining > 0, current.bytes < Self.maxBlockBytes {
             last = (id, current)
