@@ -241,7 +241,9 @@ package struct LMDBIndexDefinition: Sendable, Hashable {
 // MARK: - LMDBSchema
 
 /// Everything the store derives from the model once at open: entity numbers, row layouts and indexes.
-package struct LMDBSchema: Sendable {
+/// A class, never changed after `init`: each reader and row builder holds it, and as a struct every copy
+/// retained and released each of its six tables (about 12 atomic operations of an indexed lookup).
+package final class LMDBSchema: Sendable {
     /// Entity name -> number. A new store uses the model's numbers (Core Data's `Z_ENT`); an existing store
     /// keeps the numbers its rows were written with (stored in `meta` under `entities`) and numbers entities
     /// it has never seen after them, so a model that gains an entity never reinterprets old rows.
