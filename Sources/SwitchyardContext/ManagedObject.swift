@@ -91,7 +91,7 @@ public final class ManagedObject {
             guard newValue !== home.context else { return }
             // Taken out of its context (a saved delete, a rollback): the old context's shared detached home, so
             // detaching a million objects does not make a million homes.
-            home = newValue?.home(for: home.store) ?? home.context?.detachedHome(for: home.store) ?? ObjectHome(context: nil, store: home.store)
+            home = newValue?.home(for: home.store) ?? home.context?.detachedHome(for: home.store) ?? ObjectHome(withoutContext: home.store)
         }
     }
 
@@ -100,7 +100,7 @@ public final class ManagedObject {
         get { home.store }
         set {
             guard newValue !== home.store else { return }
-            home = home.context?.home(for: newValue) ?? ObjectHome(context: nil, store: newValue)
+            home = home.context?.home(for: newValue) ?? ObjectHome(withoutContext: newValue)
         }
     }
 

@@ -83,7 +83,7 @@ public final class ObjectContext {
     /// The home of objects not assigned to a store yet.
     private var unassignedHome: ObjectHome {
         if let unassigned { return unassigned }
-        let home = ObjectHome(context: self, store: nil)
+        let home = ObjectHome(recordedBy: self, store: nil)
         unassigned = home
         return home
     }
@@ -94,7 +94,7 @@ public final class ObjectContext {
         let key = ObjectIdentifier(store)
         // A recorded home holds its store, so the key cannot stand for another store.
         if let home = homes[key]?.takeUnretainedValue() { return home }
-        let home = ObjectHome(context: self, store: store)
+        let home = ObjectHome(recordedBy: self, store: store)
         homes[key] = Unmanaged.passUnretained(home)
         return home
     }

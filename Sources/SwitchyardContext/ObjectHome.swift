@@ -26,16 +26,27 @@ package final class ObjectHome {
     /// The store the objects live in (or are assigned to before their first save); nil when not known yet.
     package let store: (any PersistentStore)?
 
-    /// A home of `context`'s objects, recorded there; or, with no context, a home nothing records.
-    package init(context: ObjectContext?, store: (any PersistentStore)?) {
-        self.owner = context.map { Unmanaged.passUnretained($0) }
-        self.ownerIsAlive = context != nil
-        self.isLive = context != nil
+    /// A home of `context`'s objects, which `context` must record or hold (`ObjectContext.home(for:)`, its
+    /// unassigned home): its `contextDidEnd` is what keeps this home from reaching the context after it is gone.
+    /// Internal, so nothing outside the context's module makes one.
+    init(recordedBy context: ObjectContext, store: (any PersistentStore)?) {
+        self.owner = Unmanaged.passUnretained(context)
+        self.ownerIsAlive = true
+        self.isLive = true
         self.store = store
     }
 
-    /// A home without a context, for objects `owner` let go of, recorded by `owner` so that they share it.
-    package init(detachedFrom owner: ObjectContext, store: (any PersistentStore)?) {
+    /// A home with no context, nothing records.
+    package init(withoutContext store: (any PersistentStore)?) {
+        self.owner = nil
+        self.ownerIsAlive = false
+        self.isLive = false
+        self.store = store
+    }
+
+    /// A home without a context, for objects `owner` let go of, recorded by `owner` so that they share it (as
+    /// for `init(recordedBy:store:)`, `owner` must record it).
+    init(detachedFrom owner: ObjectContext, store: (any PersistentStore)?) {
         self.owner = Unmanaged.passUnretained(owner)
         self.ownerIsAlive = true
         self.isLive = false

@@ -18,7 +18,8 @@ import SwitchyardStores
 /// a side table, so every retain and release of the store and the coordinator on the hot paths (each object's
 /// store, each fetch) took the slow path (`perf`: about 2% of inserting objects). An identity stays valid for as
 /// long as its entry: the coordinator removes its entries before its memory goes, and holds its stores until
-/// their entries are removed.
+/// their entries are removed (it changes its store list and these entries under one lock, so no race between
+/// adding and removing a store leaves an entry behind; the order of locks is always the coordinator's, then this).
 package enum OpenStoreFiles {
     private struct Entry: Equatable {
         let coordinator: ObjectIdentifier

@@ -178,9 +178,9 @@ public final class StoreCoordinator: Sendable {
                 throw CoordinatorError.storeNotInCoordinator(path: old.displayPath)
             }
             registry.stores[i] = new
+            OpenStoreFiles.removed(old, from: self)
+            OpenStoreFiles.added(new, to: self)
         }
-        OpenStoreFiles.removed(old, from: self)
-        OpenStoreFiles.added(new, to: self)
         guard followed else { return }
         successors.withLock { $0[ObjectIdentifier(old)] = (old, new) }
         hasSuccessors.store(true, ordering: .releasing)
@@ -193,8 +193,8 @@ public final class StoreCoordinator: Sendable {
                 throw CoordinatorError.storeNotInCoordinator(path: store.displayPath)
             }
             registry.stores.remove(at: i)
+            OpenStoreFiles.removed(store, from: self)
         }
-        OpenStoreFiles.removed(store, from: self)
     }
 
     /// Loads several stores without blocking the caller, reporting progress and each store's outcome.
@@ -347,8 +347,10 @@ public final class StoreCoordinator: Sendable {
                     path: store.displayPath, identifier: store.identifier, existing: existing.displayPath)
             }
             registry.stores.append(store)
+            // Recorded under the same lock, so a `removeStore` racing this add cannot run its `removed` first and
+            // leave an entry for a store no longer here (entries last until this coordinator goes).
+            OpenStoreFiles.added(store, to: self)
         }
-        OpenStoreFiles.added(store, to: self)
         if hasCallerLogger {
             (store as? any TracingStore)?.tracer.use(logger)
         }
