@@ -91,20 +91,22 @@ public final class ObjectContext {
     /// The shared home of this context's objects in `store` (nil: not assigned to a store yet).
     package func home(for store: (any PersistentStore)?) -> ObjectHome {
         guard let store else { return unassignedHome }
-        let key = ObjectIdentifier(store)
-        // A recorded home holds its store, so the key cannot stand for another store.
-        if let home = homes[key]?.takeUnretainedValue() { return home }
-        let home = ObjectHome(recordedBy: self, store: store)
-        homes[key] = Unmanaged.passUnretained(home)
-        return home
+        return Self.recorded(in: &homes, key: ObjectIdentifier(store)) { ObjectHome(recordedBy: self, store: store) }
     }
 
     /// A home without a context for objects taken out of this one, shared by those of one store.
     package func detachedHome(for store: (any PersistentStore)?) -> ObjectHome {
-        let key = store.map { ObjectIdentifier($0) }
-        if let home = detachedHomes[key]?.takeUnretainedValue() { return home }
-        let home = ObjectHome(detachedFrom: self, store: store)
-        detachedHomes[key] = Unmanaged.passUnretained(home)
+        Self.recorded(in: &detachedHomes, key: store.map { ObjectIdentifier($0) }) { ObjectHome(detachedFrom: self, store: store) }
+    }
+
+    /// The home `table` records under `key`, or `make()`'s, recorded there (unretained; see `homes`). A recorded
+    /// home holds its store, so the key cannot stand for another store.
+    private static func recorded<Key: Hashable>(
+        in table: inout [Key: Unmanaged<ObjectHome>], key: Key, make: () -> ObjectHome
+    ) -> ObjectHome {
+        if let home = table[key]?.takeUnretainedValue() { return home }
+        let home = make()
+        table[key] = Unmanaged.passUnretained(home)
         return home
     }
 
