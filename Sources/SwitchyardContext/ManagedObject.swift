@@ -206,7 +206,7 @@ public final class ManagedObject {
 
     /// The current value of attribute `key` (`.null` when unset).
     public func value(forKey key: String) throws -> AttributeValue {
-        guard let position = handle.attributePositions[name: key] else {
+        guard let position = handle.position(ofAttribute: key) else {
             throw ContextError.unknownKey(entity: handle.name, key: key)
         }
         return value(at: position)

@@ -172,7 +172,7 @@ private struct KeyReader {
 
     mutating func value(of object: ManagedObject) throws -> AttributeValue {
         if path.count == 1 {
-            if last?.handle !== object.handle { last = (object.handle, object.handle.attributePositions[name: path[0]]) }
+            if last?.handle !== object.handle { last = (object.handle, object.handle.position(ofAttribute: path[0])) }
             if let position = last?.position { return object.value(at: position) }
         }
         return try object.singleValue(at: path)

@@ -175,7 +175,7 @@ extension ObjectContext {
 
     /// Forgets the unsaved change of property `key` of `object`.
     private func dropChange(of key: String, in object: ManagedObject) {
-        if let position = object.handle.attributePositions[name: key] { object.changedValues.remove(at: position) }
+        if let position = object.handle.position(ofAttribute: key) { object.changedValues.remove(at: position) }
         object.changedToOne[key] = nil
         object.changedToMany[key] = nil
         object.touchedToMany.remove(key)

@@ -38,6 +38,11 @@ package final class EntityHandle: Sendable {
     /// checks without borrowing the description.
     package let persistentToOnes: [RelationshipDescription]
 
+    /// The position of attribute `name` (`attributePositions[name:]`). Read through this method, whose `self` is
+    /// borrowed, the index is not retained around the lookup, as it was when callers read the property (a
+    /// retain and a release on every attribute read, callgrind).
+    package func position(ofAttribute name: String) -> Int? { attributePositions[name: name] }
+
     package init(_ description: EntityDescription) {
         self.description = description
         name = description.name
