@@ -15,7 +15,17 @@ extension ObjectContext {
     /// (`QueryError.unknownKeyPath`). A `fetchLimit` of 0 means no limit, as in Core Data; a negative limit or
     /// offset is `QueryError.invalidRequest`.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
-        guard request.isNormalized else { return try fetch(try request.normalized()) }
+        var objects: [ManagedObject] = []
+        try fetch(request) { object in objects.append(consume object) }
+        return objects
+    }
+
+    /// `fetch(_:)`, each object handed to `body` in order, owned: a typed fetch wraps it (`E.init(managedObject:)`)
+    /// without retaining it again, where mapping the fetched array retained and released every object once more
+    /// and built a second array.
+    @usableFromInline
+    package func fetch(_ request: FetchRequest, each body: (consuming ManagedObject) -> Void) throws {
+        guard request.isNormalized else { return try fetch(try request.normalized(), each: body) }
         guard model.entityPosition(named: request.entityName) != nil else {
             throw ContextError.unknownEntity(request.entityName)
         }
@@ -30,9 +40,9 @@ extension ObjectContext {
         let sortsThroughRelationships = targets.count > 1 && request.sortKeys.contains { $0.key.contains(".") }
         if pending.isEmpty, !relatedChanged, !sortsThroughRelationships {
             // Each row becomes an object as the store reads it: the rows are never all held at once.
-            return try registerRows(request, targets: targets)
+            return try registerRows(request, targets: targets, each: body)
         }
-        return try fetchMerged(request, targets: targets, pending: pending, relatedChanged: relatedChanged)
+        for object in try fetchMerged(request, targets: targets, pending: pending, relatedChanged: relatedChanged) { body(object) }
     }
 
     /// The number of objects `fetch` would return.
@@ -62,7 +72,9 @@ extension ObjectContext {
         let storeIndex = Dictionary(uniqueKeysWithValues: targets.enumerated().map { (ObjectIdentifier($1), $0) })
         var seen = Set<ObjectIdentifier>()
         var candidates: [(object: ManagedObject, checked: Bool)] = []
-        for object in try registerRows(unbounded, targets: targets) {
+        var fetched: [ManagedObject] = []
+        try registerRows(unbounded, targets: targets) { fetched.append($0) }
+        for object in fetched {
             guard !object.isDeleted, seen.insert(ObjectIdentifier(object)).inserted else { continue }
             // The store already applied the predicate to the saved state, which is current for an unchanged object.
             candidates.append((object, !relatedChanged && !object.hasChanges))

@@ -246,13 +246,14 @@ public final class ObjectContext {
     /// Fetches `request`'s rows and registers each as the store hands it over (see
     /// `StoreCoordinator.fetchRows(_:targets:validated:each:)`), in order. The caller has checked `request`
     /// against the coordinator's model (`validateFetch`) and found its `targets` (`targetStores(for:)`).
-    package func registerRows(_ request: FetchRequest, targets: [any PersistentStore]) throws -> [ManagedObject] {
+    /// Each object is handed to `body` as it is registered, owned (see `fetch(_:each:)`).
+    package func registerRows(
+        _ request: FetchRequest, targets: [any PersistentStore], each body: (consuming ManagedObject) -> Void
+    ) throws {
         var run = RowRun()
-        var objects: [ManagedObject] = []
         try coordinator.fetchRows(request, targets: targets, validated: true) { store, row in
-            objects.append(register(row, from: store, run: &run))
+            body(register(consume row, from: store, run: &run))
         }
-        return objects
     }
 
     /// What consecutive rows of one fetch share: each store's identifier and home, and each entity's handle,
@@ -265,7 +266,7 @@ public final class ObjectContext {
     }
 
     /// Registers one row of a run (see `RowRun`).
-    private func register(_ row: StoreRow, from store: any PersistentStore, run: inout RowRun) -> ManagedObject {
+    private func register(_ row: consuming StoreRow, from store: any PersistentStore, run: inout RowRun) -> ManagedObject {
         let key = ObjectIdentifier(store)
         if run.store != key {
             run.store = key
@@ -273,33 +274,35 @@ public final class ObjectContext {
             run.home = home(for: store)
         }
         if run.entity?.name != row.entityName { run.entity = coordinator.entityHandles[name: row.entityName] }
-        return register(row, from: store, storeIdentifier: run.identifier, entity: run.entity, home: run.home)
+        return register(consume row, from: store, storeIdentifier: run.identifier, entity: run.entity, home: run.home)
     }
 
     private func register(
-        _ row: StoreRow, from store: any PersistentStore, storeIdentifier: UUID, entity known: EntityHandle?,
+        _ row: consuming StoreRow, from store: any PersistentStore, storeIdentifier: UUID, entity known: EntityHandle?,
         home: ObjectHome? = nil
     ) -> ManagedObject {
         let id = ObjectID(store: storeIdentifier, entityName: row.entityName, primaryKey: row.primaryKey)
-        if let existing = registered[id] {
+        switch registered.find(id) {
+        case .registered(let existing):
             if !existing.hasChanges {
-                existing.snapshot = snapshot(of: row, entity: existing.handle)
+                existing.snapshot = snapshot(of: consume row, entity: existing.handle)
                 // A fresh row: to-many members read before may be stale too.
                 existing.committedToMany = [:]
             }
             return existing
+        case .vacant(let vacancy):
+            let entity = known ?? coordinator.entityHandles[name: row.entityName]!
+            let object = ManagedObject(entity: entity, objectID: id, home: home ?? self.home(for: store))
+            object.snapshot = snapshot(of: consume row, entity: entity)
+            registered.register(object, at: vacancy)
+            return object
         }
-        let entity = known ?? coordinator.entityHandles[name: row.entityName]!
-        let object = ManagedObject(entity: entity, objectID: id, home: home ?? self.home(for: store))
-        object.snapshot = snapshot(of: row, entity: entity)
-        registered[id] = object
-        return object
     }
 
     /// A fetched row as an object's snapshot, its values under the entity's layout when the store's is
     /// equivalent (so the object reads them by position).
-    private func snapshot(of row: StoreRow, entity: EntityHandle) -> ObjectSnapshot {
-        guard let storeLayout = row.values.layout, storeLayout !== entity.layout else { return ObjectSnapshot(row) }
+    private func snapshot(of row: consuming StoreRow, entity: EntityHandle) -> ObjectSnapshot {
+        guard let storeLayout = row.values.layout, storeLayout !== entity.layout else { return ObjectSnapshot(consume row) }
         let equivalent: Bool
         if let match = layoutMatch, match.store === storeLayout, match.entity === entity.layout {
             equivalent = match.equivalent
@@ -307,7 +310,7 @@ public final class ObjectContext {
             equivalent = storeLayout.isEquivalent(to: entity.layout)
             layoutMatch = (storeLayout, entity.layout, equivalent)
         }
-        return ObjectSnapshot(row, layout: equivalent ? entity.layout : nil)
+        return ObjectSnapshot(consume row, layout: equivalent ? entity.layout : nil)
     }
 
     /// Discards unsaved changes to `object` (unless `mergeChanges`) and rereads it from its store;

@@ -15,9 +15,11 @@ package struct ObjectSnapshot {
 
     /// The row's state; its values under `layout` (the entity's) when given, which the caller has checked is
     /// equivalent to the store's, so the object reads them by position.
-    package init(_ row: StoreRow, layout: RowLayout? = nil) {
+    /// The row is consumed: a fetch hands each row over once (the compiler still copies the fields out).
+    package init(_ row: consuming StoreRow, layout: RowLayout? = nil) {
         version = row.version
-        values = layout.map { row.values.adopting($0) } ?? row.values
+        values = row.values
+        if let layout { values.adopt(layout) }
         toOne = row.toOne
     }
 }

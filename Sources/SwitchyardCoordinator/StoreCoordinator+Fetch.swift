@@ -62,7 +62,7 @@ extension StoreCoordinator {
     /// rows merged from several stores go through `fetchRows(_:)`, where each store checks.
     package func fetchRows(
         _ request: FetchRequest, targets known: [any PersistentStore]? = nil, validated: Bool = false,
-        each body: (any PersistentStore, StoreRow) throws -> Void
+        each body: (any PersistentStore, consuming StoreRow) throws -> Void
     ) throws {
         guard request.isNormalized else {
             return try fetchRows(try request.normalized(), targets: known, validated: validated, each: body)

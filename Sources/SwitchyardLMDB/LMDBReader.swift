@@ -76,7 +76,7 @@ package final class LMDBReader {
     /// `ObjectContext.forEach` reads from where the last one ended).
     package func candidates(
         root: Int, family: [Bool], lookup: LMDBQueryPlanner.IndexLookup?, from firstKey: Int64 = 0,
-        _ body: (StoreRow) throws -> Bool
+        _ body: (consuming StoreRow) throws -> Bool
     ) throws {
         if let lookup {
             let databases = store.databases.indexes(root: root)

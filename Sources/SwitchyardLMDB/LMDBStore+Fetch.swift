@@ -13,7 +13,7 @@ extension LMDBStore {
 
     /// The rows of `fetch`, each handed to `body` as it is read inside the read transaction when the request
     /// has no sort keys (rows come in primary-key order); sorted requests are read whole and sorted first.
-    public func fetch(_ request: StoreFetchRequest, each body: (StoreRow) throws -> Void) throws {
+    public func fetch(_ request: StoreFetchRequest, each body: (consuming StoreRow) throws -> Void) throws {
         guard request.sortKeys.isEmpty else {
             for row in try fetch(request) { try body(row) }
             return
@@ -42,7 +42,7 @@ extension LMDBStore {
                                 return true
                             }
                             delivered += 1
-                            do { try tracer.handOver(row, to: body, callerNanos: &callerNanos) } catch {
+                            do { try tracer.handOver(consume row, to: body, callerNanos: &callerNanos) } catch {
                                 failure = error
                                 throw error
                             }
@@ -173,7 +173,7 @@ extension LMDBStore {
     /// returns false.
     private func forEachMatchingRow(
         _ predicate: FetchPredicate?, layout: LMDBEntityLayout, includesSubentities: Bool, reader: LMDBReader,
-        _ body: (StoreRow) throws -> Bool
+        _ body: (consuming StoreRow) throws -> Bool
     ) throws {
         let family = reader.family(of: layout, includesSubentities: includesSubentities)
         let lookup = LMDBQueryPlanner.lookup(for: predicate, table: layout, available: databases.indexes(root: layout.rootNumber))
@@ -184,7 +184,7 @@ extension LMDBStore {
             if let predicate = evaluated {
                 guard try PredicateEvaluator.evaluate(predicate, on: LMDBRowSubject(row: row, reader: reader)) else { return true }
             }
-            return try body(row)
+            return try body(consume row)
         }
     }
 

@@ -32,7 +32,7 @@ package struct SQLiteRowDecoder {
     }
 
     /// Runs `statement` with `arguments` and hands each decoded row to `body` as it is read.
-    mutating func forEachRow(of statement: Statement, arguments: [DatabaseValue], _ body: (StoreRow) throws -> Void) throws {
+    mutating func forEachRow(of statement: Statement, arguments: [DatabaseValue], _ body: (consuming StoreRow) throws -> Void) throws {
         let sqlite = statement.sqliteStatement
         if let (index, code) = statement.bindDirectly(arguments) {
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind parameter \(index)", sql: statement.sql)

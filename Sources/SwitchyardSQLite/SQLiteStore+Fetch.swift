@@ -37,7 +37,7 @@ extension SQLiteStore {
     }
 
     /// The rows of `fetch`, each handed to `body` as it is decoded, inside the read.
-    public func fetch(_ request: StoreFetchRequest, each body: (StoreRow) throws -> Void) throws {
+    public func fetch(_ request: StoreFetchRequest, each body: (consuming StoreRow) throws -> Void) throws {
         // The trace line times the read, not what the caller does with each row.
         var callerNanos: UInt64 = 0
         _ = try tracer.measure({ (count: Int) in "SQLite fetch \(tracer.describe(request)): \(count) rows" }, excluding: { callerNanos }) {
@@ -65,7 +65,7 @@ extension SQLiteStore {
         return rows
     }
 
-    private func fetchRows(_ request: StoreFetchRequest, _ body: (StoreRow) throws -> Void) throws {
+    private func fetchRows(_ request: StoreFetchRequest, _ body: (consuming StoreRow) throws -> Void) throws {
         let layout = try servedLayout(request.entityName, forSubentities: request.includesSubentities)
         let request = try request.prepared(forStore: identifier, model: model)
         let projection = try self.projection(of: layout, request)

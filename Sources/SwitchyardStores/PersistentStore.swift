@@ -59,7 +59,7 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// write to this store, and should be quick (a long read holds back SQLite's checkpoints and LMDB's
     /// page reuse). An error `body` throws ends the read and comes out unchanged; rows handed over before it
     /// stay handed over. The default reads them all with `fetch` first.
-    func fetch(_ request: StoreFetchRequest, each body: (StoreRow) throws -> Void) throws
+    func fetch(_ request: StoreFetchRequest, each body: (consuming StoreRow) throws -> Void) throws
     func count(_ request: StoreFetchRequest) throws -> Int
     /// The references (concrete entity and primary key) of the rows `fetch(_:each:)` hands over, in the same
     /// order, each handed to `body` as it is read, for a caller that needs which rows match and not their
@@ -85,7 +85,7 @@ public protocol PersistentStore: AnyObject, Sendable {
 
 extension PersistentStore {
     /// Reads every row with `fetch(_:)`, then hands them to `body` in order.
-    public func fetch(_ request: StoreFetchRequest, each body: (StoreRow) throws -> Void) throws {
+    public func fetch(_ request: StoreFetchRequest, each body: (consuming StoreRow) throws -> Void) throws {
         for row in try fetch(request) { try body(row) }
     }
 

@@ -150,14 +150,12 @@ import SwitchyardModel
         return storage[row, position]
     }
 
-    /// The same values under `other`, which the caller has checked is equivalent to `layout`
+    /// Puts the same values under `other`, which the caller has checked is equivalent to `layout`
     /// (`RowLayout.isEquivalent(to:)`): the context's layout for a store's, so its reads go by position. A row
-    /// without a layout, or with values outside it, is returned as it is.
-    package func adopting(_ other: RowLayout) -> RowValues {
-        guard case .laid = shape else { return self }
-        var copy = self
-        copy.shape = .laid(other)
-        return copy
+    /// without a layout, or with values outside it, is left as it is.
+    package mutating func adopt(_ other: RowLayout) {
+        guard case .laid = shape else { return }
+        shape = .laid(other)
     }
 
     /// Writes the value at `position` of `layout` (`.null` clears it), first copying this row out of a block

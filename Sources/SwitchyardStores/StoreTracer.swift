@@ -78,11 +78,11 @@ public enum StoreTraceLevel: Int, Sendable, Hashable, Comparable, CaseIterable {
 
     /// Hands `row` to a streaming read's caller; when tracing, adds the time the caller took to `callerNanos`.
     @inlinable @inline(__always)
-    package func handOver<Row>(_ row: Row, to body: (Row) throws -> Void, callerNanos: inout UInt64) rethrows {
-        guard level >= .operations else { return try body(row) }
+    package func handOver<Row>(_ row: consuming Row, to body: (consuming Row) throws -> Void, callerNanos: inout UInt64) rethrows {
+        guard level >= .operations else { return try body(consume row) }
         let start = DispatchTime.now().uptimeNanoseconds
         defer { callerNanos &+= DispatchTime.now().uptimeNanoseconds - start }
-        try body(row)
+        try body(consume row)
     }
 
     /// How a request reads in a trace line: entity, and the predicate with its constants shown only at

@@ -71,6 +71,45 @@ import Testing
         #expect(try Shop.codes(context.fetch(pending)) == ["a"])
     }
 
+    /// Two stores' objects with the same primary key are two objects in one context, each registered once: a
+    /// fetch across both stores, a fetch from each store alone, and a lookup by ID all hand out the same two.
+    @Test(arguments: Backend.everyStore)
+    func objectsWithOneKeyInTwoStoresStayApartInAContext(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = StoreCoordinator(model: try Shop.model())
+        let storeA = try backend.add(to: coordinator, configuration: "Main", in: dir.url, name: "A")
+        let storeB = try backend.add(to: coordinator, configuration: "Main", in: dir.url, name: "B")
+        let writer = ObjectContext(coordinator: coordinator)
+        for (store, name) in [(storeA, "A"), (storeB, "B")] {
+            try writer.assign(try Shop.customer(writer, name), to: store)
+        }
+        try writer.save()
+        let context = ObjectContext(coordinator: coordinator)
+        let byName = FetchRequest(entityName: "Customer", sortKeys: [SortKey("name")])
+        let both = try context.fetch(byName)
+        try #require(both.count == 2)
+        #expect(try both.map { try $0.get("name", as: String.self) } == ["A", "B"])
+        #expect(both[0].objectID.primaryKey == both[1].objectID.primaryKey)
+        #expect(both[0].objectID != both[1].objectID && both[0] !== both[1])
+        // Each store alone: its rows come as the store reads them, and find the objects already registered.
+        for (store, object) in [(storeA, both[0]), (storeB, both[1])] {
+            var one = byName
+            one.affectedStoreIdentifiers = [store.identifier]
+            let fetched = try context.fetch(one)
+            #expect(fetched.count == 1 && fetched.first === object)
+            #expect(try context.existingObject(with: object.objectID) === object)
+        }
+        // In a fresh context, store B's object is registered first, then A's with the same key.
+        let fresh = ObjectContext(coordinator: coordinator)
+        var onlyB = byName
+        onlyB.affectedStoreIdentifiers = [storeB.identifier]
+        let b = try fresh.fetch(onlyB)
+        let again = try fresh.fetch(byName)
+        #expect(again.count == 2 && again[1] === b.first)
+        #expect(try again.map { try $0.get("name", as: String.self) } == ["A", "B"])
+        #expect(Set(fresh.registeredObjects.map(\.objectID)) == Set(again.map(\.objectID)))
+    }
+
     /// A key path or sort key the entity does not have is an error before any row is read, even on an empty
     /// store (as SQLite always reported it).
     @Test(arguments: Backend.everyStore)

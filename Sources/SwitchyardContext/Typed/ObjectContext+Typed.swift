@@ -25,7 +25,9 @@ extension ObjectContext {
         limit: Int? = nil, offset: Int = 0
     ) throws -> [E] {
         try register(type)
-        return try fetch(try request(type, predicate, sortKeys, limit, offset)).map(E.init(managedObject:))
+        var objects: [E] = []
+        try fetch(try request(type, predicate, sortKeys, limit, offset)) { object in objects.append(E(managedObject: consume object)) }
+        return objects
     }
 
     /// The number of objects `fetch(_:where:...)` would return.
