@@ -14,10 +14,17 @@ import SwitchyardModel
 ///
 /// Every object is registered under its own ID (`registry[object.objectID] = object`); an object's ID changes
 /// only while it is not registered.
-package struct ObjectRegistry {
+///
+/// The table holds its objects as `Unmanaged` references, retained by hand when placed and released when taken
+/// out or when the registry ends (`deinit`): an array of a trivial type is moved and freed without a call per
+/// slot. As an array of optional references, freeing a table destroyed every slot through the generic value
+/// witnesses (about 280 instructions each, empty or not): at every doubling and when the context ended, a
+/// third of the instructions of fetching 100,000 objects (callgrind). Noncopyable, so no copy can outlive or
+/// double the references it holds.
+package struct ObjectRegistry: ~Copyable {
     /// Open addressing with linear probing: an object sits at the first free slot from its key's home slot, and
-    /// no free slot lies between. The count is zero or a power of two.
-    private var slots: [ManagedObject?] = []
+    /// no free slot lies between. The count is zero or a power of two. Each object here holds one retain.
+    private var slots: [Unmanaged<ManagedObject>?] = []
     /// `fingerprint(of:)` of the key of the object in each slot. A probe compares these and reads an object's
     /// own key only where they match: reading the key of every object passed on the way (two dependent loads
     /// each) missed the cache once the context held 100,000 objects, and showed as the registry's lookups and
@@ -30,18 +37,30 @@ package struct ObjectRegistry {
     /// An empty registry.
     package init() {}
 
+    deinit {
+        for slot in slots { slot?.release() }
+    }
+
     /// The object registered under `id`.
     package subscript(id: ObjectID) -> ManagedObject? {
         get {
-            if let index = index(of: id.predicateKey), let object = slots[index], object.hasID(id) { return object }
+            if let index = index(of: id.predicateKey), let object = slots[index]?.takeUnretainedValue(), object.hasID(id) {
+                return object
+            }
             return others.isEmpty ? nil : others[id]
         }
         set {
             assert(newValue.map { $0.hasID(id) } ?? true, "ObjectRegistry: an object registered under another ID")
             let key = id.predicateKey
             let index = index(of: key)
-            if let index, slots[index]!.hasID(id) {
-                if let newValue { slots[index] = newValue } else { remove(at: index) }
+            if let index, slots[index]!._withUnsafeGuaranteedRef({ $0.hasID(id) }) {
+                if let newValue {
+                    let old = slots[index]!
+                    slots[index] = .passRetained(newValue)
+                    old.release()
+                } else {
+                    remove(at: index)
+                }
             } else if index != nil || others[id] != nil {
                 others[id] = newValue
             } else if let newValue {
@@ -79,8 +98,9 @@ package struct ObjectRegistry {
         }
         let mask = slots.count - 1
         var i = home(fingerprint)
-        while let object = slots[i] {
-            if fingerprints[i] == fingerprint, object.predicateKey == key {
+        while let slot = slots[i] {
+            if fingerprints[i] == fingerprint, slot._withUnsafeGuaranteedRef({ $0.predicateKey == key }) {
+                let object = slot.takeUnretainedValue()
                 if object.hasID(id) { return .registered(object) }
                 if let other = others[id] { return .registered(other) }
                 return .vacant(Vacancy(index: nil, fingerprint: fingerprint, key: key, keyTaken: true))
@@ -98,7 +118,7 @@ package struct ObjectRegistry {
             others[object.objectID] = object
         } else if let index = vacancy.index, keyed + 1 <= Self.maxLoad(slots.count) {
             assert(slots[index] == nil, "ObjectRegistry: the registry changed since find")
-            slots[index] = object
+            slots[index] = .passRetained(object)
             fingerprints[index] = vacancy.fingerprint
             keyed += 1
         } else {
@@ -117,17 +137,19 @@ package struct ObjectRegistry {
     /// Every registered object (in no particular order).
     package var values: Values { Values(slots: slots, others: others.values) }
 
-    /// The registered objects, one table after the other.
+    /// The registered objects, one table after the other. The first table's references are unretained: each
+    /// object is kept alive by the registry, so nothing may be unregistered while a `Values` is iterated (no
+    /// caller does; each takes a copy with `Array(_:)` where its loop changes the registry).
     package struct Values: Sequence {
-        package let slots: [ManagedObject?]
+        package let slots: [Unmanaged<ManagedObject>?]
         package let others: Dictionary<ObjectID, ManagedObject>.Values
 
         package struct Iterator: IteratorProtocol {
-            package var first: IndexingIterator<[ManagedObject?]>
+            package var first: IndexingIterator<[Unmanaged<ManagedObject>?]>
             package var second: Dictionary<ObjectID, ManagedObject>.Values.Iterator
             package mutating func next() -> ManagedObject? {
                 while let slot = first.next() {
-                    if let object = slot { return object }
+                    if let object = slot { return object.takeUnretainedValue() }
                 }
                 return second.next()
             }
@@ -169,7 +191,7 @@ package struct ObjectRegistry {
         let fingerprint = Self.fingerprint(of: key)
         var i = home(fingerprint)
         while slots[i] != nil {
-            if fingerprints[i] == fingerprint, slots[i]!.predicateKey == key { return i }
+            if fingerprints[i] == fingerprint, slots[i]!._withUnsafeGuaranteedRef({ $0.predicateKey == key }) { return i }
             i = (i + 1) & mask
         }
         return nil
@@ -181,12 +203,12 @@ package struct ObjectRegistry {
         keyed += 1
     }
 
-    /// Puts `object` in the first free slot from its home.
+    /// Puts `object` in the first free slot from its home, retained.
     private mutating func place(_ object: consuming ManagedObject, fingerprint: UInt32) {
         let mask = slots.count - 1
         var i = home(fingerprint)
         while slots[i] != nil { i = (i + 1) & mask }
-        slots[i] = object
+        slots[i] = .passRetained(object)
         fingerprints[i] = fingerprint
     }
 
@@ -194,6 +216,9 @@ package struct ObjectRegistry {
     private mutating func remove(at index: Int) {
         let mask = slots.count - 1
         var gap = index
+        let removed = slots[gap]!
+        // Released once the table is consistent again: the release may end the object.
+        defer { removed.release() }
         slots[gap] = nil
         keyed -= 1
         var i = (gap + 1) & mask
@@ -210,36 +235,21 @@ package struct ObjectRegistry {
         }
     }
 
+    /// Rehashes into a table of `count` slots (a power of two). The references move as plain words (an object
+    /// keeps the one retain the registry holds for it), and the old table is freed without a call per slot.
     private mutating func resize(to count: Int) {
         precondition(count > 0 && count & (count - 1) == 0 && count.trailingZeroBitCount <= 32, "ObjectRegistry: a table of 2 to 2^32 slots")
-        // Zeroed memory is `nil` for an optional class reference: filled with `nil` one slot at a time, the
-        // table cost a call to `swift_retain` per slot.
-        var old = [ManagedObject?](unsafeUninitializedCapacity: count) { buffer, initialized in
-            UnsafeMutableRawPointer(buffer.baseAddress!).initializeMemory(as: UInt8.self, repeating: 0, count: count * MemoryLayout<ManagedObject?>.stride)
-            initialized = count
-        }
-        swap(&old, &slots)
-        var oldFingerprints = [UInt32](repeating: 0, count: count)
-        swap(&oldFingerprints, &fingerprints)
-        // Each object's reference is moved from the old table to the new by pointer, not copied: copying
-        // retained every object and freeing the old table released it again, two atomic operations per
-        // registered object at every doubling (5% of a fetch of 100,000 objects in `perf`). Assigning a taken
-        // value did not avoid them. A moved-out slot is set to nil, so freeing the old table releases nothing.
+        let old = slots, oldFingerprints = fingerprints
+        slots = Array(repeating: nil, count: count)
+        fingerprints = Array(repeating: 0, count: count)
         let mask = count - 1, shift = UInt32(32 - count.trailingZeroBitCount)
-        slots.withUnsafeMutableBufferPointer { new in
-            fingerprints.withUnsafeMutableBufferPointer { newFingerprints in
-                old.withUnsafeMutableBufferPointer { old in
-                    for j in old.indices where old[j] != nil {
-                        let fingerprint = oldFingerprints[j]
-                        var i = Int(truncatingIfNeeded: fingerprint >> shift)
-                        while new[i] != nil { i = (i + 1) & mask }
-                        // The new slot holds nil, which needs no destroying: initialized over, not assigned.
-                        (new.baseAddress! + i).initialize(to: (old.baseAddress! + j).move())
-                        (old.baseAddress! + j).initialize(to: nil)
-                        newFingerprints[i] = fingerprint
-                    }
-                }
-            }
+        for (j, slot) in old.enumerated() {
+            guard let slot else { continue }
+            let fingerprint = oldFingerprints[j]
+            var i = Int(truncatingIfNeeded: fingerprint >> shift)
+            while slots[i] != nil { i = (i + 1) & mask }
+            slots[i] = slot
+            fingerprints[i] = fingerprint
         }
     }
 }
