@@ -53,9 +53,13 @@ public final class ObjectContext {
     /// forgets them, and skips the walk over every registered object when none can.
     @exclusivity(unchecked) package var cachesMembers = false
     /// The last store layout compared with an entity's layout, and whether they are equivalent: a fetch's rows
-    /// share one layout, so the comparison runs once per fetch rather than once per row (strong references,
-    /// so the identities stay valid).
-    @exclusivity(unchecked) private var layoutMatch: (store: RowLayout, entity: RowLayout, equivalent: Bool)?
+    /// share one layout, so the comparison runs once per fetch rather than once per row. Compared by identity
+    /// (`layoutMatchIdentities`), which reads no reference: binding the stored pair retained and released both
+    /// layouts for every fetched row. `layoutMatch` holds them, so the identities stay valid.
+    @exclusivity(unchecked) private var layoutMatch: (store: RowLayout, entity: RowLayout, equivalent: Bool)? {
+        didSet { layoutMatchIdentities = layoutMatch.map { (ObjectIdentifier($0.store), ObjectIdentifier($0.entity), $0.equivalent) } }
+    }
+    @exclusivity(unchecked) private var layoutMatchIdentities: (store: ObjectIdentifier, entity: ObjectIdentifier, equivalent: Bool)?
     /// The home of this context's objects in each store (see `ObjectHome`), unretained: a home lives as long
     /// as objects use it, so the context alone never keeps a removed store (and its open files) alive, and a
     /// home's `deinit` takes it out of here (`homeDidEnd`), so every home recorded is alive.
@@ -302,13 +306,15 @@ public final class ObjectContext {
     /// A fetched row as an object's snapshot, its values under the entity's layout when the store's is
     /// equivalent (so the object reads them by position).
     private func snapshot(of row: consuming StoreRow, entity: EntityHandle) -> ObjectSnapshot {
-        guard let storeLayout = row.values.layout, storeLayout !== entity.layout else { return ObjectSnapshot(consume row) }
+        let entityLayout = ObjectIdentifier(entity.layout)
+        guard let storeLayout = row.values.layoutIdentity, storeLayout != entityLayout else { return ObjectSnapshot(consume row) }
         let equivalent: Bool
-        if let match = layoutMatch, match.store === storeLayout, match.entity === entity.layout {
+        if let match = layoutMatchIdentities, match.store == storeLayout, match.entity == entityLayout {
             equivalent = match.equivalent
         } else {
-            equivalent = storeLayout.isEquivalent(to: entity.layout)
-            layoutMatch = (storeLayout, entity.layout, equivalent)
+            let layout = row.values.layout!
+            equivalent = layout.isEquivalent(to: entity.layout)
+            layoutMatch = (layout, entity.layout, equivalent)
         }
         return ObjectSnapshot(consume row, layout: equivalent ? entity.layout : nil)
     }

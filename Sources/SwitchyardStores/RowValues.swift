@@ -57,6 +57,14 @@ import SwitchyardModel
         }
     }
 
+    /// The identity of `layout`, read without retaining it (for a comparison).
+    package var layoutIdentity: ObjectIdentifier? {
+        switch shape {
+        case .laid(let layout): return ObjectIdentifier(layout)
+        case .beside(let beside): return beside.layout.map { ObjectIdentifier($0) }
+        }
+    }
+
     /// Non-null values whose names the layout does not have.
     private var extra: [String: AttributeValue] {
         get {
