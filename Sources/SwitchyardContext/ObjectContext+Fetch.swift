@@ -20,9 +20,9 @@ extension ObjectContext {
         return objects
     }
 
-    /// `fetch(_:)`, each object handed to `body` in order, owned: a typed fetch wraps it (`E.init(managedObject:)`)
-    /// without retaining it again, where mapping the fetched array retained and released every object once more
-    /// and built a second array.
+    /// `fetch(_:)`, each object handed to `body` in order, owned, after the stores' reads have ended: a typed
+    /// fetch wraps it (`E.init(managedObject:)`) without retaining it again, where mapping the fetched array
+    /// retained and released every object once more and built a second array.
     @usableFromInline
     package func fetch(_ request: FetchRequest, each body: (consuming ManagedObject) -> Void) throws {
         guard request.isNormalized else { return try fetch(try request.normalized(), each: body) }

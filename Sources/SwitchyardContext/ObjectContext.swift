@@ -250,14 +250,16 @@ public final class ObjectContext {
     /// Fetches `request`'s rows and registers each as the store hands it over (see
     /// `StoreCoordinator.fetchRows(_:targets:validated:each:)`), in order. The caller has checked `request`
     /// against the coordinator's model (`validateFetch`) and found its `targets` (`targetStores(for:)`).
-    /// Each object is handed to `body` as it is registered, owned (see `fetch(_:each:)`).
+    /// Each object is handed to `body` owned, in order, once the store's read has ended (see `HeldObjects`).
     package func registerRows(
         _ request: FetchRequest, targets: [any PersistentStore], each body: (consuming ManagedObject) -> Void
     ) throws {
         var run = RowRun()
+        var held = HeldObjects()
         try coordinator.fetchRows(request, targets: targets, validated: true) { store, row in
-            body(register(consume row, from: store, run: &run))
+            held.append(register(consume row, from: store, run: &run))
         }
+        held.handOver(to: body)
     }
 
     /// What consecutive rows of one fetch share: each store's identifier and home, and each entity's handle,

@@ -10,6 +10,30 @@ import Testing
         return try backend.coordinator(ModelLoader.load(at: url), in: dir)
     }
 
+    /// A view's initializer may read the store (here a to-one): a typed fetch makes its views once the store's
+    /// read has ended, as mapping the fetched objects did.
+    @Test(arguments: Backend.everyStore)
+    func aViewMayReadTheStoreInItsInitializer(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try Self.coordinator(backend, dir)
+        let writer = ObjectContext(coordinator: coordinator)
+        let ann = try writer.insert(Customer.self)
+        ann.name = "Ann"
+        for (i, code) in ["p1", "p2", "p3"].enumerated() {
+            let p = try writer.insert(Purchase.self)
+            p.code = code
+            p.qty = Int64(i + 1)
+            p.customer = i == 1 ? nil : ann
+        }
+        try writer.save()
+        let context = ObjectContext(coordinator: coordinator)
+        let views = try context.fetch(PurchaseWithCustomerName.self, sortedBy: [.ascending(\.code)])
+        #expect(views.map(\.code) == ["p1", "p2", "p3"])
+        #expect(views.map(\.customerName) == ["Ann", nil, "Ann"])
+        let one = try context.fetch(PurchaseWithCustomerName.self, where: \.code == "p3")
+        #expect(one.map(\.customerName) == ["Ann"] && one.first == views[2])
+    }
+
     @Test(arguments: Backend.everyStore)
     func typedPropertiesFetchesAndRelationships(_ backend: Backend) throws {
         let dir = try TempDir()
@@ -409,6 +433,21 @@ import Testing
 }
 
 /// Hand-written types that do not match `Shop.xcdatamodeld`.
+/// `Purchase` as a hand-written view that reads its customer's name in its initializer: a to-one read from the
+/// store, which a typed fetch must allow (it makes its views after the store's read).
+struct PurchaseWithCustomerName: EntityObject {
+    static let entityName = "Purchase"
+    static let declaredProperties: [DeclaredProperty] = [.attribute("code", String.self), .toOne("customer", Customer.self)]
+    static var keyPathNames: [PartialKeyPath<PurchaseWithCustomerName>: String] { [\PurchaseWithCustomerName.code: "code"] }
+    let managedObject: ManagedObject
+    let customerName: String?
+    init(managedObject: ManagedObject) {
+        self.managedObject = managedObject
+        customerName = (managedObject[toOne: "customer"] as Customer?)?.name
+    }
+    var code: String { managedObject[attribute: "code"] }
+}
+
 struct WrongEntity: EntityObject {
     static let entityName = "Nope"
     static let declaredProperties: [DeclaredProperty] = []
