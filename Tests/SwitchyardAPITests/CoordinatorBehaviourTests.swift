@@ -219,9 +219,7 @@ import Testing
     @Test(arguments: Backend.everyStore)
     func aKeyPathSortOrdersResultsMergedFromSeveralStores(_ backend: Backend) throws {
         let dir = try TempDir()
-        let coordinator = StoreCoordinator(model: try Shop.model())
-        let one = try backend.add(to: coordinator, configuration: "Main", in: dir.url, name: "one")
-        let two = try backend.add(to: coordinator, configuration: "Main", in: dir.url, name: "two")
+        let (coordinator, one, two) = try Shop.twoStores(backend, in: dir, "one", "two")
         let context = ObjectContext(coordinator: coordinator)
         for (store, name, code) in [(one, "D", "o1"), (one, "A", "o2"), (two, "C", "o3"), (two, "B", "o4")] {
             let customer = try Shop.customer(context, name)

@@ -38,9 +38,7 @@ import Testing
     @Test(arguments: Backend.everyStore)
     func anObjectArgumentMatchesOnlyInItsOwnStore(_ backend: Backend) throws {
         let dir = try TempDir()
-        let coordinator = StoreCoordinator(model: try Shop.model())
-        let storeA = try backend.add(to: coordinator, configuration: "Main", in: dir.url, name: "A")
-        let storeB = try backend.add(to: coordinator, configuration: "Main", in: dir.url, name: "B")
+        let (coordinator, storeA, storeB) = try Shop.twoStores(backend, in: dir, "A", "B")
         let context = ObjectContext(coordinator: coordinator)
         var customers: [ManagedObject] = []
         for (store, name) in [(storeA, "a"), (storeB, "b")] {
@@ -76,9 +74,7 @@ import Testing
     @Test(arguments: Backend.everyStore)
     func objectsWithOneKeyInTwoStoresStayApartInAContext(_ backend: Backend) throws {
         let dir = try TempDir()
-        let coordinator = StoreCoordinator(model: try Shop.model())
-        let storeA = try backend.add(to: coordinator, configuration: "Main", in: dir.url, name: "A")
-        let storeB = try backend.add(to: coordinator, configuration: "Main", in: dir.url, name: "B")
+        let (coordinator, storeA, storeB) = try Shop.twoStores(backend, in: dir, "A", "B")
         let writer = ObjectContext(coordinator: coordinator)
         for (store, name) in [(storeA, "A"), (storeB, "B")] {
             try writer.assign(try Shop.customer(writer, name), to: store)

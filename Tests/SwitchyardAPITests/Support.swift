@@ -116,6 +116,16 @@ enum Shop {
         try backend.coordinator(model(), in: dir)
     }
 
+    /// A coordinator with two `Main` stores of `backend`, named `first` and `second` (the shop's entities in both).
+    static func twoStores(
+        _ backend: Backend, in dir: TempDir, _ first: String, _ second: String
+    ) throws -> (coordinator: StoreCoordinator, first: any PersistentStore, second: any PersistentStore) {
+        let coordinator = StoreCoordinator(model: try model())
+        let one = try backend.add(to: coordinator, configuration: "Main", in: dir.url, name: first)
+        let two = try backend.add(to: coordinator, configuration: "Main", in: dir.url, name: second)
+        return (coordinator, one, two)
+    }
+
     @discardableResult
     static func order(_ context: ObjectContext, _ code: String, qty: Int64, width: Double? = nil, customer: ManagedObject? = nil) throws -> ManagedObject {
         let o = try context.insert("Order")
