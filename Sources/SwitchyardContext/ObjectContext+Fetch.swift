@@ -16,16 +16,19 @@ extension ObjectContext {
     /// offset is `QueryError.invalidRequest`.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         var objects: [ManagedObject] = []
-        try fetch(request) { object in objects.append(consume object) }
+        try fetch(request, expecting: { objects.reserveCapacity($0) }) { object in objects.append(consume object) }
         return objects
     }
 
     /// `fetch(_:)`, each object handed to `body` in order, owned, after the stores' reads have ended: a typed
     /// fetch wraps it (`E.init(managedObject:)`) without retaining it again, where mapping the fetched array
-    /// retained and released every object once more and built a second array.
+    /// retained and released every object once more and built a second array. `expecting` is told the number
+    /// of objects first.
     @usableFromInline
-    package func fetch(_ request: FetchRequest, each body: (consuming ManagedObject) -> Void) throws {
-        guard request.isNormalized else { return try fetch(try request.normalized(), each: body) }
+    package func fetch(
+        _ request: FetchRequest, expecting: (Int) -> Void, each body: (consuming ManagedObject) -> Void
+    ) throws {
+        guard request.isNormalized else { return try fetch(try request.normalized(), expecting: expecting, each: body) }
         guard model.entityPosition(named: request.entityName) != nil else {
             throw ContextError.unknownEntity(request.entityName)
         }
@@ -40,9 +43,11 @@ extension ObjectContext {
         let sortsThroughRelationships = targets.count > 1 && request.sortKeys.contains { $0.key.contains(".") }
         if pending.isEmpty, !relatedChanged, !sortsThroughRelationships {
             // Each row becomes an object as the store reads it: the rows are never all held at once.
-            return try registerRows(request, targets: targets, each: body)
+            return try registerRows(request, targets: targets, expecting: expecting, each: body)
         }
-        for object in try fetchMerged(request, targets: targets, pending: pending, relatedChanged: relatedChanged) { body(object) }
+        let merged = try fetchMerged(request, targets: targets, pending: pending, relatedChanged: relatedChanged)
+        expecting(merged.count)
+        for object in merged { body(object) }
     }
 
     /// The number of objects `fetch` would return.
@@ -73,7 +78,7 @@ extension ObjectContext {
         var seen = Set<ObjectIdentifier>()
         var candidates: [(object: ManagedObject, checked: Bool)] = []
         var fetched: [ManagedObject] = []
-        try registerRows(unbounded, targets: targets) { fetched.append($0) }
+        try registerRows(unbounded, targets: targets, expecting: { fetched.reserveCapacity($0) }) { fetched.append($0) }
         for object in fetched {
             guard !object.isDeleted, seen.insert(ObjectIdentifier(object)).inserted else { continue }
             // The store already applied the predicate to the saved state, which is current for an unchanged object.

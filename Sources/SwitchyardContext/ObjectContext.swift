@@ -251,15 +251,17 @@ public final class ObjectContext {
     /// `StoreCoordinator.fetchRows(_:targets:validated:each:)`), in order. The caller has checked `request`
     /// against the coordinator's model (`validateFetch`) and found its `targets` (`targetStores(for:)`).
     /// Each object is handed to `body` owned, in order, once the store's read has ended (see `HeldObjects`).
+    /// `expecting` is told their number first.
     package func registerRows(
-        _ request: FetchRequest, targets: [any PersistentStore], each body: (consuming ManagedObject) -> Void
+        _ request: FetchRequest, targets: [any PersistentStore], expecting: (Int) -> Void,
+        each body: (consuming ManagedObject) -> Void
     ) throws {
         var run = RowRun()
         var held = HeldObjects()
         try coordinator.fetchRows(request, targets: targets, validated: true) { store, row in
             held.append(register(consume row, from: store, run: &run))
         }
-        held.handOver(to: body)
+        held.handOver(expecting: expecting, to: body)
     }
 
     /// What consecutive rows of one fetch share: each store's identifier and home, and each entity's handle,

@@ -26,7 +26,9 @@ extension ObjectContext {
     ) throws -> [E] {
         try register(type)
         var objects: [E] = []
-        try fetch(try request(type, predicate, sortKeys, limit, offset)) { object in objects.append(E(managedObject: consume object)) }
+        try fetch(try request(type, predicate, sortKeys, limit, offset), expecting: { objects.reserveCapacity($0) }) { object in
+            objects.append(E(managedObject: consume object))
+        }
         return objects
     }
 
