@@ -10,22 +10,31 @@ import Testing
         return try backend.coordinator(ModelLoader.load(at: url), in: dir)
     }
 
+    /// Saves a purchase per code, each of the customer named beside it (customers made once per name).
+    static func savePurchases(_ customers: KeyValuePairs<String, String?>, in coordinator: StoreCoordinator) throws {
+        let writer = ObjectContext(coordinator: coordinator)
+        var made: [String: Customer] = [:]
+        for (i, (code, name)) in customers.enumerated() {
+            let purchase = try writer.insert(Purchase.self)
+            purchase.code = code
+            purchase.qty = Int64(i + 1)
+            guard let name else { continue }
+            if made[name] == nil {
+                made[name] = try writer.insert(Customer.self)
+                made[name]!.name = name
+            }
+            purchase.customer = made[name]
+        }
+        try writer.save()
+    }
+
     /// A view's initializer may read the store (here a to-one): a typed fetch makes its views once the store's
     /// read has ended, as mapping the fetched objects did.
     @Test(arguments: Backend.everyStore)
     func aViewMayReadTheStoreInItsInitializer(_ backend: Backend) throws {
         let dir = try TempDir()
         let coordinator = try Self.coordinator(backend, dir)
-        let writer = ObjectContext(coordinator: coordinator)
-        let ann = try writer.insert(Customer.self)
-        ann.name = "Ann"
-        for (i, code) in ["p1", "p2", "p3"].enumerated() {
-            let p = try writer.insert(Purchase.self)
-            p.code = code
-            p.qty = Int64(i + 1)
-            p.customer = i == 1 ? nil : ann
-        }
-        try writer.save()
+        try Self.savePurchases(["p1": "Ann", "p2": nil, "p3": "Ann"], in: coordinator)
         let context = ObjectContext(coordinator: coordinator)
         let views = try context.fetch(PurchaseWithCustomerName.self, sortedBy: [.ascending(\.code)])
         #expect(views.map(\.code) == ["p1", "p2", "p3"])
