@@ -1,7 +1,7 @@
 // MARK: - HeldObjects
 
 /// The objects a fetch registers while the store's read is open, held until the read ends and then handed over
-/// one at a time, owned (see `ObjectContext.registerRows(_:targets:each:)`).
+/// one at a time, owned (see `ObjectContext.registerRows(_:targets:expecting:each:)`).
 ///
 /// Handing each object to the caller inside the read ran the caller's code there (a typed fetch's
 /// `EntityObject.init(managedObject:)`, which a hand-written type may use to read a relationship from the same
