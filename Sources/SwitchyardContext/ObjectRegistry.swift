@@ -44,10 +44,8 @@ package struct ObjectRegistry: ~Copyable {
     /// The object registered under `id`.
     package subscript(id: ObjectID) -> ManagedObject? {
         get {
-            if let index = index(of: id.predicateKey), let object = slots[index]?.takeUnretainedValue(), object.hasID(id) {
-                return object
-            }
-            return others.isEmpty ? nil : others[id]
+            if case .registered(let object) = find(id) { return object }
+            return nil
         }
         set {
             assert(newValue.map { $0.hasID(id) } ?? true, "ObjectRegistry: an object registered under another ID")
