@@ -5,12 +5,15 @@ import SwitchyardModel
 
 /// A context's objects by `ObjectID`, one instance per object.
 ///
-/// Objects are found by `predicateKey` first (the primary key, or the negative temporary key while unsaved): an
-/// `Int64` hashes and compares far faster than an `ObjectID` (store UUID, entity name and key). The table holds
-/// the objects, each under its own key (`ManagedObject.predicateKey`), and beside each a 4-byte fingerprint of
-/// that key, so an entry costs 12 bytes: for a context holding a million objects, 24 MB where a
-/// `[Int64: ManagedObject]` took 32 and `[ObjectID: ...]` 80. The rare object whose key another registered
-/// object already uses (another store, or another inheritance tree) goes to a second table keyed by the whole ID.
+/// An open-addressing table of the objects, each beside a 4-byte fingerprint of its ID: its primary key (or the
+/// negative temporary key while unsaved) mixed with its store's UUID and the length of its entity's name. An
+/// `Int64` and two words of a UUID hash far faster than an `ObjectID` (whose `Hasher` hash also walks the
+/// entity's name), and an entry costs 12 bytes: for a context holding a million objects, 24 MB where
+/// `[ObjectID: ManagedObject]` took 80. Objects whose keys coincide (each store numbers its objects from 1, and
+/// Core Data numbers each inheritance tree on its own) land apart through the salt, or share a home slot and are
+/// told apart by their whole ID. Until 2026-12-04 such objects went to a second `[ObjectID: ManagedObject]`
+/// table, which made every object of a second store in one context cost a `Hasher` hash of its ID: a fifth of
+/// a fetched-property prefetch across two stores (`perf`).
 ///
 /// Every object is registered under its own ID (`registry[object.objectID] = object`); an object's ID changes
 /// only while it is not registered.
@@ -22,17 +25,17 @@ import SwitchyardModel
 /// third of the instructions of fetching 100,000 objects (callgrind). Noncopyable, so no copy can outlive or
 /// double the references it holds.
 package struct ObjectRegistry: ~Copyable {
-    /// Open addressing with linear probing: an object sits at the first free slot from its key's home slot, and
-    /// no free slot lies between. The count is zero or a power of two. Each object here holds one retain.
+    /// Open addressing with linear probing: an object sits at the first free slot from its fingerprint's home
+    /// slot, and no free slot lies between. The count is zero or a power of two. Each object here holds one
+    /// retain.
     private var slots: [Unmanaged<ManagedObject>?] = []
-    /// `fingerprint(of:)` of the key of the object in each slot. A probe compares these and reads an object's
-    /// own key only where they match: reading the key of every object passed on the way (two dependent loads
+    /// `fingerprint(of:)` of the ID of the object in each slot. A probe compares these and reads an object's
+    /// own ID only where they match: reading the key of every object passed on the way (two dependent loads
     /// each) missed the cache once the context held 100,000 objects, and showed as the registry's lookups and
     /// moves in `perf` (about 7% of the object-layer benchmark).
     private var fingerprints: [UInt32] = []
-    /// Objects in `slots`.
-    private var keyed = 0
-    private var others: [ObjectID: ManagedObject] = [:]
+    /// The number of registered objects.
+    package private(set) var count = 0
 
     /// An empty registry.
     package init() {}
@@ -49,9 +52,8 @@ package struct ObjectRegistry: ~Copyable {
         }
         set {
             assert(newValue.map { $0.hasID(id) } ?? true, "ObjectRegistry: an object registered under another ID")
-            let key = id.predicateKey
-            let index = index(of: key)
-            if let index, slots[index]!._withUnsafeGuaranteedRef({ $0.hasID(id) }) {
+            let fingerprint = Self.fingerprint(of: id)
+            if let index = index(of: id, fingerprint: fingerprint) {
                 if let newValue {
                     let old = slots[index]!
                     slots[index] = .passRetained(newValue)
@@ -59,22 +61,17 @@ package struct ObjectRegistry: ~Copyable {
                 } else {
                     remove(at: index)
                 }
-            } else if index != nil || others[id] != nil {
-                others[id] = newValue
             } else if let newValue {
-                insert(newValue, key: key)
+                insert(newValue, fingerprint: fingerprint)
             }
         }
     }
 
     /// Where `register(_:at:)` puts an object that `find(_:)` did not find.
     package struct Vacancy {
-        /// The free slot ending the key's probe; nil when the table is empty or the object goes to `others`.
+        /// The free slot ending the ID's probe; nil when the table is empty.
         fileprivate let index: Int?
         fileprivate let fingerprint: UInt32
-        fileprivate let key: Int64
-        /// The key is another registered object's (another store or inheritance tree).
-        fileprivate let keyTaken: Bool
     }
 
     /// What `find(_:)` found.
@@ -88,44 +85,31 @@ package struct ObjectRegistry: ~Copyable {
     /// lookup and then an assignment probed it three times (the lookup, the assignment's own, the insertion's);
     /// the probes of a table of 100,000 objects miss the cache.
     package func find(_ id: ObjectID) -> Lookup {
-        let key = id.predicateKey
-        let fingerprint = Self.fingerprint(of: key)
-        guard keyed > 0 else {
-            if !others.isEmpty, let other = others[id] { return .registered(other) }
-            return .vacant(Vacancy(index: nil, fingerprint: fingerprint, key: key, keyTaken: false))
-        }
+        let fingerprint = Self.fingerprint(of: id)
+        guard count > 0 else { return .vacant(Vacancy(index: nil, fingerprint: fingerprint)) }
         let mask = slots.count - 1
         var i = home(fingerprint)
         while let slot = slots[i] {
-            if fingerprints[i] == fingerprint, slot._withUnsafeGuaranteedRef({ $0.predicateKey == key }) {
-                let object = slot.takeUnretainedValue()
-                if object.hasID(id) { return .registered(object) }
-                if let other = others[id] { return .registered(other) }
-                return .vacant(Vacancy(index: nil, fingerprint: fingerprint, key: key, keyTaken: true))
+            if fingerprints[i] == fingerprint, slot._withUnsafeGuaranteedRef({ $0.hasID(id) }) {
+                return .registered(slot.takeUnretainedValue())
             }
             i = (i + 1) & mask
         }
-        if !others.isEmpty, let other = others[id] { return .registered(other) }
-        return .vacant(Vacancy(index: i, fingerprint: fingerprint, key: key, keyTaken: false))
+        return .vacant(Vacancy(index: i, fingerprint: fingerprint))
     }
 
     /// Registers `object` where `find(_:)` found no object of its ID, the registry unchanged since.
     package mutating func register(_ object: consuming ManagedObject, at vacancy: Vacancy) {
-        assert(object.predicateKey == vacancy.key, "ObjectRegistry: an object registered under another key")
-        if vacancy.keyTaken {
-            others[object.objectID] = object
-        } else if let index = vacancy.index, keyed + 1 <= Self.maxLoad(slots.count) {
+        assert(Self.fingerprint(of: object.objectID) == vacancy.fingerprint, "ObjectRegistry: an object registered under another ID")
+        if let index = vacancy.index, count + 1 <= Self.maxLoad(slots.count) {
             assert(slots[index] == nil, "ObjectRegistry: the registry changed since find")
             slots[index] = .passRetained(object)
             fingerprints[index] = vacancy.fingerprint
-            keyed += 1
+            count += 1
         } else {
-            insert(object, key: vacancy.key)
+            insert(object, fingerprint: vacancy.fingerprint)
         }
     }
-
-    /// The number of registered objects.
-    package var count: Int { keyed + others.count }
 
     /// Makes room for `capacity` objects in all without growing the table again.
     package mutating func reserveCapacity(_ capacity: Int) {
@@ -133,27 +117,25 @@ package struct ObjectRegistry: ~Copyable {
     }
 
     /// Every registered object (in no particular order).
-    package var values: Values { Values(slots: slots, others: others.values) }
+    package var values: Values { Values(slots: slots) }
 
-    /// The registered objects, one table after the other. The first table's references are unretained: each
-    /// object is kept alive by the registry, so nothing may be unregistered while a `Values` is iterated (no
-    /// caller does; each takes a copy with `Array(_:)` where its loop changes the registry).
+    /// The registered objects. The references are unretained: each object is kept alive by the registry, so
+    /// nothing may be unregistered while a `Values` is iterated (no caller does; each takes a copy with
+    /// `Array(_:)` where its loop changes the registry).
     package struct Values: Sequence {
         package let slots: [Unmanaged<ManagedObject>?]
-        package let others: Dictionary<ObjectID, ManagedObject>.Values
 
         package struct Iterator: IteratorProtocol {
-            package var first: IndexingIterator<[Unmanaged<ManagedObject>?]>
-            package var second: Dictionary<ObjectID, ManagedObject>.Values.Iterator
+            package var slots: IndexingIterator<[Unmanaged<ManagedObject>?]>
             package mutating func next() -> ManagedObject? {
-                while let slot = first.next() {
+                while let slot = slots.next() {
                     if let object = slot { return object.takeUnretainedValue() }
                 }
-                return second.next()
+                return nil
             }
         }
 
-        package func makeIterator() -> Iterator { Iterator(first: slots.makeIterator(), second: others.makeIterator()) }
+        package func makeIterator() -> Iterator { Iterator(slots: slots.makeIterator()) }
     }
 
     // MARK: Table
@@ -169,10 +151,23 @@ package struct ObjectRegistry: ~Copyable {
         return n
     }
 
-    /// The upper half of `key`'s Fibonacci hash (consecutive primary keys land far apart). Its top bits are the
-    /// key's home slot (`home(_:)`), so a moved or rehashed object's home is found without reading its key.
-    private static func fingerprint(of key: Int64) -> UInt32 {
-        UInt32(truncatingIfNeeded: (UInt64(bitPattern: key) &* 0x9E37_79B9_7F4A_7C15) >> 32)
+    /// The upper half of the Fibonacci hash of `id`'s key mixed with its salt (consecutive primary keys land
+    /// far apart). Its top bits are the ID's home slot (`home(_:)`), so a moved or rehashed object's home is found
+    /// without reading its ID.
+    ///
+    /// The salt spreads objects whose keys coincide: the store's UUID, and the entity name's length in UTF-8
+    /// (stored in the string, so read without a call; two trees of one store rarely share a name length, and
+    /// when they do their objects only share home slots). IDs that differ in their salt alone are still told
+    /// apart by `ManagedObject.hasID(_:)`.
+    private static func fingerprint(of id: ObjectID) -> UInt32 {
+        var salt = UInt64(truncatingIfNeeded: id.entityName.utf8.count) &* 0xD6E8_FEB8_6659_FD93
+        if case .permanent(let store, _) = id.storage {
+            withUnsafeBytes(of: store.uuid) { bytes in
+                salt ^= bytes.loadUnaligned(as: UInt64.self) ^ bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            }
+        }
+        let key = UInt64(bitPattern: id.storage.predicateKey)
+        return UInt32(truncatingIfNeeded: ((key ^ salt) &* 0x9E37_79B9_7F4A_7C15) >> 32)
     }
 
     /// The home slot of a key with this fingerprint.
@@ -182,23 +177,22 @@ package struct ObjectRegistry: ~Copyable {
         return Int(truncatingIfNeeded: fingerprint >> UInt32(32 - bits))
     }
 
-    /// The slot of the object in the table whose key is `key`.
-    private func index(of key: Int64) -> Int? {
-        guard keyed > 0 else { return nil }
+    /// The slot of the object in the table whose ID is `id`.
+    private func index(of id: ObjectID, fingerprint: UInt32) -> Int? {
+        guard count > 0 else { return nil }
         let mask = slots.count - 1
-        let fingerprint = Self.fingerprint(of: key)
         var i = home(fingerprint)
-        while slots[i] != nil {
-            if fingerprints[i] == fingerprint, slots[i]!._withUnsafeGuaranteedRef({ $0.predicateKey == key }) { return i }
+        while let slot = slots[i] {
+            if fingerprints[i] == fingerprint, slot._withUnsafeGuaranteedRef({ $0.hasID(id) }) { return i }
             i = (i + 1) & mask
         }
         return nil
     }
 
-    private mutating func insert(_ object: consuming ManagedObject, key: Int64) {
-        if keyed + 1 > Self.maxLoad(slots.count) { resize(to: Self.slotCount(for: keyed + 1)) }
-        place(object, fingerprint: Self.fingerprint(of: key))
-        keyed += 1
+    private mutating func insert(_ object: consuming ManagedObject, fingerprint: UInt32) {
+        if count + 1 > Self.maxLoad(slots.count) { resize(to: Self.slotCount(for: count + 1)) }
+        place(object, fingerprint: fingerprint)
+        count += 1
     }
 
     /// Puts `object` in the first free slot from its home, retained.
@@ -218,7 +212,7 @@ package struct ObjectRegistry: ~Copyable {
         // Released once the table is consistent again: the release may end the object.
         defer { removed.release() }
         slots[gap] = nil
-        keyed -= 1
+        count -= 1
         var i = (gap + 1) & mask
         while slots[i] != nil {
             let h = home(fingerprints[i])
