@@ -115,7 +115,8 @@ extension ObjectContext {
         // Keys de-duplicated under storeEqual (1 and 1.0 are one key) with a hash index: linear in the sources.
         // (StoreEqualityIndex, not the generic map: unspecialized here, the map's metadata lookups were half of
         // this method's instructions in callgrind.)
-        var keys: [AttributeValue] = []
+        // The distinct keys, as the operands of the destination's `IN` list.
+        var keys: [PredicateOperand] = []
         var seen = StoreEqualityIndex(capacity: sources.count)
         // Each source's key slot (nil: a null key, which matches nothing).
         var sourceSlots: [Int?] = []
@@ -130,11 +131,11 @@ extension ObjectContext {
             }
             let (slot, inserted) = seen.insert(key)
             sourceSlots.append(slot)
-            if inserted { keys.append(key) }
+            if inserted { keys.append(.constant(key)) }
         }
         var results: [ManagedObject] = []
         if !keys.isEmpty {
-            let membership = FetchPredicate.comparison(Comparison(.keyPath(join.destinationKey), .in, .list(keys.map { .constant($0) })))
+            let membership = FetchPredicate.comparison(Comparison(.keyPath(join.destinationKey), .in, .list(keys)))
             var predicate = membership
             if let i = join.termIndex, case .and(var terms) = template {
                 terms[i] = membership
