@@ -68,6 +68,9 @@ package struct SQLFragment {
 package struct SQLQuery {
     package var fragment: SQLFragment
     package var drivingIndex: SQLiteLeadingIndexes.Index?
+    /// The statement has no `ORDER BY`: its rows are to be sorted by primary key once read, which is the whole
+    /// order asked for. Set for a driving list without sort keys, limit or offset (see `select(_:projection:)`).
+    package var sortsRowsByPrimaryKey = false
 }
 
 // MARK: - SQLPredicateCompiler
@@ -102,17 +105,22 @@ package struct SQLPredicateCompiler {
     // MARK: - Statements
 
     /// `SELECT <projection> FROM ... WHERE ... ORDER BY ... LIMIT ? OFFSET ?`.
+    ///
+    /// A driving list (see `drivingList`) with no sort key, limit or offset leaves out the `ORDER BY t0.Z_PK`
+    /// and has the store sort the rows by primary key instead (`SQLQuery.sortsRowsByPrimaryKey`): SQLite's
+    /// sorter copied every row, each column, into a record and back, about a seventh of the statement's time for
+    /// a 5,000-key prefetch, where sorting the decoded rows by their keys costs a fraction of that.
     package func select(_ request: StoreFetchRequest, projection: SQLiteProjection) throws -> SQLQuery {
-        try select(request, columns: projection.selectList)
+        try select(request, columns: projection.selectList, sortingInStore: true)
     }
 
     /// `select(_:projection:)` reading only each row's `Z_PK` and `Z_ENT` (in that order), for
     /// `PersistentStore.fetchReferences`.
     package func selectReferences(_ request: StoreFetchRequest) throws -> SQLQuery {
-        try select(request, columns: "t0.\"Z_PK\", t0.\"Z_ENT\"")
+        try select(request, columns: "t0.\"Z_PK\", t0.\"Z_ENT\"", sortingInStore: false)
     }
 
-    private func select(_ request: StoreFetchRequest, columns: String) throws -> SQLQuery {
+    private func select(_ request: StoreFetchRequest, columns: String, sortingInStore: Bool) throws -> SQLQuery {
         let state = State(requestEntity: request.entityName)
         let (root, filter) = try base(request, state: state, driving: true)
         var order: [String] = []
@@ -125,13 +133,15 @@ package struct SQLPredicateCompiler {
         }
         order.append("t0.\"Z_PK\" ASC")
         var sql = SQLFragment("SELECT \(columns) FROM ") + from(root) + whereClause(filter)
-        sql.sql += " ORDER BY " + order.joined(separator: ", ")
-        if request.fetchLimit != nil || request.fetchOffset > 0 {
+        let limited = request.fetchLimit != nil || request.fetchOffset > 0
+        let sortedByStore = sortingInStore && root.driver != nil && order.count == 1 && !limited
+        if !sortedByStore { sql.sql += " ORDER BY " + order.joined(separator: ", ") }
+        if limited {
             sql = sql + SQLFragment(
                 " LIMIT ? OFFSET ?",
                 [Int64(request.fetchLimit ?? -1).databaseValue, Int64(max(0, request.fetchOffset)).databaseValue])
         }
-        return SQLQuery(fragment: sql, drivingIndex: root.driver?.index)
+        return SQLQuery(fragment: sql, drivingIndex: root.driver?.index, sortsRowsByPrimaryKey: sortedByStore)
     }
 
     /// `SELECT COUNT(*) FROM ... WHERE ...`.

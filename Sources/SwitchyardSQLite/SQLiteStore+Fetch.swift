@@ -70,12 +70,21 @@ extension SQLiteStore {
         let request = try request.prepared(forStore: identifier, model: model)
         let projection = try self.projection(of: layout, request)
         var delivered = false
-        try withStatement(compiling: { try $0.select(request, projection: projection) }, retryable: { !delivered }) { statement, query in
+        try withStatement(compiling: { try $0.select(request, projection: projection) }, retryable: { !delivered }) { statement, compiled in
             var decoder = SQLiteRowDecoder(projection: projection, entityNames: schema.entityNamesByNumber, externalData: externalData)
-            try decoder.forEachRow(of: statement, arguments: query.arguments) { row in
-                delivered = true
-                try body(row)
+            guard compiled.sortsRowsByPrimaryKey else {
+                try decoder.forEachRow(of: statement, arguments: compiled.fragment.arguments) { row in
+                    delivered = true
+                    try body(row)
+                }
+                return
             }
+            // Read whole, then handed over by primary key (the order ORDER BY Z_PK gives), each moved out.
+            var rows: [StoreRow] = []
+            try decoder.forEachRow(of: statement, arguments: compiled.fragment.arguments) { rows.append($0) }
+            rows.sort { $0.primaryKey > $1.primaryKey }
+            delivered = true
+            while let row = rows.popLast() { try body(consume row) }
         }
     }
 
@@ -90,7 +99,8 @@ extension SQLiteStore {
             var count = 0
             var failure: Error?
             do {
-                try withStatement(compiling: { try $0.selectReferences(request) }, retryable: { count == 0 }) { statement, query in
+                try withStatement(compiling: { try $0.selectReferences(request) }, retryable: { count == 0 }) { statement, compiled in
+                    let query = compiled.fragment
                     if let (index, code) = statement.bindDirectly(query.arguments) {
                         throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind parameter \(index)", sql: query.sql)
                     }
@@ -132,7 +142,8 @@ extension SQLiteStore {
         unlimited.fetchLimit = nil
         unlimited.fetchOffset = 0
         unlimited.sortKeys = []
-        return try withStatement(compiling: { try $0.count(unlimited) }, retryable: { true }) { statement, query in
+        return try withStatement(compiling: { try $0.count(unlimited) }, retryable: { true }) { statement, compiled in
+            let query = compiled.fragment
             if let (index, code) = statement.bindDirectly(query.arguments) {
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind parameter \(index)", sql: query.sql)
             }
@@ -176,7 +187,7 @@ extension SQLiteStore {
     /// `retryable()` (nothing was handed to the caller yet).
     private func withStatement<T>(
         compiling make: (SQLPredicateCompiler) throws -> SQLQuery, retryable: () -> Bool,
-        _ body: (Statement, SQLFragment) throws -> T
+        _ body: (Statement, SQLQuery) throws -> T
     ) throws -> T {
         var compiler = self.compiler
         compiler.leadingIndexes = try leadingIndexes()
@@ -185,7 +196,7 @@ extension SQLiteStore {
             var refused = false
             let result: T? = try read { db in
                 do {
-                    return try body(try self.statement(for: query, in: db), query)
+                    return try body(try self.statement(for: query, in: db), compiled)
                 } catch let error as DatabaseError where compiled.drivingIndex != nil && SQLiteLeadingIndexes.isRefusal(error) && retryable() {
                     refused = true
                     return nil

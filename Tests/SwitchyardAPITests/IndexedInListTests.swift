@@ -72,6 +72,11 @@ struct IndexedInListTests {
         let request = FetchRequest(entityName: "Item", predicate: byCode, sortKeys: [SortKey("code")])
         #expect(try Self.rows(context, request) == wanted.sorted { Self.code($0) < Self.code($1) })
         #expect(try context.count(request) == wanted.count)
+        // Without sort keys the rows come in the order a fetch without the list gives them, whatever the list's
+        // order (SQLite reads them in the list's order and the store sorts them).
+        let everyRow = try Self.rows(context, FetchRequest(entityName: "Item"))
+        #expect(everyRow.sorted() == all)
+        #expect(try Self.rows(context, FetchRequest(entityName: "Item", predicate: byCode)) == everyRow.filter { $0 % 3 == 0 })
         // Without subentities; with sort, offset and limit; with another term of an AND.
         var exact = request
         exact.includesSubentities = false
@@ -97,6 +102,7 @@ struct IndexedInListTests {
         let byNumber = FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "n IN %@", numbers.shuffled().predicateArgument))
         let sharing = all.filter { Set(numbers).contains(Self.n($0)) }
         #expect(try Self.rows(context, byNumber).sorted() == sharing)
+        #expect(try Self.rows(context, byNumber) == everyRow.filter { Set(numbers).contains(Self.n($0)) })
         #expect(try context.count(byNumber) == sharing.count)
         let smalls: [Int64] = (0..<40).map { Int64($0 % 20) } + [300, 301]
         let bySmall = FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "small IN %@", smalls.predicateArgument))
