@@ -6,14 +6,13 @@ import SwitchyardModel
 /// A context's objects by `ObjectID`, one instance per object.
 ///
 /// An open-addressing table of the objects, each beside a 4-byte fingerprint of its ID: its primary key (or the
-/// negative temporary key while unsaved) mixed with its store's UUID and the length of its entity's name. An
-/// `Int64` and two words of a UUID hash far faster than an `ObjectID` (whose `Hasher` hash also walks the
-/// entity's name), and an entry costs 12 bytes: for a context holding a million objects, 24 MB where
-/// `[ObjectID: ManagedObject]` took 80. Objects whose keys coincide (each store numbers its objects from 1, and
-/// Core Data numbers each inheritance tree on its own) land apart through the salt, or share a home slot and are
-/// told apart by their whole ID. Until 2026-12-04 such objects went to a second `[ObjectID: ManagedObject]`
-/// table, which made every object of a second store in one context cost a `Hasher` hash of its ID: a fifth of
-/// a fetched-property prefetch across two stores (`perf`).
+/// negative temporary key while unsaved) mixed with its store's UUID. An `Int64` and two words of a UUID hash far
+/// faster than an `ObjectID` (through `Hasher`), and an entry costs 12 bytes: for a context holding a million
+/// objects, 24 MB where `[ObjectID: ManagedObject]` took 80. Objects whose keys coincide (each store numbers its
+/// objects from 1, and Core Data numbers each inheritance tree on its own) land apart through the store's UUID,
+/// or share a home slot and are told apart by their whole ID. Until 2026-12-04 such objects went to a second
+/// `[ObjectID: ManagedObject]` table, which made every object of a second store in one context cost a `Hasher`
+/// hash of its ID: a fifth of a fetched-property prefetch across two stores (`perf`).
 ///
 /// Every object is registered under its own ID (`registry[object.objectID] = object`); an object's ID changes
 /// only while it is not registered.
@@ -151,19 +150,20 @@ package struct ObjectRegistry: ~Copyable {
         return n
     }
 
-    /// The upper half of the Fibonacci hash of `id`'s key mixed with its salt (consecutive primary keys land
+    /// The upper half of the Fibonacci hash of `id`'s key mixed with a salt (consecutive primary keys land
     /// far apart). Its top bits are the ID's home slot (`home(_:)`), so a moved or rehashed object's home is found
     /// without reading its ID.
     ///
-    /// The salt spreads objects whose keys coincide: the store's UUID, and the entity name's length in UTF-8
-    /// (stored in the string, so read without a call; two trees of one store rarely share a name length, and
-    /// when they do their objects only share home slots). IDs that differ in their salt alone are still told
-    /// apart by `ManagedObject.hasID(_:)`.
+    /// The salt, the store's UUID, spreads the objects of two stores whose keys coincide. Objects of two
+    /// inheritance trees of one store with the same key share a home slot and are told apart by
+    /// `ManagedObject.hasID(_:)`. The entity's name is left out on purpose: `ObjectID`'s `==` compares names as
+    /// Swift strings, under which differently encoded spellings (`"Café"` composed or decomposed) are equal, so
+    /// anything read from the name's bytes (even its length) could send an equal ID to another slot.
     private static func fingerprint(of id: ObjectID) -> UInt32 {
-        var salt = UInt64(truncatingIfNeeded: id.entityName.utf8.count) &* 0xD6E8_FEB8_6659_FD93
+        var salt: UInt64 = 0
         if case .permanent(let store, _) = id.storage {
             withUnsafeBytes(of: store.uuid) { bytes in
-                salt ^= bytes.loadUnaligned(as: UInt64.self) ^ bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                salt = bytes.loadUnaligned(as: UInt64.self) ^ bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
             }
         }
         let key = UInt64(bitPattern: id.storage.predicateKey)

@@ -283,6 +283,31 @@ import Testing
         #expect(try elsewhere.existingObject(with: orders[0].objectID).get("qty", as: Int64.self) == 1)
     }
 
+    /// An ID equal to an object's (`==`, which compares entity names as Swift strings do, a composed and a
+    /// decomposed `é` alike) finds that object in its context, unsaved or saved, as `NSManagedObjectID`s that
+    /// are equal find one object.
+    @Test(arguments: Backend.everyStore)
+    func anEqualIDSpelledOtherwiseFindsTheSameObject(_ backend: Backend) throws {
+        let composed = "Caf\u{E9}", decomposed = "Cafe\u{301}"
+        let model = try ObjectModel(
+            entities: [EntityDescription(name: composed, attributes: [AttributeDescription(name: "name", type: .string)])],
+            configurations: [ConfigurationDescription(name: "Main", entityNames: [composed])])
+        let dir = try TempDir()
+        let coordinator = StoreCoordinator(model: model)
+        try backend.add(to: coordinator, configuration: "Main", in: dir.url)
+        let context = ObjectContext(coordinator: coordinator)
+        let cafe = try context.insert(composed)
+        try cafe.set("name", "Le Select")
+        func respelled(_ id: ObjectID) throws -> ObjectID {
+            let other = try ObjectID(uri: id.description.replacingOccurrences(of: composed, with: decomposed))
+            #expect(other == id && other.entityName.utf8.count != id.entityName.utf8.count)
+            return other
+        }
+        #expect(try context.existingObject(with: respelled(cafe.objectID)) === cafe)
+        try context.save()
+        #expect(try context.existingObject(with: respelled(cafe.objectID)) === cafe)
+    }
+
     /// Core Data's validation at save (`NSValidationMissingMandatoryPropertyError`): a required attribute
     /// without a value fails the save, nothing of it is written, and the context keeps its changes so the
     /// caller can fix them and save again.
