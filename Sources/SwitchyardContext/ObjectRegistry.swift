@@ -52,7 +52,7 @@ package struct ObjectRegistry: ~Copyable {
         set {
             assert(newValue.map { $0.hasID(id) } ?? true, "ObjectRegistry: an object registered under another ID")
             let fingerprint = Self.fingerprint(of: id)
-            if let index = index(of: id, fingerprint: fingerprint) {
+            if count > 0, case (let index, true) = probe(for: id, fingerprint: fingerprint) {
                 if let newValue {
                     let old = slots[index]!
                     slots[index] = .passRetained(newValue)
@@ -86,15 +86,9 @@ package struct ObjectRegistry: ~Copyable {
     package func find(_ id: ObjectID) -> Lookup {
         let fingerprint = Self.fingerprint(of: id)
         guard count > 0 else { return .vacant(Vacancy(index: nil, fingerprint: fingerprint)) }
-        let mask = slots.count - 1
-        var i = home(fingerprint)
-        while let slot = slots[i] {
-            if fingerprints[i] == fingerprint, slot._withUnsafeGuaranteedRef({ $0.hasID(id) }) {
-                return .registered(slot.takeUnretainedValue())
-            }
-            i = (i + 1) & mask
-        }
-        return .vacant(Vacancy(index: i, fingerprint: fingerprint))
+        let (index, found) = probe(for: id, fingerprint: fingerprint)
+        if found { return .registered(slots[index]!.takeUnretainedValue()) }
+        return .vacant(Vacancy(index: index, fingerprint: fingerprint))
     }
 
     /// Registers `object` where `find(_:)` found no object of its ID, the registry unchanged since.
@@ -177,16 +171,16 @@ package struct ObjectRegistry: ~Copyable {
         return Int(truncatingIfNeeded: fingerprint >> UInt32(32 - bits))
     }
 
-    /// The slot of the object in the table whose ID is `id`.
-    private func index(of id: ObjectID, fingerprint: UInt32) -> Int? {
-        guard count > 0 else { return nil }
+    /// Walks `id`'s probe sequence in a table holding objects: the slot of the object whose ID is `id` (`found`),
+    /// or the free slot that ends the sequence.
+    private func probe(for id: ObjectID, fingerprint: UInt32) -> (index: Int, found: Bool) {
         let mask = slots.count - 1
         var i = home(fingerprint)
         while let slot = slots[i] {
-            if fingerprints[i] == fingerprint, slot._withUnsafeGuaranteedRef({ $0.hasID(id) }) { return i }
+            if fingerprints[i] == fingerprint, slot._withUnsafeGuaranteedRef({ $0.hasID(id) }) { return (i, true) }
             i = (i + 1) & mask
         }
-        return nil
+        return (i, false)
     }
 
     private mutating func insert(_ object: consuming ManagedObject, fingerprint: UInt32) {
