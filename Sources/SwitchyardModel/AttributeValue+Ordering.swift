@@ -93,6 +93,16 @@ extension AttributeValue {
     /// Equality as a store compares values: numbers by value across integer/double/boolean/date,
     /// everything else by content.
     public static func storeEqual(_ lhs: AttributeValue, _ rhs: AttributeValue) -> Bool {
+        // Two texts (most keys a prefetch de-duplicates) by their bytes where they lie: through `order`, each
+        // comparison copied both values, a third of that de-duplication in `perf`.
+        if case .string(let l) = lhs, case .string(let r) = rhs,
+           let same = l.utf8.withContiguousStorageIfAvailable({ lb in
+               r.utf8.withContiguousStorageIfAvailable { rb in
+                   compareBytes(UnsafeRawBufferPointer(lb), UnsafeRawBufferPointer(rb)) == .orderedSame
+               }
+           }) ?? nil {
+            return same
+        }
         if lhs.isNull || rhs.isNull { return lhs.isNull && rhs.isNull }
         return order(lhs, rhs) == .orderedSame
     }

@@ -78,25 +78,12 @@ package struct StoreEqualityIndex: Sendable {
                 if free == nil { free = i }
             } else {
                 let slot = Int(entry) - 1
-                if hashes[slot] == hash, Self.equal(values[slot], value) { return (slot, i, i) }
+                if hashes[slot] == hash, let stored = values[slot], AttributeValue.storeEqual(stored, value) {
+                    return (slot, i, i)
+                }
             }
             i = (i + 1) & mask
         }
-    }
-
-    /// `storeEqual`, with two texts compared by their bytes in place: through `storeEqual` (which orders them),
-    /// each comparison copied both values, a third of a prefetch's de-duplication in `perf`.
-    private static func equal(_ stored: AttributeValue?, _ value: AttributeValue) -> Bool {
-        guard let stored else { return false }
-        if case .string(let l) = stored, case .string(let r) = value,
-           let same = l.utf8.withContiguousStorageIfAvailable({ lb in
-               r.utf8.withContiguousStorageIfAvailable { rb in
-                   lb.count == rb.count && (lb.isEmpty || memcmp(lb.baseAddress!, rb.baseAddress!, lb.count) == 0)
-               }
-           }) ?? nil {
-            return same
-        }
-        return AttributeValue.storeEqual(stored, value)
     }
 
     /// A table sized for the values present, without removed entries.
@@ -128,9 +115,7 @@ package struct StoreEqualityIndex: Sendable {
             let number = value.numericValue ?? 0
             if number.isNaN { return ByteHash.mix(0x7FF8_0000_0000_0000) }
             return ByteHash.mix(number == 0 ? 0 : number.bitPattern)
-        case .string(var text):
-            return text.withUTF8 { ByteHash.hash(UnsafeRawBufferPointer($0), seed: 0x2) }
-        case .uri:
+        case .string, .uri:
             var text = value.stringValue ?? ""
             return text.withUTF8 { ByteHash.hash(UnsafeRawBufferPointer($0), seed: 0x2) }
         case .binary, .uuid:
