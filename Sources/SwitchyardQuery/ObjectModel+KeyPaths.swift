@@ -69,7 +69,7 @@ extension ObjectModel {
             let component = components[index]
             let isLast = index == components.count - 1
             guard let position = entityPosition(named: current) else { throw unknown() }
-            if let attribute = entities[position].attributeIndex[component] {
+            if let attribute = attributePosition(component, inEntityAt: position) {
                 guard isLast, !entities[position].allAttributes[attribute].isTransient else { throw unknown() }
                 return
             }
