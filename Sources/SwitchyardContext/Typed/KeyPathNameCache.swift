@@ -1,5 +1,6 @@
 import SwitchyardModel
 import SwitchyardQuery
+import Synchronization
 
 // MARK: - KeyPathNameCache
 
@@ -14,21 +15,53 @@ import SwitchyardQuery
 /// time (built with `appending`, or a literal inside a generic function or with subscript arguments) are found by
 /// value, as before, once `identityLimit` of a type's are remembered.
 enum KeyPathNameCache {
-    /// One type's names: as listed, and by the identity of key paths already looked up.
-    private struct Names {
-        /// `E.keyPathNames` for the type `E` these names are of (as `[PartialKeyPath<E>: String]`).
-        let listed: [AnyKeyPath: String]
-        /// Key path objects seen, each held (so its address names no other key path) with its name and that name
-        /// as a predicate operand (made once: an operand is two allocations, a fifth of building `\.name == x`).
-        var seen: [ObjectIdentifier: (keyPath: AnyKeyPath, name: String, operand: PredicateOperand)] = [:]
+    /// A key path object seen, of one type: the pair of identities one lookup hashes (it hashed the type and
+    /// then, in that type's own table, the key path: two finds, about 270 instructions of an indexed lookup).
+    private struct Seen: Hashable {
+        let type: ObjectIdentifier
+        let keyPath: ObjectIdentifier
+    }
+
+    /// A key path object seen, held (so its address names no other key path) with its name and that name as a
+    /// predicate operand (made once: an operand is two allocations, a fifth of building `\.name == x`). Never
+    /// freed once made: `Tables.seen` keeps every entry for the life of the process (see `last`).
+    // @unchecked: every property is a `let` set in `init`, before the entry is shared, and `AnyKeyPath` (not
+    // `Sendable`) is only held and compared by identity (`===`), never read or applied through the entry.
+    private final class Entry: @unchecked Sendable {
+        let type: ObjectIdentifier
+        let keyPath: AnyKeyPath
+        let name: String
+        let operand: PredicateOperand
+
+        init(type: ObjectIdentifier, keyPath: AnyKeyPath, name: String, operand: PredicateOperand) {
+            self.type = type
+            self.keyPath = keyPath
+            self.name = name
+            self.operand = operand
+        }
+    }
+
+    /// What the cache holds, behind one lock.
+    private struct Tables {
+        /// `E.keyPathNames` of each type `E` looked up (as `[PartialKeyPath<E>: String]`), by its identity.
+        var listed: [ObjectIdentifier: [AnyKeyPath: String]] = [:]
+        /// Every entry made, by type and key path identity. Only ever grows (at most `identityLimit` a type).
+        var seen: [Seen: Entry] = [:]
+        /// How many of `seen` are of each type (see `identityLimit`).
+        var seenCount: [ObjectIdentifier: Int] = [:]
     }
 
     /// Key paths remembered by identity per type, at most: key paths built at run time (`appending`) are new
     /// objects each time and must not grow the cache without bound; past this they are found by value.
     private static let identityLimit = 256
 
-    /// By type (`ObjectIdentifier` of the `EntityObject` type).
-    private static let byType = Locked<[ObjectIdentifier: Names]>([:])
+    private static let tables = Locked(Tables())
+
+    /// The address of the entry found or made last (0: none yet), read without the lock: a loop building
+    /// `\.name == x` finds the same key path again, and the lock and the hashed find were about 600
+    /// instructions of an indexed lookup (callgrind). Safe to dereference: an entry is published here
+    /// (releasing) only once made, and no entry is ever freed (`Tables.seen` keeps them all).
+    private static let last = Atomic<UInt>(0)
 
     /// The model name `E.keyPathNames` gives `keyPath`, nil when it lists none.
     static func name<E: EntityObject>(of keyPath: PartialKeyPath<E>) -> String? {
@@ -40,22 +73,36 @@ enum KeyPathNameCache {
         lookUp(keyPath)?.operand
     }
 
-    private static func lookUp<E: EntityObject>(_ keyPath: PartialKeyPath<E>) -> (name: String, operand: PredicateOperand)? {
+    private static func lookUp<E: EntityObject>(_ keyPath: PartialKeyPath<E>) -> Entry? {
         let type = ObjectIdentifier(E.self)
-        let identity = ObjectIdentifier(keyPath)
-        if let found = byType.withLock({ $0[type]?.seen[identity] }) { return (found.name, found.operand) }
+        if let address = UnsafeRawPointer(bitPattern: last.load(ordering: .acquiring)) {
+            let entry = Unmanaged<Entry>.fromOpaque(address).takeUnretainedValue()
+            if entry.keyPath === keyPath, entry.type == type { return entry }
+        }
+        let key = Seen(type: type, keyPath: ObjectIdentifier(keyPath))
+        if let found = tables.withLock({ $0.seen[key] }) { return remembered(found) }
         // Built outside the lock: `keyPathNames` is the user's code.
-        let listed = byType.withLock { $0[type]?.listed } ?? Dictionary(uniqueKeysWithValues: E.keyPathNames.map { ($0.key as AnyKeyPath, $0.value) })
+        let listed = tables.withLock { $0.listed[type] } ?? Dictionary(uniqueKeysWithValues: E.keyPathNames.map { ($0.key as AnyKeyPath, $0.value) })
         guard let name = listed[keyPath] else {
-            byType.withLock { cache in if cache[type] == nil { cache[type] = Names(listed: listed) } }
+            tables.withLock { tables in if tables.listed[type] == nil { tables.listed[type] = listed } }
             return nil
         }
-        let operand = PredicateOperand.keyPath([name])
-        byType.withLock { cache in
-            // In place: a copy of the entry would copy its `seen` table at every insert.
-            if cache[type] == nil { cache[type] = Names(listed: listed) }
-            if cache[type]!.seen.count < identityLimit { cache[type]!.seen[identity] = (keyPath, name, operand) }
+        let made = Entry(type: type, keyPath: keyPath, name: name, operand: .keyPath([name]))
+        let kept = tables.withLock { tables -> Bool in
+            if tables.listed[type] == nil { tables.listed[type] = listed }
+            if tables.seen[key] != nil { return false }
+            guard tables.seenCount[type, default: 0] < identityLimit else { return false }
+            tables.seen[key] = made
+            tables.seenCount[type, default: 0] += 1
+            return true
         }
-        return (name, operand)
+        // Only an entry `seen` keeps may be published (see `last`).
+        return kept ? remembered(made) : made
+    }
+
+    /// `entry` (one `Tables.seen` keeps), published as the last found.
+    private static func remembered(_ entry: Entry) -> Entry {
+        last.store(UInt(bitPattern: Unmanaged.passUnretained(entry).toOpaque()), ordering: .releasing)
+        return entry
     }
 }
