@@ -120,7 +120,10 @@ import SwitchyardModel
         precondition(rows <= Int(Int32.max), "RowStorage: \(rows) rows in one block")
         rowCapacity = Int32(rows)
         let words = tracksChanges ? Self.changeWords(width: pattern.width) * rows : 0
-        bytes = .allocate(byteCount: max(pattern.stride * rows + words * 8, 1), alignment: 16)
+        // Every value a slot holds (numbers, dates, UUIDs, strings, data, URLs, box references) needs at most
+        // 8-byte alignment, and each row starts at a multiple of 8. Asking for 16 made the runtime go through
+        // posix_memalign rather than malloc on Linux: about 500 instructions of an indexed lookup (callgrind).
+        bytes = .allocate(byteCount: max(pattern.stride * rows + words * 8, 1), alignment: MemoryLayout<UInt64>.alignment)
         if tracksChanges {
             let bits = (bytes + pattern.stride * rows).bindMemory(to: UInt64.self, capacity: words)
             bits.initialize(repeating: 0, count: words)
