@@ -215,22 +215,36 @@ package enum LMDBQueryPlanner {
         guard comparison.modifier == .direct, comparison.options.isEmpty else { return nil }
         let key: String
         var values: [AttributeValue]
-        switch (comparison.op, comparison.left, comparison.right) {
-        case (.equal, .keyPath(let path), .constant(let value)), (.equal, .constant(let value), .keyPath(let path)):
-            guard path.count == 1, !value.isNull else { return nil }   // `x == nil` is IS NULL: not indexed
-            key = path[0]
-            values = [value]
-        case (.in, .keyPath(let path), .constant(let value)):
-            guard path.count == 1 else { return nil }
-            key = path[0]
-            values = [value]
-        case (.in, .keyPath(let path), .list(let elements)):
-            guard path.count == 1 else { return nil }
-            key = path[0]
-            values = []
-            for element in elements {
-                guard case .constant(let value) = element else { return nil }
-                values.append(value)
+        // Each side matched in place: switching on a tuple of the two operands copied both (retaining and
+        // releasing their payloads), about 200 instructions of an indexed lookup in callgrind.
+        switch comparison.op {
+        case .equal:
+            if case .keyPath(let path) = comparison.left, case .constant(let value) = comparison.right {
+                guard path.count == 1, !value.isNull else { return nil }   // `x == nil` is IS NULL: not indexed
+                key = path[0]
+                values = [value]
+            } else if case .constant(let value) = comparison.left, case .keyPath(let path) = comparison.right {
+                guard path.count == 1, !value.isNull else { return nil }
+                key = path[0]
+                values = [value]
+            } else {
+                return nil
+            }
+        case .in:
+            guard case .keyPath(let path) = comparison.left, path.count == 1 else { return nil }
+            switch comparison.right {
+            case .constant(let value):
+                key = path[0]
+                values = [value]
+            case .list(let elements):
+                key = path[0]
+                values = []
+                for element in elements {
+                    guard case .constant(let value) = element else { return nil }
+                    values.append(value)
+                }
+            default:
+                return nil
             }
         default:
             return nil
