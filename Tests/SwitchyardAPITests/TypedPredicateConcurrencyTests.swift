@@ -44,6 +44,21 @@ import Testing
         }
     }
 
+    /// Predicates alternating between key paths of two types, one of which names its attribute differently
+    /// (`LabelCustomer.label` is `name`), on one thread: the key path found last is remembered, and a different
+    /// one next (of the same type or another) must not be answered with it.
+    @Test func alternatingKeyPathsOfTwoTypesEachNameTheirOwnAttribute() throws {
+        let dir = try TempDir()
+        let context = ObjectContext(coordinator: try Self.threeCustomers(in: dir))
+        for i in 0..<30 {
+            let wanted = ["Ann", "Bob", "Cid"][i % 3]
+            #expect(try context.fetch(RaceCustomer.self, where: \.name == wanted).map(\.tier) == [Int16(i % 3 + 1)], "round \(i)")
+            #expect(try context.count(RaceCustomer.self, where: \.tier >= Int16(i % 3 + 1)) == 3 - i % 3, "round \(i)")
+            #expect(try context.fetch(LabelCustomer.self, where: \.label == wanted).map(\.label) == [wanted], "round \(i)")
+            #expect(try context.count(LabelCustomer.self, where: \.rank == Int16(i % 3 + 1)) == 1, "round \(i)")
+        }
+    }
+
     /// Key paths made at run time (`appending` to a key path other than `\.self`, which returns the other side
     /// as it is) are new objects each time, equal to the literal: more of them than a type's names are
     /// remembered for by identity still name the right attributes, and a key path the type does not list is
@@ -80,6 +95,17 @@ struct RuntimeCustomer: EntityObject {
     var name: String { managedObject[attribute: "name"] }
     var tier: Int16 { managedObject[attribute: "tier"] }
     var shout: String { name.uppercased() }
+}
+
+/// A view of `Customer` whose properties are named otherwise than its attributes.
+struct LabelCustomer: EntityObject {
+    static let entityName = "Customer"
+    static let declaredProperties: [DeclaredProperty] = [.attribute("name", String.self), .attribute("tier", Int16.self)]
+    static var keyPathNames: [PartialKeyPath<LabelCustomer>: String] { [\.label: "name", \.rank: "tier"] }
+    let managedObject: ManagedObject
+    init(managedObject: ManagedObject) { self.managedObject = managedObject }
+    var label: String { managedObject[attribute: "name"] }
+    var rank: Int16 { managedObject[attribute: "tier"] }
 }
 
 /// A hand-written view of `Customer` used by no other test, so its first typed predicate is built here.
