@@ -120,10 +120,15 @@ import SwitchyardModel
         precondition(rows <= Int(Int32.max), "RowStorage: \(rows) rows in one block")
         rowCapacity = Int32(rows)
         let words = tracksChanges ? Self.changeWords(width: pattern.width) * rows : 0
-        // Every value a slot holds (numbers, dates, UUIDs, strings, data, URLs, box references) needs at most
-        // 8-byte alignment, and each row starts at a multiple of 8. Asking for 16 made the runtime go through
-        // posix_memalign rather than malloc on Linux: about 500 instructions of an indexed lookup (callgrind).
-        bytes = .allocate(byteCount: max(pattern.stride * rows + words * 8, 1), alignment: MemoryLayout<UInt64>.alignment)
+        // malloc, freed in `deinit`, rather than `UnsafeMutableRawPointer.allocate`: the standard library hands
+        // any alignment up to 16 to the runtime as the default one, which on Linux it allocates with
+        // posix_memalign (a longer path: about 70 instructions more a block in callgrind, one block per one-row
+        // fetch). malloc's
+        // 16-byte alignment covers every value a slot holds (each needs at most 8) and each row starts at a
+        // multiple of 8.
+        let byteCount = max(pattern.stride * rows + words * 8, 1)
+        guard let allocated = malloc(byteCount) else { fatalError("RowStorage: out of memory for \(byteCount) bytes") }
+        bytes = allocated
         if tracksChanges {
             let bits = (bytes + pattern.stride * rows).bindMemory(to: UInt64.self, capacity: words)
             bits.initialize(repeating: 0, count: words)
@@ -151,7 +156,7 @@ import SwitchyardModel
         for row in 0..<count {
             for position in 0..<pattern.width { destroy(row, position) }
         }
-        bytes.deallocate()
+        free(bytes)
     }
 
     /// The shared empty block of rows without a layout.
