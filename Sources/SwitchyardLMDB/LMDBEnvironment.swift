@@ -498,8 +498,11 @@ private struct WeakEnvironment {
 /// Writer-preferring: while someone waits to run alone, new transactions wait too, so growth cannot starve.
 private final class TransactionGate: @unchecked Sendable {
     private let condition = NSCondition()
-    // Every access to the three below holds `condition`, which already excludes overlapping ones: the run-time
-    // exclusivity check (swift_beginAccess / swift_endAccess) cost about 120 instructions of a read transaction.
+    // Every write to the three below, and every read but one, holds `condition`; `exclusively` reads `closed`
+    // after unlocking, while its own `exclusive = true` keeps `close` (the only writer of `closed`) waiting, and
+    // the lock ordered any earlier write before it. The run-time exclusivity check (swift_beginAccess /
+    // swift_endAccess) only ever caught overlapping accesses on one thread, and cost about 120 instructions of
+    // a read transaction.
     /// The thread of each transaction in flight.
     @exclusivity(unchecked) private var active = TransactionThreads()
     @exclusivity(unchecked) private var exclusive = false
