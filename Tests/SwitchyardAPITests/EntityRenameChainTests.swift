@@ -1,0 +1,97 @@
+import Foundation
+import Switchyard
+import Testing
+
+/// Entities renamed in a chain (the new `E2` was `E1`, the new `E3` was `E2`, ...) or swapped (`A` and `B`
+/// trade names) in one model change. Core Data matches entities by renaming identifier; matched by name, each
+/// row stayed with the entity of its old name, the attributes that moved read nil, and on LMDB the renames were
+/// applied in the order a dictionary gave (rows of one entity could go to another). Such a store is refused with
+/// a clear error when added, and left as it was.
+@Suite struct EntityRenameChainTests {
+    /// One string attribute per entity, named after the entity's first name, so rows show where they came from.
+    private static func entity(_ name: String, attribute: String, was old: String? = nil) -> EntityDescription {
+        EntityDescription(
+            name: name, attributes: [AttributeDescription(name: attribute, type: .string)], renamingIdentifier: old)
+    }
+
+    private static func model(_ entities: [EntityDescription]) throws -> ObjectModel {
+        try ObjectModel(entities: entities, configurations: [ConfigurationDescription(name: "Main", entityNames: entities.map(\.name))])
+    }
+
+    /// For each entity of `model`, the sorted values of its one attribute in the store in `dir`.
+    private static func contents(_ backend: Backend, in dir: TempDir, model entities: [EntityDescription]) throws -> [String: [String]] {
+        let coordinator = try backend.coordinator(model(entities), in: dir)
+        defer { for store in coordinator.stores { try? coordinator.removeStore(store) } }
+        let context = ObjectContext(coordinator: coordinator)
+        var found: [String: [String]] = [:]
+        for entity in entities {
+            let attribute = entity.attributes[0].name
+            found[entity.name] = try context.fetch(FetchRequest(entityName: entity.name))
+                .map { try $0.get(attribute, as: String.self) ?? "(nil)" }.sorted()
+        }
+        return found
+    }
+
+    /// Saves `rows` (by entity, values of its one attribute) with `old`, then adds the store with `renamed`:
+    /// refused as an incompatible model naming the renaming identifier, and `old` still reads every row.
+    private static func expectRefused(
+        _ backend: Backend, old: [EntityDescription], rows: [String: [String]], renamed: [EntityDescription]
+    ) throws {
+        let dir = try TempDir()
+        do {
+            let coordinator = try backend.coordinator(model(old), in: dir)
+            let context = ObjectContext(coordinator: coordinator)
+            for entity in old {
+                for value in rows[entity.name] ?? [] { try context.insert(entity.name).set(entity.attributes[0].name, value) }
+            }
+            try context.save()
+            for store in coordinator.stores { try coordinator.removeStore(store) }
+        }
+        let coordinator = StoreCoordinator(model: try model(renamed))
+        let error = #expect(throws: StoreError.self) { try backend.add(to: coordinator, configuration: "Main", in: dir.url) }
+        guard case .incompatibleModel? = error else {
+            Issue.record("\(backend): expected incompatibleModel, got \(String(describing: error))")
+            return
+        }
+        let message = error?.localizedDescription ?? ""
+        #expect(message.contains("renaming identifier") && message.contains("chain or swapped"), "\(backend): \(message)")
+        #expect(try contents(backend, in: dir, model: old) == rows.mapValues { $0.sorted() }, "\(backend): the store changed")
+    }
+
+    /// E1..E5 become E2..E6 (each new E(k+1) was E(k), with its attribute and rows).
+    @Test(arguments: Backend.persistent)
+    func aChainOfRenamesIsRefusedAndTheStoreKept(_ backend: Backend) throws {
+        let names = ["E1", "E2", "E3", "E4", "E5"]
+        try Self.expectRefused(
+            backend, old: names.map { Self.entity($0, attribute: "v" + $0) },
+            rows: Dictionary(uniqueKeysWithValues: names.map { ($0, ["\($0)-1", "\($0)-2"]) }),
+            renamed: names.enumerated().map { k, name in Self.entity("E\(k + 2)", attribute: "v" + name, was: name) })
+    }
+
+    /// A and B trade names.
+    @Test(arguments: Backend.persistent)
+    func twoEntitiesTradingNamesAreRefusedAndTheStoreKept(_ backend: Backend) throws {
+        try Self.expectRefused(
+            backend, old: [Self.entity("A", attribute: "fromA"), Self.entity("B", attribute: "fromB")],
+            rows: ["A": ["a1", "a2"], "B": ["b1"]],
+            renamed: [Self.entity("A", attribute: "fromB", was: "B"), Self.entity("B", attribute: "fromA", was: "A")])
+    }
+
+    /// The last link of a chain alone (E5 renamed to E6, no entity E6 in the store) still migrates: its rows
+    /// move, and the others stay.
+    @Test(arguments: Backend.persistent)
+    func aRenameToAFreeNameStillMigrates(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let old = [Self.entity("E4", attribute: "vE4"), Self.entity("E5", attribute: "vE5")]
+        do {
+            let coordinator = try backend.coordinator(Self.model(old), in: dir)
+            let context = ObjectContext(coordinator: coordinator)
+            try context.insert("E4").set("vE4", "e4")
+            try context.insert("E5").set("vE5", "e5")
+            try context.save()
+            for store in coordinator.stores { try coordinator.removeStore(store) }
+        }
+        let renamed = [Self.entity("E4", attribute: "vE4"), Self.entity("E6", attribute: "vE5", was: "E5")]
+        #expect(try Self.contents(backend, in: dir, model: renamed) == ["E4": ["e4"], "E6": ["e5"]])
+    }
+}
