@@ -28,10 +28,14 @@ package struct LMDBMigration {
     }
 
     /// The stored entity numbers with renamed entities under their new names.
+    /// All at once, read from `stored`: applied one by one in the dictionary's order, a rename into a name another
+    /// rename frees would depend on that order (ModelDiff refuses such chains; this stays right regardless).
     package func renamingNumbers(_ stored: [String: Int]) -> [String: Int] {
+        let renames = entityRenames
         var numbers = stored
-        for (old, new) in entityRenames {
-            if let number = numbers.removeValue(forKey: old) { numbers[new] = number }
+        for old in renames.keys { numbers.removeValue(forKey: old) }
+        for (old, new) in renames {
+            if let number = stored[old] { numbers[new] = number }
         }
         return numbers
     }
