@@ -15,7 +15,7 @@ extension ObjectModel {
     /// as NULL and selects nothing, PostgreSQL ranks it above every number, Swift's `!=` is true), so the fetch
     /// is refused on every backend alike rather than answered differently.
     public func validateFetch(predicate: FetchPredicate?, sortKeys: [SortKey], entityName: String) throws {
-        if let predicate {
+        if let predicate, !isAttributeComparedWithConstant(predicate, entityName: entityName) {
             // The walk only collects: a closure that used `self` copied the model's fields at every operand. The
             // first key path is kept apart, so the common predicate of one comparison allocates no array.
             var first: [String]?
@@ -38,6 +38,19 @@ extension ObjectModel {
         for sortKey in sortKeys {
             try check(sortKey.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init), from: entityName, sorting: true)
         }
+    }
+
+    /// Whether `predicate` is one comparison of a stored attribute of `entityName` (a one-component key path)
+    /// with a constant that is not NaN: what `validateFetch` then finds (nothing to refuse), found without
+    /// walking the predicate or copying the path (about 450 of the 20,000 instructions of an indexed lookup,
+    /// whose typed `\.name == x` is such a comparison). Anything else is left to the walk.
+    private func isAttributeComparedWithConstant(_ predicate: FetchPredicate, entityName: String) -> Bool {
+        guard case .comparison(let comparison) = predicate, case .keyPath(let path) = comparison.left, path.count == 1,
+            case .constant(let value) = comparison.right, !value.isNaN,
+            let entity = entityPosition(named: entityName),
+            let attribute = attributePosition(path[0], inEntityAt: entity)
+        else { return false }
+        return !entities[entity].allAttributes[attribute].isTransient
     }
 
     /// The key path checks of `validateFetch(predicate:sortKeys:entityName:)`, under the name they had before

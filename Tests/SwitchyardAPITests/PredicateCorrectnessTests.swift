@@ -142,6 +142,40 @@ import Testing
         }
     }
 
+    /// A transient attribute is no key path of a fetch (nothing stores it): comparing it with a constant is
+    /// `unknownKeyPath` from the context, the coordinator and the store, while the stored attribute beside it
+    /// is fetched, on every backend (the shortcut `validateFetch` takes for one comparison with a constant
+    /// leaves a transient attribute to the full check).
+    @Test(arguments: Backend.everyStore)
+    func aTransientAttributeComparedWithAConstantIsAnUnknownKeyPath(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let note = EntityDescription(name: "Note", attributes: [
+            AttributeDescription(name: "text", type: .string),
+            AttributeDescription(name: "draft", type: .string, isTransient: true),
+        ])
+        let model = try ObjectModel(entities: [note], configurations: [ConfigurationDescription(name: "Main", entityNames: ["Note"])])
+        let coordinator = try backend.coordinator(model, in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        try context.insert("Note").set("text", "kept")
+        try context.save()
+        #expect(try context.fetch(FetchRequest(entityName: "Note", predicate: FetchPredicate(format: "text == 'kept'"))).count == 1)
+        let request = FetchRequest(entityName: "Note", predicate: try FetchPredicate(format: "draft == 'x'"))
+        for attempt in ["fetch", "count", "coordinator", "store"] {
+            do {
+                switch attempt {
+                case "fetch": _ = try ObjectContext(coordinator: coordinator).fetch(request)
+                case "count": _ = try ObjectContext(coordinator: coordinator).count(request)
+                case "coordinator": _ = try coordinator.fetchRows(request)
+                default:
+                    _ = try #require(coordinator.stores.first).fetch(StoreFetchRequest(entityName: "Note", predicate: request.predicate))
+                }
+                Issue.record("\(backend) \(attempt) accepted a predicate on a transient attribute")
+            } catch let error as QueryError {
+                guard case .unknownKeyPath = error else { Issue.record("\(attempt): \(error)"); continue }
+            }
+        }
+    }
+
     /// A to-one that is nil partway along a to-many path is one unknown value, as SQL's LEFT JOIN makes it:
     /// `ALL children.pinned.name == "L"` fails for a parent with an unpinned child, on unsaved objects and on
     /// every store alike (memory, LMDB and PostgreSQL once skipped the child and matched). When a to-many
