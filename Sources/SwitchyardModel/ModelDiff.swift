@@ -40,18 +40,22 @@ public enum ModelDiff {
                 result.append(EntityChange(name: entity.name, oldName: nil, kind: .added))
                 continue
             }
-            matchedOld.insert(previous.name)
-            if let former = entity.renamingIdentifier, former != entity.name, oldByName[former] != nil, oldByName[entity.name] != nil {
-                // Renamed from `former` while the store also has an entity by the new name: a chain (the new E2
-                // was E1, the new E3 was E2) or a swap. Core Data matches by renaming identifier; matched by name,
-                // each row would stay with the wrong entity and lose the attributes that moved.
+            if let former = entity.renamingIdentifier, former != entity.name, oldByName[former] != nil,
+                let namesake = oldByName[entity.name], (namesake.renamingIdentifier ?? namesake.name) != former
+            {
+                // Renamed from `former` while the store also has another entity by the new name (one that was not
+                // itself renamed from `former`): a chain (the new E2 was E1, the new E3 was E2) or a swap. Core
+                // Data matches by renaming identifier; matched by name, each row would stay with the wrong entity
+                // and lose the attributes that moved. Reported as the rename it is, refused.
+                matchedOld.insert(former)
                 result.append(EntityChange(
-                    name: entity.name, oldName: entity.name, kind: .changed, isInferable: false,
+                    name: entity.name, oldName: former, kind: .renamed, isInferable: false,
                     reason: "its renaming identifier names the store's entity \(former), and the store also has an entity "
                         + "\(entity.name): entities renamed in a chain or swapped in one model version are not migrated; "
                         + "rename them over two model versions, through names the store does not use"))
                 continue
             }
+            matchedOld.insert(previous.name)
             result.append(compareEntity(previous, entity, context: context))
         }
         // A store none of whose entities this model has, in any configuration (an entity moved to another
