@@ -32,21 +32,25 @@ import Testing
         return found
     }
 
+    /// Saves `rows` (by entity, values of its one attribute) into the store in `dir` through `entities`' model,
+    /// then closes it.
+    private static func save(_ backend: Backend, in dir: TempDir, model entities: [EntityDescription], rows: [String: [String]]) throws {
+        let coordinator = try backend.coordinator(model(entities), in: dir)
+        let context = ObjectContext(coordinator: coordinator)
+        for entity in entities {
+            for value in rows[entity.name] ?? [] { try context.insert(entity.name).set(entity.attributes[0].name, value) }
+        }
+        try context.save()
+        for store in coordinator.stores { try coordinator.removeStore(store) }
+    }
+
     /// Saves `rows` (by entity, values of its one attribute) with `old`, then adds the store with `renamed`:
     /// refused as an incompatible model naming the renaming identifier, and `old` still reads every row.
     private static func expectRefused(
         _ backend: Backend, old: [EntityDescription], rows: [String: [String]], renamed: [EntityDescription]
     ) throws {
         let dir = try TempDir()
-        do {
-            let coordinator = try backend.coordinator(model(old), in: dir)
-            let context = ObjectContext(coordinator: coordinator)
-            for entity in old {
-                for value in rows[entity.name] ?? [] { try context.insert(entity.name).set(entity.attributes[0].name, value) }
-            }
-            try context.save()
-            for store in coordinator.stores { try coordinator.removeStore(store) }
-        }
+        try save(backend, in: dir, model: old, rows: rows)
         let coordinator = StoreCoordinator(model: try model(renamed))
         let error = #expect(throws: StoreError.self) { try backend.add(to: coordinator, configuration: "Main", in: dir.url) }
         guard case .incompatibleModel? = error else {
@@ -89,20 +93,8 @@ import Testing
         let dir = try TempDir()
         let v2 = [Self.entity("Person", attribute: "name", was: "Employee")]
         let v4 = v2 + [Self.entity("Employee", attribute: "badge")]
-        do {
-            let coordinator = try backend.coordinator(Self.model(v2), in: dir)
-            let context = ObjectContext(coordinator: coordinator)
-            try context.insert("Person").set("name", "ann")
-            try context.save()
-            for store in coordinator.stores { try coordinator.removeStore(store) }
-        }
-        do {
-            let coordinator = try backend.coordinator(Self.model(v4), in: dir)
-            let context = ObjectContext(coordinator: coordinator)
-            try context.insert("Employee").set("badge", "b7")
-            try context.save()
-            for store in coordinator.stores { try coordinator.removeStore(store) }
-        }
+        try Self.save(backend, in: dir, model: v2, rows: ["Person": ["ann"]])
+        try Self.save(backend, in: dir, model: v4, rows: ["Employee": ["b7"]])
         // Written by v4 and opened by v4 (writable, then read-only): the same model, nothing to migrate; and by
         // v4 with another version hash modifier (hashes differ, as a Core Data store's always do from ours, so
         // the models are compared entity by entity).
@@ -121,14 +113,7 @@ import Testing
     func aRenameToAFreeNameStillMigrates(_ backend: Backend) throws {
         let dir = try TempDir()
         let old = [Self.entity("E4", attribute: "vE4"), Self.entity("E5", attribute: "vE5")]
-        do {
-            let coordinator = try backend.coordinator(Self.model(old), in: dir)
-            let context = ObjectContext(coordinator: coordinator)
-            try context.insert("E4").set("vE4", "e4")
-            try context.insert("E5").set("vE5", "e5")
-            try context.save()
-            for store in coordinator.stores { try coordinator.removeStore(store) }
-        }
+        try Self.save(backend, in: dir, model: old, rows: ["E4": ["e4"], "E5": ["e5"]])
         let renamed = [Self.entity("E4", attribute: "vE4"), Self.entity("E6", attribute: "vE5", was: "E5")]
         #expect(try Self.contents(backend, in: dir, model: renamed) == ["E4": ["e4"], "E6": ["e5"]])
     }
