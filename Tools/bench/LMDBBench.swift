@@ -129,8 +129,12 @@ final class RawLMDB {
     }
 
     let env: OpaquePointer
+    /// Flags the `index` database is created with: `MDB_DUPSORT` for a non-unique index (a name may name several
+    /// rows), 0 for a unique one.
+    let indexFlags: Int32
 
-    init(path: String) throws {
+    init(path: String, indexFlags: Int32 = 0) throws {
+        self.indexFlags = indexFlags
         var env: OpaquePointer?
         try Self.check(mdb_env_create(&env))
         try Self.check(mdb_env_set_maxdbs(env, 4))
@@ -152,7 +156,7 @@ final class RawLMDB {
         var rows: MDB_dbi = 0, index: MDB_dbi = 0
         do {
             try Self.check(mdb_dbi_open(txn, "rows", UInt32(MDB_CREATE), &rows))
-            try Self.check(mdb_dbi_open(txn, "index", UInt32(MDB_CREATE), &index))
+            try Self.check(mdb_dbi_open(txn, "index", UInt32(MDB_CREATE | indexFlags), &index))
             try body(txn!, rows, index)
         } catch {
             mdb_txn_abort(txn)
@@ -161,15 +165,31 @@ final class RawLMDB {
         try Self.check(mdb_txn_commit(txn))
     }
 
-    /// One read transaction with both databases.
-    func read<R>(_ body: (OpaquePointer, MDB_dbi, MDB_dbi) throws -> R) throws -> R {
+    /// One read transaction with the `rows` database and the index database named `indexName` (`index`, or
+    /// `unique`: see `writeUnique`).
+    func read<R>(indexName: String = "index", _ body: (OpaquePointer, MDB_dbi, MDB_dbi) throws -> R) throws -> R {
         var txn: OpaquePointer?
         try Self.check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn))
         defer { mdb_txn_abort(txn) }
         var rows: MDB_dbi = 0, index: MDB_dbi = 0
         try Self.check(mdb_dbi_open(txn, "rows", 0, &rows))
-        try Self.check(mdb_dbi_open(txn, "index", 0, &index))
+        try Self.check(mdb_dbi_open(txn, indexName, 0, &index))
         return try body(txn!, rows, index)
+    }
+
+    /// Puts each (key, row key) pair into a `unique` database (created if needed), in one write transaction.
+    func writeUnique(_ pairs: [([UInt8], [UInt8])]) throws {
+        var txn: OpaquePointer?
+        try Self.check(mdb_txn_begin(env, nil, 0, &txn))
+        var unique: MDB_dbi = 0
+        do {
+            try Self.check(mdb_dbi_open(txn, "unique", UInt32(MDB_CREATE), &unique))
+            for var (key, value) in pairs { try Self.put(txn!, unique, &key, &value) }
+        } catch {
+            mdb_txn_abort(txn)
+            throw error
+        }
+        try Self.check(mdb_txn_commit(txn))
     }
 
     /// Each lookup in its own snapshot (reset and renewed, the cheapest way LMDB offers): index -> row -> text.

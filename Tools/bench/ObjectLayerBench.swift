@@ -327,7 +327,8 @@ struct ObjectLayerBench {
             try? FileManager.default.removeItem(atPath: path)
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         }) {
-            let env = try RawLMDB(path: path)
+            // A name may name several rows, as the model's index allows (and SQLite's `item_name`): a DUPSORT index.
+            let env = try RawLMDB(path: path, indexFlags: MDB_DUPSORT)
             try env.write { txn, rows, index in
                 var value: [UInt8] = []
                 for (i, r) in data.enumerated() {
@@ -357,13 +358,39 @@ struct ObjectLayerBench {
                 return sum
             }
         }
+        // Every row of the name, as a fetch returns them: the index's duplicates through a cursor.
         out["indexed equality x\(names.count)", default: [:]]["raw LMDB"] = try measure(repeats: repeats) {
             for name in names {
                 checksum &+= try env.read { txn, rows, index in
+                    var cursor: OpaquePointer?
+                    try RawLMDB.check(mdb_cursor_open(txn, index, &cursor))
+                    defer { mdb_cursor_close(cursor) }
                     var bytes = Array(name.utf8)
                     return try bytes.withUnsafeMutableBytes { b in
                         var k = MDB_val(mv_size: b.count, mv_data: b.baseAddress), rowKey = MDB_val(), v = MDB_val()
-                        guard mdb_get(txn, index, &k, &rowKey) == 0 else { return 0 }
+                        var sum = 0
+                        var rc = mdb_cursor_get(cursor, &k, &rowKey, MDB_SET_KEY)
+                        while rc == 0 {
+                            try RawLMDB.check(mdb_get(txn, rows, &rowKey, &v))
+                            sum &+= Self.decodeChecksum(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+                            rc = mdb_cursor_get(cursor, &k, &rowKey, MDB_NEXT_DUP)
+                        }
+                        guard rc == MDB_NOTFOUND else { throw RawLMDB.Failure(description: String(cString: mdb_strerror(rc))) }
+                        return sum
+                    }
+                }
+            }
+        }
+        // For reference, the least a lookup can be: one mdb_get on a unique index of the same names (built
+        // untimed), which cannot return a second row of a name.
+        try env.writeUnique(data.enumerated().map { (Array($0.element.name.utf8), RawLMDB.rowKey(entity: 1, primaryKey: UInt64($0.offset + 1))) })
+        out["indexed equality x\(names.count)", default: [:]]["raw LMDB, unique index (one mdb_get)"] = try measure(repeats: repeats) {
+            for name in names {
+                checksum &+= try env.read(indexName: "unique") { txn, rows, unique in
+                    var bytes = Array(name.utf8)
+                    return try bytes.withUnsafeMutableBytes { b in
+                        var k = MDB_val(mv_size: b.count, mv_data: b.baseAddress), rowKey = MDB_val(), v = MDB_val()
+                        guard mdb_get(txn, unique, &k, &rowKey) == 0 else { return 0 }
                         try RawLMDB.check(mdb_get(txn, rows, &rowKey, &v))
                         return Self.decodeChecksum(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
                     }
@@ -426,3 +453,4 @@ struct BenchItem: EntityObject {
     var flag: Bool { get { managedObject[attribute: "flag"] } nonmutating set { managedObject[attribute: "flag"] = newValue } }
     var note: String? { get { managedObject[attribute: "note"] } nonmutating set { managedObject[attribute: "note"] = newValue } }
 }
+
