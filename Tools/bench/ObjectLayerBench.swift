@@ -453,4 +453,3 @@ struct BenchItem: EntityObject {
     var flag: Bool { get { managedObject[attribute: "flag"] } nonmutating set { managedObject[attribute: "flag"] = newValue } }
     var note: String? { get { managedObject[attribute: "note"] } nonmutating set { managedObject[attribute: "note"] = newValue } }
 }
-
