@@ -37,8 +37,10 @@ extension StoreSplitter {
         for target in targetModel.entities {
             guard let sourceName = sourceByTarget[target.name], let sourceEntity = sourceModel.entity(named: sourceName) else { continue }
             for relationship in target.relationships where !relationship.isTransient {
-                let names = [relationship.renamingIdentifier, relationship.name].compactMap { $0 }
-                guard let name = names.first(where: { sourceEntity.relationship(named: $0) != nil }),
+                guard let name = Self.sourceName(
+                    of: relationship.name, renamingIdentifier: relationship.renamingIdentifier,
+                    exists: { sourceEntity.relationship(named: $0) != nil },
+                    renamingIdentifierOf: { sourceEntity.relationship(named: $0)?.renamingIdentifier }),
                     let sourceEnd = sourceModel.end(of: name, from: sourceName), !sourceEnd.relationship.isTransient
                 else { continue }
                 let label = "\(target.name).\(relationship.name)"

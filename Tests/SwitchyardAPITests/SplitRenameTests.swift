@@ -1,0 +1,113 @@
+import Foundation
+import Switchyard
+import Testing
+
+/// How a split matches target entities and properties with the source's when renaming identifiers are involved,
+/// through `StoreSplitter`'s public API: rows seeded and read back through the coordinator.
+@Suite struct SplitRenameTests {
+    static let pairs: [(source: StoreType, destination: StoreType)] = [(.sqlite, .sqlite), (.sqlite, .lmdb), (.lmdb, .sqlite)]
+
+    /// Saves `rows` (entity -> attribute -> values, one object per value index) into a new store of `kind` at
+    /// `url` holding every entity of `model`.
+    private static func seed(_ kind: StoreType, at url: URL, model: ObjectModel, rows: [String: [String: [String]]]) throws {
+        let coordinator = StoreCoordinator(model: model)
+        let store = try coordinator.addStore(kind, configuration: ConfigurationDescription.defaultName, at: url)
+        defer { try? coordinator.removeStore(store) }
+        let context = ObjectContext(coordinator: coordinator)
+        for (entity, columns) in rows.sorted(by: { $0.key < $1.key }) {
+            let count = columns.values.map(\.count).max() ?? 0
+            for i in 0..<count {
+                let object = try context.insert(entity)
+                for (attribute, values) in columns { try object.set(attribute, values[i]) }
+            }
+        }
+        try context.save()
+    }
+
+    /// Every entity's objects in the split's outputs, as "attribute=value" lists sorted, read through a
+    /// coordinator over all of `destinations`.
+    private static func contents(of destinations: [SplitDestination], model: ObjectModel) throws -> [String: [String]] {
+        let coordinator = StoreCoordinator(model: model)
+        for destination in destinations {
+            try coordinator.addStore(destination.type, configuration: destination.configuration, at: destination.url)
+        }
+        defer { for store in coordinator.stores { try? coordinator.removeStore(store) } }
+        let context = ObjectContext(coordinator: coordinator)
+        var found: [String: [String]] = [:]
+        for entity in model.entities {
+            found[entity.name] = try context.fetch(FetchRequest(entityName: entity.name)).map { object in
+                try entity.attributes.map { "\($0.name)=\(try object.get($0.name, as: String.self) ?? "nil")" }.joined(separator: " ")
+            }.sorted()
+        }
+        return found
+    }
+
+    private static func destinations(_ kind: StoreType, in dir: TempDir, _ configurations: [String]) -> [SplitDestination] {
+        configurations.map { SplitDestination(configuration: $0, url: dir.url.appendingPathComponent("\($0).\(kind == .lmdb ? "lmdb" : "sqlite")"), type: kind) }
+    }
+
+    /// A store whose model keeps the renaming identifiers of earlier renames (`Person` was `Employee`, its `name`
+    /// was `fullName`) beside a new entity and a new attribute that took the old names, split into that same model.
+    /// Each is the source's entity or attribute of the same name: the identifier matched first put the
+    /// `Employee` rows into `Person` and `fullName` into `name`, and the `Person` rows were skipped.
+    @Test(arguments: pairs)
+    func aKeptRenamingIdentifierBesideAReusedNameSplitsByName(_ pair: (source: StoreType, destination: StoreType)) throws {
+        let temp = try TempDir()
+        let model = try ObjectModel(
+            entities: [
+                EntityDescription(name: "Person", attributes: [
+                    AttributeDescription(name: "name", type: .string, renamingIdentifier: "fullName"),
+                    AttributeDescription(name: "fullName", type: .string),
+                ], renamingIdentifier: "Employee"),
+                EntityDescription(name: "Employee", attributes: [AttributeDescription(name: "title", type: .string)]),
+            ],
+            configurations: [
+                ConfigurationDescription(name: "People", entityNames: ["Person"]),
+                ConfigurationDescription(name: "Staff", entityNames: ["Employee"]),
+            ])
+        let source = temp.url.appendingPathComponent(pair.source == .lmdb ? "Legacy.lmdb" : "Legacy.sqlite")
+        try Self.seed(pair.source, at: source, model: model, rows: [
+            "Person": ["name": ["Ada", "Bo"], "fullName": ["Ada Lovelace", "Bo Diddley"]],
+            "Employee": ["title": ["engineer", "clerk", "chef"]],
+        ])
+        let destinations = Self.destinations(pair.destination, in: temp, ["People", "Staff"])
+        let splitter = try StoreSplitter(source: source, targetModel: model, destinations: destinations)
+        let plan = try splitter.plan()
+        #expect(plan.entities.map { "\($0.sourceEntity)>\($0.targetEntity)" }.sorted() == ["Employee>Employee", "Person>Person"])
+        _ = try splitter.run(plan, options: SplitOptions(batchSize: 2, verifyContent: true))
+        #expect(try Self.contents(of: destinations, model: model) == [
+            "Person": ["name=Ada fullName=Ada Lovelace", "name=Bo fullName=Bo Diddley"],
+            "Employee": ["title=chef", "title=clerk", "title=engineer"],
+        ])
+    }
+
+    /// Renames in a chain (the new `B` was `A`, the new `C` was `B`) and a swap (`X` and `Y` trade names) follow the
+    /// renaming identifiers, as in Core Data: a split copies into new stores, so every row can go where its
+    /// entity now is (a migration in place refuses these; see `EntityRenameChainTests`).
+    @Test(arguments: pairs)
+    func chainedAndSwappedRenamesFollowTheIdentifiers(_ pair: (source: StoreType, destination: StoreType)) throws {
+        let temp = try TempDir()
+        func entity(_ name: String, was old: String? = nil) -> EntityDescription {
+            EntityDescription(name: name, attributes: [AttributeDescription(name: "value", type: .string)], renamingIdentifier: old)
+        }
+        let old = try ObjectModel(entities: [entity("A"), entity("B"), entity("X"), entity("Y")])
+        let source = temp.url.appendingPathComponent(pair.source == .lmdb ? "Legacy.lmdb" : "Legacy.sqlite")
+        try Self.seed(pair.source, at: source, model: old, rows: [
+            "A": ["value": ["a1", "a2"]], "B": ["value": ["b1"]], "X": ["value": ["x1"]], "Y": ["value": ["y1", "y2", "y3"]],
+        ])
+        let new = try ObjectModel(
+            entities: [entity("B", was: "A"), entity("C", was: "B"), entity("X", was: "Y"), entity("Y", was: "X")],
+            configurations: [
+                ConfigurationDescription(name: "Chain", entityNames: ["B", "C"]),
+                ConfigurationDescription(name: "Swap", entityNames: ["X", "Y"]),
+            ])
+        let destinations = Self.destinations(pair.destination, in: temp, ["Chain", "Swap"])
+        let splitter = try StoreSplitter(source: source, targetModel: new, destinations: destinations)
+        let plan = try splitter.plan()
+        #expect(plan.entities.map { "\($0.sourceEntity)>\($0.targetEntity)" }.sorted() == ["A>B", "B>C", "X>Y", "Y>X"])
+        _ = try splitter.run(plan, options: SplitOptions(batchSize: 2, verifyContent: true))
+        #expect(try Self.contents(of: destinations, model: new) == [
+            "B": ["value=a1", "value=a2"], "C": ["value=b1"], "X": ["value=y1", "value=y2", "value=y3"], "Y": ["value=x1"],
+        ])
+    }
+}
