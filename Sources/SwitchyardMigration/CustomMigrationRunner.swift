@@ -43,10 +43,11 @@ package struct CustomMigrationRunner {
                     throw MigrationError.unknownEntity(version: from.name, configuration: configuration, entity: explicit)
                 }
                 sources[entity.name] = explicit
-            } else if oldEntities[entity.name] != nil {
-                sources[entity.name] = entity.name
-            } else if let former = entity.renamingIdentifier, oldEntities[former] != nil {
-                sources[entity.name] = former
+            } else if let name = RenameMatching.sourceName(
+                of: entity.name, renamingIdentifier: entity.renamingIdentifier,
+                exists: { oldEntities[$0] != nil }, renamingIdentifierOf: { oldEntities[$0]?.renamingIdentifier })
+            {
+                sources[entity.name] = name
             }
         }
         // References keep their primary keys, so they follow the entity that kept its name (else any taker).
@@ -127,7 +128,7 @@ package struct CustomMigrationRunner {
     private func defaultCopy(_ row: StoreRow, from source: EntityDescription, into entity: EntityDescription) -> StoreRow {
         var copy = StoreRow(entityName: entity.name, primaryKey: row.primaryKey, version: row.version)
         for attribute in entity.persistentAttributes {
-            let former = source.attribute(named: attribute.name) ?? attribute.renamingIdentifier.flatMap { source.attribute(named: $0) }
+            let former = Self.former(attribute.name, attribute.renamingIdentifier, in: source.attribute(named:), identifier: \.renamingIdentifier)
             guard let former, !former.isTransient else {
                 if let value = attribute.defaultValue, !value.isNull { copy.values[attribute.name] = value }
                 continue
@@ -137,8 +138,7 @@ package struct CustomMigrationRunner {
             copy.values[attribute.name] = value.normalized(for: attribute.type) ?? attribute.defaultValue ?? .null
         }
         for relationship in entity.persistentToOneRelationships {
-            let former = source.relationship(named: relationship.name)
-                ?? relationship.renamingIdentifier.flatMap { source.relationship(named: $0) }
+            let former = Self.former(relationship.name, relationship.renamingIdentifier, in: source.relationship(named:), identifier: \.renamingIdentifier)
             guard let former, !former.isToMany, let reference = row.toOne[former.name],
                 let target = renamed[reference.entityName],
                 to.model.entity(target, isKindOf: relationship.destinationEntityName)
@@ -146,6 +146,16 @@ package struct CustomMigrationRunner {
             copy.toOne[relationship.name] = RowReference(entityName: target, primaryKey: reference.primaryKey)
         }
         return copy
+    }
+
+    /// The old entity's property that the new property `name` (renaming identifier `renamingIdentifier`) continues
+    /// (see `RenameMatching`), through `lookup` (the old entity's property by name).
+    private static func former<P>(
+        _ name: String, _ renamingIdentifier: String?, in lookup: (String) -> P?, identifier: KeyPath<P, String?>
+    ) -> P? {
+        RenameMatching.sourceName(
+            of: name, renamingIdentifier: renamingIdentifier, exists: { lookup($0) != nil }, renamingIdentifierOf: { lookup($0)?[keyPath: identifier] }
+        ).flatMap(lookup)
     }
 
     private func checkRequired(_ row: StoreRow) throws {
@@ -186,8 +196,7 @@ package struct CustomMigrationRunner {
             let owners = batch.map(\.reference).filter { !dropped.contains(RowReference(entityName: entity.name, primaryKey: $0.primaryKey)) }
             var changes = StoreChangeSet()
             for relationship in relationships {
-                let former = source.relationship(named: relationship.name)
-                    ?? relationship.renamingIdentifier.flatMap { source.relationship(named: $0) }
+                let former = Self.former(relationship.name, relationship.renamingIdentifier, in: source.relationship(named:), identifier: \.renamingIdentifier)
                 guard let former, former.isToMany, !owners.isEmpty else { continue }
                 let inverse = relationship.inverseName.flatMap { to.model.entity(named: relationship.destinationEntityName)?.relationship(named: $0) }
                 let members = try old.relatedReferences(of: owners, relationship: former.name)

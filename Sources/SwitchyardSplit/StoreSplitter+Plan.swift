@@ -14,10 +14,10 @@ extension StoreSplitter {
         var warnings: [String] = []
         var skipped: [SplitPlan.Skipped] = []
 
-        // Target entity for each source entity (see `sourceName`).
+        // Target entity for each source entity (see `RenameMatching`).
         var targetBySource: [String: String] = [:]
         for target in targetModel.entities {
-            if let name = Self.sourceName(
+            if let name = RenameMatching.sourceName(
                 of: target.name, renamingIdentifier: target.renamingIdentifier,
                 exists: { sourceModel.entity(named: $0) != nil }, renamingIdentifierOf: { sourceModel.entity(named: $0)?.renamingIdentifier }),
                 targetBySource[name] == nil
@@ -195,20 +195,6 @@ extension StoreSplitter {
         }
     }
 
-    /// The source's name for the target entity or property `name` whose renaming identifier is `renamingIdentifier`:
-    /// the identifier first (Core Data's rule: it is what the source called it), then the name; nil when the source
-    /// has neither. Except where the source has one by the target's own name that carries the same identifier: that
-    /// is the same entity or property, its identifier kept from an earlier rename whose old name a new one has
-    /// since taken (as in a store split into its own model), and it is matched by name (as `ModelDiff` matches it).
-    /// A chain or swap of renames (the source's one by the new name is another) still follows the identifiers: a
-    /// split copies into new stores, so unlike a migration in place it can move every row where it belongs.
-    static func sourceName(
-        of name: String, renamingIdentifier: String?, exists: (String) -> Bool, renamingIdentifierOf: (String) -> String?
-    ) -> String? {
-        if let former = renamingIdentifier, former != name, exists(name), renamingIdentifierOf(name) == former { return name }
-        return [renamingIdentifier, name].compactMap { $0 }.first(where: exists)
-    }
-
     // swiftlint:disable:next function_body_length
     private func mapEntity(
         _ entity: EntityDescription, to target: EntityDescription, rows: Int, targetBySource: [String: String],
@@ -220,7 +206,7 @@ extension StoreSplitter {
         var crossings: [EntityMapping.Crossing] = []
         var usedRelationships: Set<String> = []
         for attribute in target.persistentAttributes {
-            if let name = Self.sourceName(
+            if let name = RenameMatching.sourceName(
                 of: attribute.name, renamingIdentifier: attribute.renamingIdentifier,
                 exists: { n in entity.persistentAttributes.contains { $0.name == n } }, renamingIdentifierOf: { entity.attribute(named: $0)?.renamingIdentifier }),
                 let old = entity.attribute(named: name)
@@ -247,7 +233,7 @@ extension StoreSplitter {
                     guard let destinationTarget, let keyed = targetModel.entity(named: destinationTarget),
                         let keyAttribute = keyed.attribute(named: key),
                         let sourceDestination = sourceModel.entity(named: relationship.destinationEntityName),
-                        let sourceKey = Self.sourceName(
+                        let sourceKey = RenameMatching.sourceName(
                             of: keyAttribute.name, renamingIdentifier: keyAttribute.renamingIdentifier,
                             exists: { sourceDestination.attribute(named: $0) != nil },
                             renamingIdentifierOf: { sourceDestination.attribute(named: $0)?.renamingIdentifier })
@@ -288,7 +274,7 @@ extension StoreSplitter {
 
         var toOnes: [EntityMapping.ToOne] = []
         for relationship in target.allRelationships where !relationship.isTransient {
-            guard let name = Self.sourceName(
+            guard let name = RenameMatching.sourceName(
                 of: relationship.name, renamingIdentifier: relationship.renamingIdentifier,
                 exists: { entity.relationship(named: $0) != nil }, renamingIdentifierOf: { entity.relationship(named: $0)?.renamingIdentifier }),
                 let old = entity.relationship(named: name)

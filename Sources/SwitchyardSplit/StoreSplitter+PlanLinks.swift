@@ -37,7 +37,7 @@ extension StoreSplitter {
         for target in targetModel.entities {
             guard let sourceName = sourceByTarget[target.name], let sourceEntity = sourceModel.entity(named: sourceName) else { continue }
             for relationship in target.relationships where !relationship.isTransient {
-                guard let name = Self.sourceName(
+                guard let name = RenameMatching.sourceName(
                     of: relationship.name, renamingIdentifier: relationship.renamingIdentifier,
                     exists: { sourceEntity.relationship(named: $0) != nil },
                     renamingIdentifierOf: { sourceEntity.relationship(named: $0)?.renamingIdentifier }),

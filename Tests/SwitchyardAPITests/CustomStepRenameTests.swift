@@ -1,0 +1,78 @@
+import Foundation
+import Switchyard
+import SwitchyardPostgreSQL
+import Testing
+
+/// A custom migration step's default copy of entities and attributes renamed in a chain or swapped: it copies into
+/// a new store, so it follows the renaming identifiers, as Core Data and `storesplit` do (an inferred migration in
+/// place refuses such a change; see `EntityRenameChainTests`). Matched by name first, the new `B` took the old
+/// `B`'s rows and the new `C` took them too, and the old `A`'s rows were lost.
+@Suite struct CustomStepRenameTests {
+    private static func entity(_ name: String, was old: String? = nil, attributes: [AttributeDescription]? = nil) -> EntityDescription {
+        EntityDescription(name: name, attributes: attributes ?? [AttributeDescription(name: "value", type: .string)], renamingIdentifier: old)
+    }
+
+    private static func model(_ entities: [EntityDescription]) throws -> ObjectModel {
+        try ObjectModel(entities: entities, configurations: [ConfigurationDescription(name: "Main", entityNames: entities.map(\.name))])
+    }
+
+    /// V1: A, B, X, Y (a `value` each) and P (`first`, `second`, `kept`).
+    static func v1() throws -> ObjectModel {
+        try model([
+            entity("A"), entity("B"), entity("X"), entity("Y"),
+            entity("P", attributes: ["first", "second", "kept"].map { AttributeDescription(name: $0, type: .string) }),
+        ])
+    }
+
+    /// V2: A became B and B became C (a chain), X and Y traded names (a swap), P's `first` became `second` and
+    /// `second` became `third` while `kept` keeps an identifier naming no V1 attribute.
+    static func v2() throws -> ObjectModel {
+        try model([
+            entity("B", was: "A"), entity("C", was: "B"), entity("X", was: "Y"), entity("Y", was: "X"),
+            entity("P", attributes: [
+                AttributeDescription(name: "second", type: .string, renamingIdentifier: "first"),
+                AttributeDescription(name: "third", type: .string, renamingIdentifier: "second"),
+                AttributeDescription(name: "kept", type: .string, renamingIdentifier: "older"),
+            ]),
+        ])
+    }
+
+    @Test(arguments: MigrationChainTests.persistent)
+    func aCustomStepsDefaultCopyFollowsChainedAndSwappedRenames(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        let url = try MigrationChainTests.url(backend, in: dir)
+        do {
+            let coordinator = StoreCoordinator(model: try Self.v1())
+            try coordinator.addStore(backend.storeType, configuration: "Main", at: url)
+            let context = ObjectContext(coordinator: coordinator)
+            for (entity, values) in [("A", ["a1", "a2"]), ("B", ["b1"]), ("X", ["x1"]), ("Y", ["y1", "y2", "y3"])] {
+                for value in values { try context.insert(entity).set("value", value) }
+            }
+            let p = try context.insert("P")
+            try p.set("first", "1st")
+            try p.set("second", "2nd")
+            try p.set("kept", "k")
+            try context.save()
+            for store in coordinator.stores { try coordinator.removeStore(store) }
+        }
+        var chain = try MigrationChain(versions: [ModelVersion(name: "V1", model: try Self.v1()), ModelVersion(name: "V2", model: try Self.v2())])
+        // No transform: every entity takes the default copy.
+        try chain.setCustomStep(to: "V2", CustomMigration(batchSize: 2))
+        let coordinator = StoreCoordinator(model: try Self.v2())
+        try coordinator.setMigrationChain(chain)
+        let results = await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Main", url: url)])
+        _ = try results.get()
+        let context = ObjectContext(coordinator: coordinator)
+        func values(_ entity: String) throws -> [String] {
+            try context.fetch(FetchRequest(entityName: entity)).map { try $0.get("value", as: String.self) ?? "nil" }.sorted()
+        }
+        #expect(try values("B") == ["a1", "a2"])
+        #expect(try values("C") == ["b1"])
+        #expect(try values("X") == ["y1", "y2", "y3"])
+        #expect(try values("Y") == ["x1"])
+        let p = try #require(try context.fetch(FetchRequest(entityName: "P")).first)
+        #expect(try p.get("second", as: String.self) == "1st")
+        #expect(try p.get("third", as: String.self) == "2nd")
+        #expect(try p.get("kept", as: String.self) == "k")
+    }
+}
