@@ -4,8 +4,9 @@ import SwitchyardModelFiles
 extension CustomMigration {
     /// A step that applies an Xcode mapping model: each entity mapping with a source and a destination fills the
     /// destination entity from the source entity, attribute by attribute from `$source` key paths and constants;
-    /// relationships are carried over by name (rows keep their primary keys). Attributes the mapping does not
-    /// list keep the default copy (same name), as Xcode lists every attribute it can infer.
+    /// relationships are carried over as the default copy matches them (renaming identifier, else name; rows keep
+    /// their primary keys). Attributes the mapping does not list keep the default copy, as Xcode lists every
+    /// attribute it can infer.
     ///
     /// Use it in a chain: `try chain.setCustomStep(to: "V3", CustomMigration(mappingModel: mapping))`.
     public init(mappingModel: MappingModel, batchSize: Int = 1_000) {

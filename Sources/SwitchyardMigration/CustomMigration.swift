@@ -4,9 +4,10 @@ import SwitchyardContext
 /// A migration step written in code, run over the old store's rows a batch at a time into a new store that
 /// replaces the old one when the step has finished (so memory stays bounded and a kill leaves the old store).
 ///
-/// By default every entity of the new version is filled from the old entity of the same name (or the one its
-/// `renamingIdentifier` names): primary keys, `Z_OPT`, attributes of the same name whose values fit the new type,
-/// to-one relationships, many-to-many links and ordered positions. A `transform` runs after that default copy
+/// By default every entity of the new version is filled from the old entity it continues (its `renamingIdentifier`,
+/// else its name; see `RenameMatching`, which `storesplit` follows too): primary keys, `Z_OPT`, the attributes it
+/// continues (matched the same way) whose values fit the new type, to-one relationships, many-to-many links and
+/// ordered positions. A `transform` runs after that default copy
 /// for each row and may change any value, re-point relationships, insert objects of other entities, or drop
 /// the row. Entities of the new version with no old counterpart and no transform start empty.
 ///
@@ -34,7 +35,8 @@ public struct CustomMigration: Sendable {
 
     /// What fills one entity of the new version.
     package struct Transform: Sendable {
-        /// The old entity whose rows are read; nil means the default (same name or renaming identifier).
+        /// The old entity whose rows are read; nil means the default (the one the entity continues: renaming
+        /// identifier, else name).
         package var sourceEntity: String?
         package var body: MigrationTransform
     }
@@ -45,7 +47,8 @@ public struct CustomMigration: Sendable {
     }
 
     /// Runs `body` for every row that fills `entityName` of the new version, read from the old entity
-    /// `sourceEntity` (by default the one of the same name, or the one its renaming identifier names).
+    /// `sourceEntity` (by default the one it continues: the one its renaming identifier names, else the one of the
+    /// same name).
     /// `body` sees the old row and the new one already filled by the default copy.
     public mutating func transform(_ entityName: String, from sourceEntity: String? = nil, _ body: @escaping MigrationTransform) {
         transforms[entityName] = Transform(sourceEntity: sourceEntity, body: body)

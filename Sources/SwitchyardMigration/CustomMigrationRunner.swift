@@ -37,16 +37,15 @@ package struct CustomMigrationRunner {
         for name in step.transforms.keys where !newNames.contains(name) {
             throw MigrationError.unknownEntity(version: to.name, configuration: configuration, entity: name)
         }
+        let matching = RenameMatching(
+            sources: oldEntities.values.map { ($0.name, $0.renamingIdentifier) }, targets: newEntities.map { ($0.name, $0.renamingIdentifier) })
         for entity in newEntities {
             if let explicit = step.transforms[entity.name]?.sourceEntity {
                 guard oldEntities[explicit] != nil else {
                     throw MigrationError.unknownEntity(version: from.name, configuration: configuration, entity: explicit)
                 }
                 sources[entity.name] = explicit
-            } else if let name = RenameMatching.sourceName(
-                of: entity.name, renamingIdentifier: entity.renamingIdentifier,
-                exists: { oldEntities[$0] != nil }, renamingIdentifierOf: { oldEntities[$0]?.renamingIdentifier })
-            {
+            } else if let name = matching.sourceName(of: entity.name, renamingIdentifier: entity.renamingIdentifier) {
                 sources[entity.name] = name
             }
         }
@@ -122,13 +121,14 @@ package struct CustomMigrationRunner {
         }
     }
 
-    /// The new row as the default copy fills it: same key and `Z_OPT`; attributes by name (or renaming
-    /// identifier) converted to the new type where they can be, else the new default; to-ones whose target
+    /// The new row as the default copy fills it: same key and `Z_OPT`; the attributes each continues
+    /// (`RenameMatching`) converted to the new type where they can be, else the new default; to-ones whose target
     /// entity survives.
     private func defaultCopy(_ row: StoreRow, from source: EntityDescription, into entity: EntityDescription) -> StoreRow {
         var copy = StoreRow(entityName: entity.name, primaryKey: row.primaryKey, version: row.version)
+        let attributes = RenameMatching(attributesOf: source, entity)
         for attribute in entity.persistentAttributes {
-            let former = Self.former(attribute.name, attribute.renamingIdentifier, in: source.attribute(named:), identifier: \.renamingIdentifier)
+            let former = attributes.sourceName(of: attribute.name, renamingIdentifier: attribute.renamingIdentifier).flatMap(source.attribute(named:))
             guard let former, !former.isTransient else {
                 if let value = attribute.defaultValue, !value.isNull { copy.values[attribute.name] = value }
                 continue
@@ -137,8 +137,10 @@ package struct CustomMigrationRunner {
             if value.isNull { continue }
             copy.values[attribute.name] = value.normalized(for: attribute.type) ?? attribute.defaultValue ?? .null
         }
+        let relationships = RenameMatching(relationshipsOf: source, entity)
         for relationship in entity.persistentToOneRelationships {
-            let former = Self.former(relationship.name, relationship.renamingIdentifier, in: source.relationship(named:), identifier: \.renamingIdentifier)
+            let former = relationships.sourceName(of: relationship.name, renamingIdentifier: relationship.renamingIdentifier)
+                .flatMap(source.relationship(named:))
             guard let former, !former.isToMany, let reference = row.toOne[former.name],
                 let target = renamed[reference.entityName],
                 to.model.entity(target, isKindOf: relationship.destinationEntityName)
@@ -146,16 +148,6 @@ package struct CustomMigrationRunner {
             copy.toOne[relationship.name] = RowReference(entityName: target, primaryKey: reference.primaryKey)
         }
         return copy
-    }
-
-    /// The old entity's property that the new property `name` (renaming identifier `renamingIdentifier`) continues
-    /// (see `RenameMatching`), through `lookup` (the old entity's property by name).
-    private static func former<P>(
-        _ name: String, _ renamingIdentifier: String?, in lookup: (String) -> P?, identifier: KeyPath<P, String?>
-    ) -> P? {
-        RenameMatching.sourceName(
-            of: name, renamingIdentifier: renamingIdentifier, exists: { lookup($0) != nil }, renamingIdentifierOf: { lookup($0)?[keyPath: identifier] }
-        ).flatMap(lookup)
     }
 
     private func checkRequired(_ row: StoreRow) throws {
@@ -179,9 +171,10 @@ package struct CustomMigrationRunner {
     // MARK: - Links and orders
 
     /// Many-to-many links and ordered positions of `entity`'s to-many relationships that the old entity had
-    /// under the same name (or renaming identifier), members mapped like to-ones and dropped rows left out.
+    /// (matched by `RenameMatching`), members mapped like to-ones and dropped rows left out.
     private func copyLinksAndOrders(of entity: EntityDescription, dropped: Set<RowReference>) throws {
         guard let sourceName = sources[entity.name], let source = oldEntities[sourceName] else { return }
+        let matching = RenameMatching(relationshipsOf: source, entity)
         let relationships = entity.allRelationships.filter { relationship in
             guard relationship.isToMany, !relationship.isTransient else { return false }
             let inverse = relationship.inverseName.flatMap { to.model.entity(named: relationship.destinationEntityName)?.relationship(named: $0) }
@@ -196,7 +189,8 @@ package struct CustomMigrationRunner {
             let owners = batch.map(\.reference).filter { !dropped.contains(RowReference(entityName: entity.name, primaryKey: $0.primaryKey)) }
             var changes = StoreChangeSet()
             for relationship in relationships {
-                let former = Self.former(relationship.name, relationship.renamingIdentifier, in: source.relationship(named:), identifier: \.renamingIdentifier)
+                let former = matching.sourceName(of: relationship.name, renamingIdentifier: relationship.renamingIdentifier)
+                    .flatMap(source.relationship(named:))
                 guard let former, former.isToMany, !owners.isEmpty else { continue }
                 let inverse = relationship.inverseName.flatMap { to.model.entity(named: relationship.destinationEntityName)?.relationship(named: $0) }
                 let members = try old.relatedReferences(of: owners, relationship: former.name)

@@ -1,21 +1,71 @@
 // MARK: - RenameMatching
 
-/// Which entity or property of an earlier model a later model's one continues, for a copy into a new store (a
-/// split, a custom migration step): its renaming identifier first, as Core Data matches, then its name.
+/// Which entity (or property of one entity) of an earlier model each of a later model's continues, for a copy into
+/// a new store (`storesplit`, a custom migration step's default copy). Built over one group: the entities of the
+/// two models, or the properties of one entity in each.
 ///
-/// Except where the earlier model has one by the later one's own name carrying that same identifier: that is the
-/// same entity or property, its identifier kept from an earlier rename whose old name a new one has since taken
-/// (a model copied into itself, or a version after the rename), matched by name as `ModelDiff` matches it. A chain
-/// or swap of renames (the earlier one by the new name is another) follows the identifiers: a copy can move every
-/// row where it belongs, where a migration in place refuses such a change.
-package enum RenameMatching {
-    /// The earlier model's name for the entity or property `name` whose renaming identifier is
-    /// `renamingIdentifier`; nil when the earlier model has neither. `exists` says whether the earlier model has one
-    /// by a name, `renamingIdentifierOf` gives the renaming identifier of the earlier model's one by a name.
-    package static func sourceName(
-        of name: String, renamingIdentifier: String?, exists: (String) -> Bool, renamingIdentifierOf: (String) -> String?
-    ) -> String? {
-        if let former = renamingIdentifier, former != name, exists(name), renamingIdentifierOf(name) == former { return name }
-        return [renamingIdentifier, name].compactMap { $0 }.first(where: exists)
+/// For a later element named `name` with renaming identifier `id`, in this order:
+/// 1. Kept: the earlier element named `name` carries the same `id` (an earlier rename's identifier kept, while a
+///    new element has since taken the old name, as in a store split into its own model), and no other later
+///    element's identifier names `name` (else `name` was renamed away: a chain).
+/// 2. Renamed: the earlier element named `id` (Core Data's rule: the identifier is what the earlier model called it).
+/// 3. Same name: the earlier element named `name`.
+/// 4. Kept identifier: the earlier element carrying the same `id` (Core Data compares identifiers, and Apple's
+///    guidance keeps the first name as the identifier through later renames: `paintColor` (was `color`) becoming
+///    `primaryColor` (was `color`)).
+///
+/// A chain or swap of renames follows the identifiers: a copy can move every row where it belongs, where a migration
+/// in place (`ModelDiff`, name first) refuses such a change.
+package struct RenameMatching {
+    private let sourceIdentifiers: [String: String?]
+    private let sourceByIdentifier: [String: String]
+    private let renamedAway: [String: String]
+
+    /// `sources`: the earlier model's elements (name and renaming identifier); `targets`: the later model's.
+    package init(
+        sources: some Sequence<(name: String, renamingIdentifier: String?)>,
+        targets: some Sequence<(name: String, renamingIdentifier: String?)>
+    ) {
+        var identifiers: [String: String?] = [:]
+        var byIdentifier: [String: String] = [:]
+        for source in sources {
+            if identifiers[source.name] == nil { identifiers[source.name] = .some(source.renamingIdentifier) }
+            if let id = source.renamingIdentifier, id != source.name, byIdentifier[id] == nil { byIdentifier[id] = source.name }
+        }
+        var away: [String: String] = [:]
+        for target in targets {
+            if let id = target.renamingIdentifier, id != target.name, away[id] == nil { away[id] = target.name }
+        }
+        (sourceIdentifiers, sourceByIdentifier, renamedAway) = (identifiers, byIdentifier, away)
+    }
+
+    /// The entities of `source` and `target`.
+    package init(entitiesOf source: ObjectModel, _ target: ObjectModel) {
+        self.init(
+            sources: source.entities.map { ($0.name, $0.renamingIdentifier) }, targets: target.entities.map { ($0.name, $0.renamingIdentifier) })
+    }
+
+    /// The attributes of `source` and `target` (inherited ones included).
+    package init(attributesOf source: EntityDescription, _ target: EntityDescription) {
+        self.init(
+            sources: source.allAttributes.map { ($0.name, $0.renamingIdentifier) }, targets: target.allAttributes.map { ($0.name, $0.renamingIdentifier) })
+    }
+
+    /// The relationships of `source` and `target` (inherited ones included).
+    package init(relationshipsOf source: EntityDescription, _ target: EntityDescription) {
+        self.init(
+            sources: source.allRelationships.map { ($0.name, $0.renamingIdentifier) },
+            targets: target.allRelationships.map { ($0.name, $0.renamingIdentifier) })
+    }
+
+    /// The earlier model's name for the later element `name` whose renaming identifier is `renamingIdentifier`; nil
+    /// when it continues none.
+    package func sourceName(of name: String, renamingIdentifier: String?) -> String? {
+        let id = renamingIdentifier == name ? nil : renamingIdentifier
+        if let id, let stored = sourceIdentifiers[name], stored == id, renamedAway[name] == nil { return name }
+        if let id, sourceIdentifiers[id] != nil { return id }
+        if sourceIdentifiers[name] != nil { return name }
+        if let id, let kept = sourceByIdentifier[id] { return kept }
+        return nil
     }
 }

@@ -16,10 +16,9 @@ extension StoreSplitter {
 
         // Target entity for each source entity (see `RenameMatching`).
         var targetBySource: [String: String] = [:]
+        let entityMatching = RenameMatching(entitiesOf: sourceModel, targetModel)
         for target in targetModel.entities {
-            if let name = RenameMatching.sourceName(
-                of: target.name, renamingIdentifier: target.renamingIdentifier,
-                exists: { sourceModel.entity(named: $0) != nil }, renamingIdentifierOf: { sourceModel.entity(named: $0)?.renamingIdentifier }),
+            if let name = entityMatching.sourceName(of: target.name, renamingIdentifier: target.renamingIdentifier),
                 targetBySource[name] == nil
             {
                 targetBySource[name] = target.name
@@ -205,11 +204,12 @@ extension StoreSplitter {
         var attributes: [EntityMapping.Attribute] = []
         var crossings: [EntityMapping.Crossing] = []
         var usedRelationships: Set<String> = []
+        let attributeMatching = RenameMatching(
+            sources: entity.persistentAttributes.map { ($0.name, $0.renamingIdentifier) },
+            targets: target.persistentAttributes.map { ($0.name, $0.renamingIdentifier) })
         for attribute in target.persistentAttributes {
-            if let name = RenameMatching.sourceName(
-                of: attribute.name, renamingIdentifier: attribute.renamingIdentifier,
-                exists: { n in entity.persistentAttributes.contains { $0.name == n } }, renamingIdentifierOf: { entity.attribute(named: $0)?.renamingIdentifier }),
-                let old = entity.attribute(named: name)
+            if let name = attributeMatching.sourceName(of: attribute.name, renamingIdentifier: attribute.renamingIdentifier),
+                let old = entity.persistentAttributes.first(where: { $0.name == name })
             {
                 attributes.append(.init(target: attribute, source: name, convert: old.type != attribute.type))
                 if rows > 0, !Self.someValueConverts(from: old.type, to: attribute.type) {
@@ -233,10 +233,8 @@ extension StoreSplitter {
                     guard let destinationTarget, let keyed = targetModel.entity(named: destinationTarget),
                         let keyAttribute = keyed.attribute(named: key),
                         let sourceDestination = sourceModel.entity(named: relationship.destinationEntityName),
-                        let sourceKey = RenameMatching.sourceName(
-                            of: keyAttribute.name, renamingIdentifier: keyAttribute.renamingIdentifier,
-                            exists: { sourceDestination.attribute(named: $0) != nil },
-                            renamingIdentifierOf: { sourceDestination.attribute(named: $0)?.renamingIdentifier })
+                        let sourceKey = RenameMatching(attributesOf: sourceDestination, keyed)
+                            .sourceName(of: keyAttribute.name, renamingIdentifier: keyAttribute.renamingIdentifier)
                     else {
                         problems.append("\(subject): storesplit.key = \(key) names no attribute of \(relationship.destinationEntityName) in both models")
                         continue
@@ -273,10 +271,9 @@ extension StoreSplitter {
         }
 
         var toOnes: [EntityMapping.ToOne] = []
+        let relationshipMatching = RenameMatching(relationshipsOf: entity, target)
         for relationship in target.allRelationships where !relationship.isTransient {
-            guard let name = RenameMatching.sourceName(
-                of: relationship.name, renamingIdentifier: relationship.renamingIdentifier,
-                exists: { entity.relationship(named: $0) != nil }, renamingIdentifierOf: { entity.relationship(named: $0)?.renamingIdentifier }),
+            guard let name = relationshipMatching.sourceName(of: relationship.name, renamingIdentifier: relationship.renamingIdentifier),
                 let old = entity.relationship(named: name)
             else { continue }
             usedRelationships.insert(name)

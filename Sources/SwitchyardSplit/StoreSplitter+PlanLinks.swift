@@ -36,11 +36,9 @@ extension StoreSplitter {
         var links: [(copy: SplitPlan.LinkCopy, mapping: LinkMapping)] = []
         for target in targetModel.entities {
             guard let sourceName = sourceByTarget[target.name], let sourceEntity = sourceModel.entity(named: sourceName) else { continue }
+            let matching = RenameMatching(relationshipsOf: sourceEntity, target)
             for relationship in target.relationships where !relationship.isTransient {
-                guard let name = RenameMatching.sourceName(
-                    of: relationship.name, renamingIdentifier: relationship.renamingIdentifier,
-                    exists: { sourceEntity.relationship(named: $0) != nil },
-                    renamingIdentifierOf: { sourceEntity.relationship(named: $0)?.renamingIdentifier }),
+                guard let name = matching.sourceName(of: relationship.name, renamingIdentifier: relationship.renamingIdentifier),
                     let sourceEnd = sourceModel.end(of: name, from: sourceName), !sourceEnd.relationship.isTransient
                 else { continue }
                 let label = "\(target.name).\(relationship.name)"

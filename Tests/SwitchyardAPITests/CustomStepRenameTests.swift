@@ -75,4 +75,36 @@ import Testing
         #expect(try p.get("third", as: String.self) == "2nd")
         #expect(try p.get("kept", as: String.self) == "k")
     }
+
+    /// A kept identifier whose name was renamed away is a chain: V1 `Person` (was `Employee`) beside a new
+    /// `Employee`, to V2 where `Employee` becomes `Person` (was `Employee`) and `Person` becomes `Human` (was
+    /// `Person`). By name first, both new entities took the old `Person`'s rows and `Employee`'s were lost.
+    @Test(arguments: MigrationChainTests.persistent)
+    func aKeptIdentifiersNameRenamedAwayIsAChain(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        let url = try MigrationChainTests.url(backend, in: dir)
+        let v1 = try Self.model([Self.entity("Person", was: "Employee"), Self.entity("Employee")])
+        let v2 = try Self.model([Self.entity("Person", was: "Employee"), Self.entity("Human", was: "Person")])
+        do {
+            let coordinator = StoreCoordinator(model: v1)
+            try coordinator.addStore(backend.storeType, configuration: "Main", at: url)
+            let context = ObjectContext(coordinator: coordinator)
+            for (entity, values) in [("Person", ["p1", "p2"]), ("Employee", ["e1"])] {
+                for value in values { try context.insert(entity).set("value", value) }
+            }
+            try context.save()
+            for store in coordinator.stores { try coordinator.removeStore(store) }
+        }
+        var chain = try MigrationChain(versions: [ModelVersion(name: "V1", model: v1), ModelVersion(name: "V2", model: v2)])
+        try chain.setCustomStep(to: "V2", CustomMigration(batchSize: 2))
+        let coordinator = StoreCoordinator(model: v2)
+        try coordinator.setMigrationChain(chain)
+        _ = try await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Main", url: url)]).get()
+        let context = ObjectContext(coordinator: coordinator)
+        func values(_ entity: String) throws -> [String] {
+            try context.fetch(FetchRequest(entityName: entity)).map { try $0.get("value", as: String.self) ?? "nil" }.sorted()
+        }
+        #expect(try values("Person") == ["e1"])
+        #expect(try values("Human") == ["p1", "p2"])
+    }
 }
