@@ -42,8 +42,18 @@ import Testing
         return found
     }
 
-    private static func destinations(_ kind: StoreType, in dir: TempDir, _ configurations: [String]) -> [SplitDestination] {
-        configurations.map { SplitDestination(configuration: $0, url: dir.url.appendingPathComponent("\($0).\(kind == .lmdb ? "lmdb" : "sqlite")"), type: kind) }
+    /// Plans and runs (verifying content) a split of `source` into stores of `kind` for `configurations` of `model`:
+    /// the plan's "source>target" entity pairs, sorted, and the outputs' contents (see `contents`).
+    private static func split(
+        _ source: URL, into model: ObjectModel, _ configurations: [String], as kind: StoreType, in dir: TempDir
+    ) throws -> (plan: [String], contents: [String: [String]]) {
+        let destinations = configurations.map {
+            SplitDestination(configuration: $0, url: dir.url.appendingPathComponent("\($0).\(kind == .lmdb ? "lmdb" : "sqlite")"), type: kind)
+        }
+        let splitter = try StoreSplitter(source: source, targetModel: model, destinations: destinations)
+        let plan = try splitter.plan()
+        _ = try splitter.run(plan, options: SplitOptions(batchSize: 2, verifyContent: true))
+        return (plan.entities.map { "\($0.sourceEntity)>\($0.targetEntity)" }.sorted(), try contents(of: destinations, model: model))
     }
 
     /// A store whose model keeps the renaming identifiers of earlier renames (`Person` was `Employee`, its `name`
@@ -70,12 +80,9 @@ import Testing
             "Person": ["name": ["Ada", "Bo"], "fullName": ["Ada Lovelace", "Bo Diddley"]],
             "Employee": ["title": ["engineer", "clerk", "chef"]],
         ])
-        let destinations = Self.destinations(pair.destination, in: temp, ["People", "Staff"])
-        let splitter = try StoreSplitter(source: source, targetModel: model, destinations: destinations)
-        let plan = try splitter.plan()
-        #expect(plan.entities.map { "\($0.sourceEntity)>\($0.targetEntity)" }.sorted() == ["Employee>Employee", "Person>Person"])
-        _ = try splitter.run(plan, options: SplitOptions(batchSize: 2, verifyContent: true))
-        #expect(try Self.contents(of: destinations, model: model) == [
+        let (plan, contents) = try Self.split(source, into: model, ["People", "Staff"], as: pair.destination, in: temp)
+        #expect(plan == ["Employee>Employee", "Person>Person"])
+        #expect(contents == [
             "Person": ["name=Ada fullName=Ada Lovelace", "name=Bo fullName=Bo Diddley"],
             "Employee": ["title=chef", "title=clerk", "title=engineer"],
         ])
@@ -101,12 +108,9 @@ import Testing
                 ConfigurationDescription(name: "Chain", entityNames: ["B", "C"]),
                 ConfigurationDescription(name: "Swap", entityNames: ["X", "Y"]),
             ])
-        let destinations = Self.destinations(pair.destination, in: temp, ["Chain", "Swap"])
-        let splitter = try StoreSplitter(source: source, targetModel: new, destinations: destinations)
-        let plan = try splitter.plan()
-        #expect(plan.entities.map { "\($0.sourceEntity)>\($0.targetEntity)" }.sorted() == ["A>B", "B>C", "X>Y", "Y>X"])
-        _ = try splitter.run(plan, options: SplitOptions(batchSize: 2, verifyContent: true))
-        #expect(try Self.contents(of: destinations, model: new) == [
+        let (plan, contents) = try Self.split(source, into: new, ["Chain", "Swap"], as: pair.destination, in: temp)
+        #expect(plan == ["A>B", "B>C", "X>Y", "Y>X"])
+        #expect(contents == [
             "B": ["value=a1", "value=a2"], "C": ["value=b1"], "X": ["value=y1", "value=y2", "value=y3"], "Y": ["value=x1"],
         ])
     }
@@ -141,12 +145,9 @@ import Testing
                 ConfigurationDescription(name: "Staff", entityNames: ["Person"]),
                 ConfigurationDescription(name: "People", entityNames: ["Human"]),
             ])
-        let destinations = Self.destinations(pair.destination, in: temp, ["Staff", "People"])
-        let splitter = try StoreSplitter(source: source, targetModel: new, destinations: destinations)
-        let plan = try splitter.plan()
-        #expect(plan.entities.map { "\($0.sourceEntity)>\($0.targetEntity)" }.sorted() == ["Employee>Person", "Person>Human"])
-        _ = try splitter.run(plan, options: SplitOptions(batchSize: 2, verifyContent: true))
-        #expect(try Self.contents(of: destinations, model: new) == [
+        let (plan, contents) = try Self.split(source, into: new, ["Staff", "People"], as: pair.destination, in: temp)
+        #expect(plan == ["Employee>Person", "Person>Human"])
+        #expect(contents == [
             "Person": ["title=clerk", "title=engineer"], "Human": ["fullName=Ada displayName=Ada Lovelace"],
         ])
     }
@@ -169,11 +170,8 @@ import Testing
                                   renamingIdentifier: "Vehicle"),
             ],
             configurations: [ConfigurationDescription(name: "Garage", entityNames: ["Auto"])])
-        let destinations = Self.destinations(pair.destination, in: temp, ["Garage"])
-        let splitter = try StoreSplitter(source: source, targetModel: new, destinations: destinations)
-        let plan = try splitter.plan()
-        #expect(plan.entities.map { "\($0.sourceEntity)>\($0.targetEntity)" } == ["Car>Auto"])
-        _ = try splitter.run(plan, options: SplitOptions(batchSize: 2, verifyContent: true))
-        #expect(try Self.contents(of: destinations, model: new) == ["Auto": ["primaryColor=blue", "primaryColor=red"]])
+        let (plan, contents) = try Self.split(source, into: new, ["Garage"], as: pair.destination, in: temp)
+        #expect(plan == ["Car>Auto"])
+        #expect(contents == ["Auto": ["primaryColor=blue", "primaryColor=red"]])
     }
 }
