@@ -31,21 +31,22 @@ package struct CustomMigrationRunner {
     ) throws {
         (self.old, self.new, self.from, self.to) = (old, new, from, to)
         (self.configuration, self.step, self.progress) = (configuration, step, progress)
-        for entity in try from.model.entities(inConfiguration: configuration) { oldEntities[entity.name] = entity }
+        let oldList = try from.model.entities(inConfiguration: configuration)
+        for entity in oldList { oldEntities[entity.name] = entity }
         newEntities = try to.model.entities(inConfiguration: configuration)
         let newNames = Set(newEntities.map(\.name))
         for name in step.transforms.keys where !newNames.contains(name) {
             throw MigrationError.unknownEntity(version: to.name, configuration: configuration, entity: name)
         }
         let matching = RenameMatching(
-            sources: oldEntities.values.map { ($0.name, $0.renamingIdentifier) }, targets: newEntities.map { ($0.name, $0.renamingIdentifier) })
+            sources: oldList.map { ($0.name, $0.renamingIdentifier) }, targets: newEntities.map { ($0.name, $0.renamingIdentifier) })
         for entity in newEntities {
             if let explicit = step.transforms[entity.name]?.sourceEntity {
                 guard oldEntities[explicit] != nil else {
                     throw MigrationError.unknownEntity(version: from.name, configuration: configuration, entity: explicit)
                 }
                 sources[entity.name] = explicit
-            } else if let name = matching.sourceName(of: entity.name, renamingIdentifier: entity.renamingIdentifier) {
+            } else if let name = matching.sourceName(of: entity.name) {
                 sources[entity.name] = name
             }
         }
@@ -128,7 +129,7 @@ package struct CustomMigrationRunner {
         var copy = StoreRow(entityName: entity.name, primaryKey: row.primaryKey, version: row.version)
         let attributes = RenameMatching(attributesOf: source, entity)
         for attribute in entity.persistentAttributes {
-            let former = attributes.sourceName(of: attribute.name, renamingIdentifier: attribute.renamingIdentifier).flatMap(source.attribute(named:))
+            let former = attributes.sourceName(of: attribute.name).flatMap(source.attribute(named:))
             guard let former, !former.isTransient else {
                 if let value = attribute.defaultValue, !value.isNull { copy.values[attribute.name] = value }
                 continue
@@ -139,7 +140,7 @@ package struct CustomMigrationRunner {
         }
         let relationships = RenameMatching(relationshipsOf: source, entity)
         for relationship in entity.persistentToOneRelationships {
-            let former = relationships.sourceName(of: relationship.name, renamingIdentifier: relationship.renamingIdentifier)
+            let former = relationships.sourceName(of: relationship.name)
                 .flatMap(source.relationship(named:))
             guard let former, !former.isToMany, let reference = row.toOne[former.name],
                 let target = renamed[reference.entityName],
@@ -189,7 +190,7 @@ package struct CustomMigrationRunner {
             let owners = batch.map(\.reference).filter { !dropped.contains(RowReference(entityName: entity.name, primaryKey: $0.primaryKey)) }
             var changes = StoreChangeSet()
             for relationship in relationships {
-                let former = matching.sourceName(of: relationship.name, renamingIdentifier: relationship.renamingIdentifier)
+                let former = matching.sourceName(of: relationship.name)
                     .flatMap(source.relationship(named:))
                 guard let former, former.isToMany, !owners.isEmpty else { continue }
                 let inverse = relationship.inverseName.flatMap { to.model.entity(named: relationship.destinationEntityName)?.relationship(named: $0) }

@@ -4,39 +4,56 @@
 /// a new store (`storesplit`, a custom migration step's default copy). Built over one group: the entities of the
 /// two models, or the properties of one entity in each.
 ///
-/// For a later element named `name` with renaming identifier `id`, in this order:
-/// 1. Kept: the earlier element named `name` carries the same `id` (an earlier rename's identifier kept, while a
-///    new element has since taken the old name, as in a store split into its own model), and no other later
-///    element's identifier names `name` (else `name` was renamed away: a chain).
-/// 2. Renamed: the earlier element named `id` (Core Data's rule: the identifier is what the earlier model called it).
-/// 3. Same name: the earlier element named `name`.
-/// 4. Kept identifier: the earlier element carrying the same `id` (Core Data compares identifiers, and Apple's
-///    guidance keeps the first name as the identifier through later renames: `paintColor` (was `color`) becoming
-///    `primaryColor` (was `color`)).
+/// Each earlier element is continued by at most one later element. Later elements are matched in four passes, each
+/// over the later model's order and taking only earlier elements not taken yet:
+/// 1. Kept: the earlier element of the same name with the same renaming identifier (or none on both sides). Not
+///    when the identifier is set and another later element's identifier names this name, unless that one is kept
+///    itself: then the name was renamed away, a chain (`Person` was `Employee` beside `Human` was `Person`).
+///    So a model copied into itself maps every element to itself, the identifiers of earlier swaps and chains kept.
+/// 2. Renamed: the earlier element the identifier names (Core Data's rule: it is what the earlier model called it).
+/// 3. Same name: the earlier element of the same name.
+/// 4. Kept identifier: the earlier element carrying the same identifier (Core Data compares identifiers, and
+///    Apple's guidance keeps the first name as the identifier through later renames: `paintColor` (was `color`)
+///    becoming `primaryColor` (was `color`)).
 ///
-/// A chain or swap of renames follows the identifiers: a copy can move every row where it belongs, where a migration
-/// in place (`ModelDiff`, name first) refuses such a change.
+/// Chains and swaps of renames follow the identifiers: a copy can move every row where it belongs, where a
+/// migration in place (`ModelDiff`, name first) refuses such a change.
 package struct RenameMatching {
-    private let sourceIdentifiers: [String: String?]
-    private let sourceByIdentifier: [String: String]
-    private let renamedAway: [String: String]
+    private var sourceByTarget: [String: String] = [:]
 
-    /// `sources`: the earlier model's elements (name and renaming identifier); `targets`: the later model's.
-    package init(
-        sources: some Sequence<(name: String, renamingIdentifier: String?)>,
-        targets: some Sequence<(name: String, renamingIdentifier: String?)>
-    ) {
-        var identifiers: [String: String?] = [:]
-        var byIdentifier: [String: String] = [:]
-        for source in sources {
-            if identifiers[source.name] == nil { identifiers[source.name] = .some(source.renamingIdentifier) }
-            if let id = source.renamingIdentifier, id != source.name, byIdentifier[id] == nil { byIdentifier[id] = source.name }
+    /// `sources`: the earlier model's elements (name and renaming identifier); `targets`: the later model's, in their
+    /// models' order.
+    package init(sources: [(name: String, renamingIdentifier: String?)], targets: [(name: String, renamingIdentifier: String?)]) {
+        // An identifier equal to the element's own name says nothing.
+        func identifier(_ element: (name: String, renamingIdentifier: String?)) -> String? {
+            element.renamingIdentifier == element.name ? nil : element.renamingIdentifier
         }
-        var away: [String: String] = [:]
+        var sourceIdentifiers: [String: String?] = [:]
+        for source in sources where sourceIdentifiers[source.name] == nil { sourceIdentifiers[source.name] = .some(identifier(source)) }
+        func sameAsSource(_ target: (name: String, renamingIdentifier: String?)) -> Bool {
+            guard let stored = sourceIdentifiers[target.name] else { return false }
+            return stored == identifier(target)
+        }
+        // Names a later element's identifier renames away from, unless that element is kept itself.
+        var renamedAway: Set<String> = []
+        for target in targets where !sameAsSource(target) {
+            if let id = identifier(target) { renamedAway.insert(id) }
+        }
+        var taken: Set<String> = []
+        func take(_ target: String, _ source: String?) {
+            guard let source, sourceByTarget[target] == nil, sourceIdentifiers[source] != nil, !taken.contains(source) else { return }
+            sourceByTarget[target] = source
+            taken.insert(source)
+        }
+        for target in targets where sameAsSource(target) && (identifier(target) == nil || !renamedAway.contains(target.name)) {
+            take(target.name, target.name)
+        }
+        for target in targets { take(target.name, identifier(target)) }
+        for target in targets { take(target.name, target.name) }
         for target in targets {
-            if let id = target.renamingIdentifier, id != target.name, away[id] == nil { away[id] = target.name }
+            guard let id = identifier(target) else { continue }
+            take(target.name, sources.first { identifier($0) == id && !taken.contains($0.name) }?.name)
         }
-        (sourceIdentifiers, sourceByIdentifier, renamedAway) = (identifiers, byIdentifier, away)
     }
 
     /// The entities of `source` and `target`.
@@ -58,14 +75,8 @@ package struct RenameMatching {
             targets: target.allRelationships.map { ($0.name, $0.renamingIdentifier) })
     }
 
-    /// The earlier model's name for the later element `name` whose renaming identifier is `renamingIdentifier`; nil
-    /// when it continues none.
-    package func sourceName(of name: String, renamingIdentifier: String?) -> String? {
-        let id = renamingIdentifier == name ? nil : renamingIdentifier
-        if let id, let stored = sourceIdentifiers[name], stored == id, renamedAway[name] == nil { return name }
-        if let id, sourceIdentifiers[id] != nil { return id }
-        if sourceIdentifiers[name] != nil { return name }
-        if let id, let kept = sourceByIdentifier[id] { return kept }
-        return nil
+    /// The earlier model's name for the later element `name`; nil when it continues none.
+    package func sourceName(of name: String) -> String? {
+        sourceByTarget[name]
     }
 }

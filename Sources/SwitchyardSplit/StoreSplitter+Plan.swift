@@ -18,7 +18,7 @@ extension StoreSplitter {
         var targetBySource: [String: String] = [:]
         let entityMatching = RenameMatching(entitiesOf: sourceModel, targetModel)
         for target in targetModel.entities {
-            if let name = entityMatching.sourceName(of: target.name, renamingIdentifier: target.renamingIdentifier),
+            if let name = entityMatching.sourceName(of: target.name),
                 targetBySource[name] == nil
             {
                 targetBySource[name] = target.name
@@ -208,7 +208,7 @@ extension StoreSplitter {
             sources: entity.persistentAttributes.map { ($0.name, $0.renamingIdentifier) },
             targets: target.persistentAttributes.map { ($0.name, $0.renamingIdentifier) })
         for attribute in target.persistentAttributes {
-            if let name = attributeMatching.sourceName(of: attribute.name, renamingIdentifier: attribute.renamingIdentifier),
+            if let name = attributeMatching.sourceName(of: attribute.name),
                 let old = entity.persistentAttributes.first(where: { $0.name == name })
             {
                 attributes.append(.init(target: attribute, source: name, convert: old.type != attribute.type))
@@ -234,7 +234,7 @@ extension StoreSplitter {
                         let keyAttribute = keyed.attribute(named: key),
                         let sourceDestination = sourceModel.entity(named: relationship.destinationEntityName),
                         let sourceKey = RenameMatching(attributesOf: sourceDestination, keyed)
-                            .sourceName(of: keyAttribute.name, renamingIdentifier: keyAttribute.renamingIdentifier)
+                            .sourceName(of: keyAttribute.name)
                     else {
                         problems.append("\(subject): storesplit.key = \(key) names no attribute of \(relationship.destinationEntityName) in both models")
                         continue
@@ -273,7 +273,7 @@ extension StoreSplitter {
         var toOnes: [EntityMapping.ToOne] = []
         let relationshipMatching = RenameMatching(relationshipsOf: entity, target)
         for relationship in target.allRelationships where !relationship.isTransient {
-            guard let name = relationshipMatching.sourceName(of: relationship.name, renamingIdentifier: relationship.renamingIdentifier),
+            guard let name = relationshipMatching.sourceName(of: relationship.name),
                 let old = entity.relationship(named: name)
             else { continue }
             usedRelationships.insert(name)

@@ -38,7 +38,7 @@ extension StoreSplitter {
             guard let sourceName = sourceByTarget[target.name], let sourceEntity = sourceModel.entity(named: sourceName) else { continue }
             let matching = RenameMatching(relationshipsOf: sourceEntity, target)
             for relationship in target.relationships where !relationship.isTransient {
-                guard let name = matching.sourceName(of: relationship.name, renamingIdentifier: relationship.renamingIdentifier),
+                guard let name = matching.sourceName(of: relationship.name),
                     let sourceEnd = sourceModel.end(of: name, from: sourceName), !sourceEnd.relationship.isTransient
                 else { continue }
                 let label = "\(target.name).\(relationship.name)"

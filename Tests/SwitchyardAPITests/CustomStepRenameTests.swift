@@ -107,4 +107,45 @@ import Testing
         #expect(try values("Person") == ["e1"])
         #expect(try values("Human") == ["p1", "p2"])
     }
+
+    /// A step to a version that keeps the identifiers of an earlier swap (`X` was `Y`, `Y` was `X`; `first` was
+    /// `last`, `last` was `first`) and only adds an attribute: every entity and attribute is its own source. The
+    /// identifiers alone swapped them back (a second reviewer's case).
+    @Test(arguments: MigrationChainTests.persistent)
+    func aStepKeepingARecordedSwapCopiesEveryElementToItself(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        let url = try MigrationChainTests.url(backend, in: dir)
+        func model(extra: Bool) throws -> ObjectModel {
+            var person = [
+                AttributeDescription(name: "first", type: .string, renamingIdentifier: "last"),
+                AttributeDescription(name: "last", type: .string, renamingIdentifier: "first"),
+            ]
+            if extra { person.append(AttributeDescription(name: "note", type: .string)) }
+            return try Self.model([Self.entity("X", was: "Y"), Self.entity("Y", was: "X"), Self.entity("P", attributes: person)])
+        }
+        let v2 = try model(extra: false), v3 = try model(extra: true)
+        do {
+            let coordinator = StoreCoordinator(model: v2)
+            try coordinator.addStore(backend.storeType, configuration: "Main", at: url)
+            let context = ObjectContext(coordinator: coordinator)
+            try context.insert("X").set("value", "x1")
+            try context.insert("Y").set("value", "y1")
+            let p = try context.insert("P")
+            try p.set("first", "Ada")
+            try p.set("last", "Lovelace")
+            try context.save()
+            for store in coordinator.stores { try coordinator.removeStore(store) }
+        }
+        var chain = try MigrationChain(versions: [ModelVersion(name: "V2", model: v2), ModelVersion(name: "V3", model: v3)])
+        try chain.setCustomStep(to: "V3", CustomMigration(batchSize: 2))
+        let coordinator = StoreCoordinator(model: v3)
+        try coordinator.setMigrationChain(chain)
+        _ = try await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Main", url: url)]).get()
+        let context = ObjectContext(coordinator: coordinator)
+        #expect(try context.fetch(FetchRequest(entityName: "X")).map { try $0.get("value", as: String.self) } == ["x1"])
+        #expect(try context.fetch(FetchRequest(entityName: "Y")).map { try $0.get("value", as: String.self) } == ["y1"])
+        let p = try #require(try context.fetch(FetchRequest(entityName: "P")).first)
+        #expect(try p.get("first", as: String.self) == "Ada")
+        #expect(try p.get("last", as: String.self) == "Lovelace")
+    }
 }

@@ -174,4 +174,57 @@ import Testing
         #expect(plan == ["Car>Auto"])
         #expect(contents == ["Auto": ["primaryColor=blue", "primaryColor=red"]])
     }
+
+    /// A model whose identifiers record an earlier swap (`X` was `Y`, `Y` was `X`) and an earlier chain whose first
+    /// name was reused (`B` was `A`, `C` was `B`, a new `A`), split into itself: every entity is its own source. The
+    /// identifiers alone sent `X`'s rows to `Y` (values lost) and dropped `B`'s (a second reviewer's cases).
+    @Test(arguments: pairs)
+    func aModelSplitIntoItselfKeepsEveryEntityDespiteRecordedRenames(_ pair: (source: StoreType, destination: StoreType)) throws {
+        let temp = try TempDir()
+        func entity(_ name: String, was old: String? = nil) -> EntityDescription {
+            EntityDescription(name: name, attributes: [AttributeDescription(name: name.lowercased(), type: .string)], renamingIdentifier: old)
+        }
+        let model = try ObjectModel(
+            entities: [entity("X", was: "Y"), entity("Y", was: "X"), entity("B", was: "A"), entity("C", was: "B"), entity("A")],
+            configurations: [
+                ConfigurationDescription(name: "Swap", entityNames: ["X", "Y"]),
+                ConfigurationDescription(name: "Chain", entityNames: ["A", "B", "C"]),
+            ])
+        let source = temp.url.appendingPathComponent(pair.source == .lmdb ? "Legacy.lmdb" : "Legacy.sqlite")
+        try Self.seed(pair.source, at: source, model: model, rows: [
+            "X": ["x": ["x1"]], "Y": ["y": ["y1", "y2"]], "A": ["a": ["a1"]], "B": ["b": ["b1", "b2"]], "C": ["c": ["c1"]],
+        ])
+        let (plan, contents) = try Self.split(source, into: model, ["Swap", "Chain"], as: pair.destination, in: temp)
+        #expect(plan == ["A>A", "B>B", "C>C", "X>X", "Y>Y"])
+        #expect(contents == ["X": ["x=x1"], "Y": ["y=y1", "y=y2"], "A": ["a=a1"], "B": ["b=b1", "b=b2"], "C": ["c=c1"]])
+    }
+
+    /// An identifier kept through one more rename (`Person` was `Employee`, beside a new `Employee`, becomes `Human`
+    /// still was `Employee`): `Employee` is kept as it is, so `Human` continues the element carrying its
+    /// identifier. The identifier named the new `Employee` first: its rows went to `Human` and `Person`'s were
+    /// skipped. And a target of the same name takes precedence over one matching only by a kept identifier, so no
+    /// source entity is copied twice.
+    @Test(arguments: pairs)
+    func aKeptIdentifierCarriedThroughARenameAndNoSourceCopiedTwice(_ pair: (source: StoreType, destination: StoreType)) throws {
+        let temp = try TempDir()
+        func entity(_ name: String, was old: String? = nil) -> EntityDescription {
+            EntityDescription(name: name, attributes: [AttributeDescription(name: "value", type: .string)], renamingIdentifier: old)
+        }
+        let old = try ObjectModel(entities: [entity("Person", was: "Employee"), entity("Employee"), entity("Car", was: "Vehicle")])
+        let source = temp.url.appendingPathComponent(pair.source == .lmdb ? "Legacy.lmdb" : "Legacy.sqlite")
+        try Self.seed(pair.source, at: source, model: old, rows: [
+            "Person": ["value": ["p1", "p2"]], "Employee": ["value": ["e1"]], "Car": ["value": ["c1"]],
+        ])
+        let new = try ObjectModel(
+            entities: [entity("Human", was: "Employee"), entity("Employee"), entity("Auto", was: "Vehicle"), entity("Car")],
+            configurations: [
+                ConfigurationDescription(name: "People", entityNames: ["Human", "Employee"]),
+                ConfigurationDescription(name: "Garage", entityNames: ["Auto", "Car"]),
+            ])
+        let (plan, contents) = try Self.split(source, into: new, ["People", "Garage"], as: pair.destination, in: temp)
+        #expect(plan == ["Car>Car", "Employee>Employee", "Person>Human"])
+        #expect(contents == [
+            "Human": ["value=p1", "value=p2"], "Employee": ["value=e1"], "Car": ["value=c1"], "Auto": [],
+        ])
+    }
 }
