@@ -4,10 +4,11 @@ import SwitchyardContext
 /// A migration step written in code, run over the old store's rows a batch at a time into a new store that
 /// replaces the old one when the step has finished (so memory stays bounded and a kill leaves the old store).
 ///
-/// By default every entity of the new version is filled from the old entity it continues (its `renamingIdentifier`,
-/// else its name; see `RenameMatching`, which `storesplit` follows too): primary keys, `Z_OPT`, the attributes it
-/// continues (matched the same way) whose values fit the new type, to-one relationships, many-to-many links and
-/// ordered positions. A `transform` runs after that default copy
+/// By default every entity of the new version is filled from the old entity it continues: the one of the same name
+/// and renaming identifier unless the name was renamed away, else the one its `renamingIdentifier` names, else the
+/// one of its name, else the one carrying the same identifier (each old entity continued at most once; `storesplit`
+/// matches the same way): primary keys, `Z_OPT`, the attributes it continues (matched the same way) whose values
+/// fit the new type, to-one relationships, many-to-many links and ordered positions. A `transform` runs after that default copy
 /// for each row and may change any value, re-point relationships, insert objects of other entities, or drop
 /// the row. Entities of the new version with no old counterpart and no transform start empty.
 ///
@@ -35,8 +36,8 @@ public struct CustomMigration: Sendable {
 
     /// What fills one entity of the new version.
     package struct Transform: Sendable {
-        /// The old entity whose rows are read; nil means the default (the one the entity continues: renaming
-        /// identifier, else name).
+        /// The old entity whose rows are read; nil means the default (the one the entity continues, as the type's
+        /// documentation says).
         package var sourceEntity: String?
         package var body: MigrationTransform
     }
@@ -47,8 +48,7 @@ public struct CustomMigration: Sendable {
     }
 
     /// Runs `body` for every row that fills `entityName` of the new version, read from the old entity
-    /// `sourceEntity` (by default the one it continues: the one its renaming identifier names, else the one of the
-    /// same name).
+    /// `sourceEntity` (by default the one it continues, as `CustomMigration`'s documentation says).
     /// `body` sees the old row and the new one already filled by the default copy.
     public mutating func transform(_ entityName: String, from sourceEntity: String? = nil, _ body: @escaping MigrationTransform) {
         transforms[entityName] = Transform(sourceEntity: sourceEntity, body: body)

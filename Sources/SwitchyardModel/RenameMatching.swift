@@ -7,9 +7,10 @@
 /// Each earlier element is continued by at most one later element. Later elements are matched in four passes, each
 /// over the later model's order and taking only earlier elements not taken yet:
 /// 1. Kept: the earlier element of the same name with the same renaming identifier (or none on both sides). Not
-///    when the identifier is set and another later element's identifier names this name, unless that one is kept
-///    itself: then the name was renamed away, a chain (`Person` was `Employee` beside `Human` was `Person`).
-///    So a model copied into itself maps every element to itself, the identifiers of earlier swaps and chains kept.
+///    when another later element, not kept itself, has an identifier naming this name that no earlier element
+///    carries: then the name was renamed away (`Person` was `Employee` beside a new `Employee`; a chain, `Person`
+///    was `Employee` beside `Human` was `Person`). So a model copied into itself maps every element to itself,
+///    the identifiers of earlier swaps and chains kept.
 /// 2. Renamed: the earlier element the identifier names (Core Data's rule: it is what the earlier model called it).
 /// 3. Same name: the earlier element of the same name.
 /// 4. Kept identifier: the earlier element carrying the same identifier (Core Data compares identifiers, and
@@ -34,10 +35,12 @@ package struct RenameMatching {
             guard let stored = sourceIdentifiers[target.name] else { return false }
             return stored == identifier(target)
         }
-        // Names a later element's identifier renames away from, unless that element is kept itself.
+        // Names a later element's identifier renames away from: not when that element is kept itself, nor when an
+        // earlier element carries the identifier (then it is kept through renames: pass 4).
+        let carried = Set(sources.compactMap { identifier($0) })
         var renamedAway: Set<String> = []
         for target in targets where !sameAsSource(target) {
-            if let id = identifier(target) { renamedAway.insert(id) }
+            if let id = identifier(target), !carried.contains(id) { renamedAway.insert(id) }
         }
         var taken: Set<String> = []
         func take(_ target: String, _ source: String?) {
@@ -45,7 +48,7 @@ package struct RenameMatching {
             sourceByTarget[target] = source
             taken.insert(source)
         }
-        for target in targets where sameAsSource(target) && (identifier(target) == nil || !renamedAway.contains(target.name)) {
+        for target in targets where sameAsSource(target) && !renamedAway.contains(target.name) {
             take(target.name, target.name)
         }
         for target in targets { take(target.name, identifier(target)) }
@@ -62,17 +65,18 @@ package struct RenameMatching {
             sources: source.entities.map { ($0.name, $0.renamingIdentifier) }, targets: target.entities.map { ($0.name, $0.renamingIdentifier) })
     }
 
-    /// The attributes of `source` and `target` (inherited ones included).
+    /// The stored attributes of `source` and `target` (inherited ones included; transient ones hold nothing to copy).
     package init(attributesOf source: EntityDescription, _ target: EntityDescription) {
         self.init(
-            sources: source.allAttributes.map { ($0.name, $0.renamingIdentifier) }, targets: target.allAttributes.map { ($0.name, $0.renamingIdentifier) })
+            sources: source.persistentAttributes.map { ($0.name, $0.renamingIdentifier) },
+            targets: target.persistentAttributes.map { ($0.name, $0.renamingIdentifier) })
     }
 
-    /// The relationships of `source` and `target` (inherited ones included).
+    /// The stored relationships of `source` and `target` (inherited ones included, transient ones left out).
     package init(relationshipsOf source: EntityDescription, _ target: EntityDescription) {
         self.init(
-            sources: source.allRelationships.map { ($0.name, $0.renamingIdentifier) },
-            targets: target.allRelationships.map { ($0.name, $0.renamingIdentifier) })
+            sources: source.allRelationships.filter { !$0.isTransient }.map { ($0.name, $0.renamingIdentifier) },
+            targets: target.allRelationships.filter { !$0.isTransient }.map { ($0.name, $0.renamingIdentifier) })
     }
 
     /// The earlier model's name for the later element `name`; nil when it continues none.

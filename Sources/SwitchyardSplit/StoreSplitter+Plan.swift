@@ -204,9 +204,7 @@ extension StoreSplitter {
         var attributes: [EntityMapping.Attribute] = []
         var crossings: [EntityMapping.Crossing] = []
         var usedRelationships: Set<String> = []
-        let attributeMatching = RenameMatching(
-            sources: entity.persistentAttributes.map { ($0.name, $0.renamingIdentifier) },
-            targets: target.persistentAttributes.map { ($0.name, $0.renamingIdentifier) })
+        let attributeMatching = RenameMatching(attributesOf: entity, target)
         for attribute in target.persistentAttributes {
             if let name = attributeMatching.sourceName(of: attribute.name),
                 let old = entity.persistentAttributes.first(where: { $0.name == name })

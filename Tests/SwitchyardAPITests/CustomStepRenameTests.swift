@@ -148,4 +148,38 @@ import Testing
         #expect(try p.get("first", as: String.self) == "Ada")
         #expect(try p.get("last", as: String.self) == "Lovelace")
     }
+
+    /// A step that renames `Employee` to `Person` (was `Employee`) and its `name` to `fullName` (was `name`), beside
+    /// a new `Employee` and a new `name` taking the old names: the renamed ones continue the old ones.
+    @Test(arguments: MigrationChainTests.persistent)
+    func aRenameBesideANewEntityTakingTheOldNameMovesTheRows(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        let url = try MigrationChainTests.url(backend, in: dir)
+        let v1 = try Self.model([Self.entity("Employee", attributes: [AttributeDescription(name: "name", type: .string)])])
+        let v2 = try Self.model([
+            Self.entity("Person", was: "Employee", attributes: [
+                AttributeDescription(name: "fullName", type: .string, renamingIdentifier: "name"),
+                AttributeDescription(name: "name", type: .string),
+            ]),
+            Self.entity("Employee", attributes: [AttributeDescription(name: "title", type: .string)]),
+        ])
+        do {
+            let coordinator = StoreCoordinator(model: v1)
+            try coordinator.addStore(backend.storeType, configuration: "Main", at: url)
+            let context = ObjectContext(coordinator: coordinator)
+            for name in ["Ada", "Bo"] { try context.insert("Employee").set("name", name) }
+            try context.save()
+            for store in coordinator.stores { try coordinator.removeStore(store) }
+        }
+        var chain = try MigrationChain(versions: [ModelVersion(name: "V1", model: v1), ModelVersion(name: "V2", model: v2)])
+        try chain.setCustomStep(to: "V2", CustomMigration(batchSize: 2))
+        let coordinator = StoreCoordinator(model: v2)
+        try coordinator.setMigrationChain(chain)
+        _ = try await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Main", url: url)]).get()
+        let context = ObjectContext(coordinator: coordinator)
+        let people = try context.fetch(FetchRequest(entityName: "Person"))
+        #expect(try people.map { try $0.get("fullName", as: String.self) ?? "nil" }.sorted() == ["Ada", "Bo"])
+        #expect(try people.allSatisfy { try $0.get("name", as: String.self) == nil })
+        #expect(try context.count(FetchRequest(entityName: "Employee")) == 0)
+    }
 }

@@ -227,4 +227,31 @@ import Testing
             "Human": ["value=p1", "value=p2"], "Employee": ["value=e1"], "Car": ["value=c1"], "Auto": [],
         ])
     }
+
+    /// A rename and a new entity (and attribute) taking the old name, in one model change: `Employee` becomes
+    /// `Person` (was `Employee`) beside a new `Employee`, its `name` becomes `fullName` (was `name`) beside a new
+    /// `name`. The renamed ones continue the old ones; the new ones start empty. Matched as kept, the old rows went
+    /// into the new `Employee` and `Person` stayed empty (a third reviewer's case).
+    @Test(arguments: pairs)
+    func aRenameBesideANewEntityTakingTheOldNameMovesTheRows(_ pair: (source: StoreType, destination: StoreType)) throws {
+        let temp = try TempDir()
+        let old = try ObjectModel(entities: [EntityDescription(name: "Employee", attributes: [AttributeDescription(name: "name", type: .string)])])
+        let source = temp.url.appendingPathComponent(pair.source == .lmdb ? "Legacy.lmdb" : "Legacy.sqlite")
+        try Self.seed(pair.source, at: source, model: old, rows: ["Employee": ["name": ["Ada", "Bo"]]])
+        let new = try ObjectModel(
+            entities: [
+                EntityDescription(name: "Person", attributes: [
+                    AttributeDescription(name: "fullName", type: .string, renamingIdentifier: "name"),
+                    AttributeDescription(name: "name", type: .string),
+                ], renamingIdentifier: "Employee"),
+                EntityDescription(name: "Employee", attributes: [AttributeDescription(name: "title", type: .string)]),
+            ],
+            configurations: [
+                ConfigurationDescription(name: "People", entityNames: ["Person"]),
+                ConfigurationDescription(name: "Staff", entityNames: ["Employee"]),
+            ])
+        let (plan, contents) = try Self.split(source, into: new, ["People", "Staff"], as: pair.destination, in: temp)
+        #expect(plan == ["Employee>Person"])
+        #expect(contents == ["Person": ["fullName=Ada name=nil", "fullName=Bo name=nil"], "Employee": []])
+    }
 }
