@@ -37,43 +37,49 @@ import Testing
         ])
     }
 
-    @Test(arguments: MigrationChainTests.persistent)
-    func aCustomStepsDefaultCopyFollowsChainedAndSwappedRenames(_ backend: Backend) async throws {
-        let dir = try TempDir()
+    /// Saves `objects` (an entity and its attribute values each) into a new store through `old`, then reaches `new`
+    /// through a custom step with no transform (every entity takes the default copy): a context on the result.
+    private static func migrate(
+        _ backend: Backend, in dir: TempDir, from old: ObjectModel, to new: ObjectModel, objects: [(String, [String: String])]
+    ) async throws -> ObjectContext {
         let url = try MigrationChainTests.url(backend, in: dir)
         do {
-            let coordinator = StoreCoordinator(model: try Self.v1())
+            let coordinator = StoreCoordinator(model: old)
             try coordinator.addStore(backend.storeType, configuration: "Main", at: url)
             let context = ObjectContext(coordinator: coordinator)
-            for (entity, values) in [("A", ["a1", "a2"]), ("B", ["b1"]), ("X", ["x1"]), ("Y", ["y1", "y2", "y3"])] {
-                for value in values { try context.insert(entity).set("value", value) }
+            for (entity, values) in objects {
+                let object = try context.insert(entity)
+                for (key, value) in values { try object.set(key, value) }
             }
-            let p = try context.insert("P")
-            try p.set("first", "1st")
-            try p.set("second", "2nd")
-            try p.set("kept", "k")
             try context.save()
             for store in coordinator.stores { try coordinator.removeStore(store) }
         }
-        var chain = try MigrationChain(versions: [ModelVersion(name: "V1", model: try Self.v1()), ModelVersion(name: "V2", model: try Self.v2())])
-        // No transform: every entity takes the default copy.
-        try chain.setCustomStep(to: "V2", CustomMigration(batchSize: 2))
-        let coordinator = StoreCoordinator(model: try Self.v2())
+        var chain = try MigrationChain(versions: [ModelVersion(name: "Old", model: old), ModelVersion(name: "New", model: new)])
+        try chain.setCustomStep(to: "New", CustomMigration(batchSize: 2))
+        let coordinator = StoreCoordinator(model: new)
         try coordinator.setMigrationChain(chain)
-        let results = await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Main", url: url)])
-        _ = try results.get()
-        let context = ObjectContext(coordinator: coordinator)
-        func values(_ entity: String) throws -> [String] {
-            try context.fetch(FetchRequest(entityName: entity)).map { try $0.get("value", as: String.self) ?? "nil" }.sorted()
-        }
-        #expect(try values("B") == ["a1", "a2"])
-        #expect(try values("C") == ["b1"])
-        #expect(try values("X") == ["y1", "y2", "y3"])
-        #expect(try values("Y") == ["x1"])
-        let p = try #require(try context.fetch(FetchRequest(entityName: "P")).first)
-        #expect(try p.get("second", as: String.self) == "1st")
-        #expect(try p.get("third", as: String.self) == "2nd")
-        #expect(try p.get("kept", as: String.self) == "k")
+        _ = try await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Main", url: url)]).get()
+        return ObjectContext(coordinator: coordinator)
+    }
+
+    /// The sorted values of `attribute` over `entity`'s objects ("nil" for none).
+    private static func values(_ entity: String, _ attribute: String = "value", in context: ObjectContext) throws -> [String] {
+        try context.fetch(FetchRequest(entityName: entity)).map { try $0.get(attribute, as: String.self) ?? "nil" }.sorted()
+    }
+
+    @Test(arguments: MigrationChainTests.persistent)
+    func aCustomStepsDefaultCopyFollowsChainedAndSwappedRenames(_ backend: Backend) async throws {
+        let dir = try TempDir()
+        let objects = [("A", "a1"), ("A", "a2"), ("B", "b1"), ("X", "x1"), ("Y", "y1"), ("Y", "y2"), ("Y", "y3")].map { ($0.0, ["value": $0.1]) }
+            + [("P", ["first": "1st", "second": "2nd", "kept": "k"])]
+        let context = try await Self.migrate(backend, in: dir, from: try Self.v1(), to: try Self.v2(), objects: objects)
+        #expect(try Self.values("B", in: context) == ["a1", "a2"])
+        #expect(try Self.values("C", in: context) == ["b1"])
+        #expect(try Self.values("X", in: context) == ["y1", "y2", "y3"])
+        #expect(try Self.values("Y", in: context) == ["x1"])
+        #expect(try Self.values("P", "second", in: context) == ["1st"])
+        #expect(try Self.values("P", "third", in: context) == ["2nd"])
+        #expect(try Self.values("P", "kept", in: context) == ["k"])
     }
 
     /// A kept identifier whose name was renamed away is a chain: V1 `Person` (was `Employee`) beside a new
@@ -82,30 +88,12 @@ import Testing
     @Test(arguments: MigrationChainTests.persistent)
     func aKeptIdentifiersNameRenamedAwayIsAChain(_ backend: Backend) async throws {
         let dir = try TempDir()
-        let url = try MigrationChainTests.url(backend, in: dir)
         let v1 = try Self.model([Self.entity("Person", was: "Employee"), Self.entity("Employee")])
         let v2 = try Self.model([Self.entity("Person", was: "Employee"), Self.entity("Human", was: "Person")])
-        do {
-            let coordinator = StoreCoordinator(model: v1)
-            try coordinator.addStore(backend.storeType, configuration: "Main", at: url)
-            let context = ObjectContext(coordinator: coordinator)
-            for (entity, values) in [("Person", ["p1", "p2"]), ("Employee", ["e1"])] {
-                for value in values { try context.insert(entity).set("value", value) }
-            }
-            try context.save()
-            for store in coordinator.stores { try coordinator.removeStore(store) }
-        }
-        var chain = try MigrationChain(versions: [ModelVersion(name: "V1", model: v1), ModelVersion(name: "V2", model: v2)])
-        try chain.setCustomStep(to: "V2", CustomMigration(batchSize: 2))
-        let coordinator = StoreCoordinator(model: v2)
-        try coordinator.setMigrationChain(chain)
-        _ = try await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Main", url: url)]).get()
-        let context = ObjectContext(coordinator: coordinator)
-        func values(_ entity: String) throws -> [String] {
-            try context.fetch(FetchRequest(entityName: entity)).map { try $0.get("value", as: String.self) ?? "nil" }.sorted()
-        }
-        #expect(try values("Person") == ["e1"])
-        #expect(try values("Human") == ["p1", "p2"])
+        let objects = [("Person", "p1"), ("Person", "p2"), ("Employee", "e1")].map { ($0.0, ["value": $0.1]) }
+        let context = try await Self.migrate(backend, in: dir, from: v1, to: v2, objects: objects)
+        #expect(try Self.values("Person", in: context) == ["e1"])
+        #expect(try Self.values("Human", in: context) == ["p1", "p2"])
     }
 
     /// A step to a version that keeps the identifiers of an earlier swap (`X` was `Y`, `Y` was `X`; `first` was
@@ -114,7 +102,6 @@ import Testing
     @Test(arguments: MigrationChainTests.persistent)
     func aStepKeepingARecordedSwapCopiesEveryElementToItself(_ backend: Backend) async throws {
         let dir = try TempDir()
-        let url = try MigrationChainTests.url(backend, in: dir)
         func model(extra: Bool) throws -> ObjectModel {
             var person = [
                 AttributeDescription(name: "first", type: .string, renamingIdentifier: "last"),
@@ -123,30 +110,12 @@ import Testing
             if extra { person.append(AttributeDescription(name: "note", type: .string)) }
             return try Self.model([Self.entity("X", was: "Y"), Self.entity("Y", was: "X"), Self.entity("P", attributes: person)])
         }
-        let v2 = try model(extra: false), v3 = try model(extra: true)
-        do {
-            let coordinator = StoreCoordinator(model: v2)
-            try coordinator.addStore(backend.storeType, configuration: "Main", at: url)
-            let context = ObjectContext(coordinator: coordinator)
-            try context.insert("X").set("value", "x1")
-            try context.insert("Y").set("value", "y1")
-            let p = try context.insert("P")
-            try p.set("first", "Ada")
-            try p.set("last", "Lovelace")
-            try context.save()
-            for store in coordinator.stores { try coordinator.removeStore(store) }
-        }
-        var chain = try MigrationChain(versions: [ModelVersion(name: "V2", model: v2), ModelVersion(name: "V3", model: v3)])
-        try chain.setCustomStep(to: "V3", CustomMigration(batchSize: 2))
-        let coordinator = StoreCoordinator(model: v3)
-        try coordinator.setMigrationChain(chain)
-        _ = try await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Main", url: url)]).get()
-        let context = ObjectContext(coordinator: coordinator)
-        #expect(try context.fetch(FetchRequest(entityName: "X")).map { try $0.get("value", as: String.self) } == ["x1"])
-        #expect(try context.fetch(FetchRequest(entityName: "Y")).map { try $0.get("value", as: String.self) } == ["y1"])
-        let p = try #require(try context.fetch(FetchRequest(entityName: "P")).first)
-        #expect(try p.get("first", as: String.self) == "Ada")
-        #expect(try p.get("last", as: String.self) == "Lovelace")
+        let objects = [("X", ["value": "x1"]), ("Y", ["value": "y1"]), ("P", ["first": "Ada", "last": "Lovelace"])]
+        let context = try await Self.migrate(backend, in: dir, from: try model(extra: false), to: try model(extra: true), objects: objects)
+        #expect(try Self.values("X", in: context) == ["x1"])
+        #expect(try Self.values("Y", in: context) == ["y1"])
+        #expect(try Self.values("P", "first", in: context) == ["Ada"])
+        #expect(try Self.values("P", "last", in: context) == ["Lovelace"])
     }
 
     /// A step that renames `Employee` to `Person` (was `Employee`) and its `name` to `fullName` (was `name`), beside
@@ -154,7 +123,6 @@ import Testing
     @Test(arguments: MigrationChainTests.persistent)
     func aRenameBesideANewEntityTakingTheOldNameMovesTheRows(_ backend: Backend) async throws {
         let dir = try TempDir()
-        let url = try MigrationChainTests.url(backend, in: dir)
         let v1 = try Self.model([Self.entity("Employee", attributes: [AttributeDescription(name: "name", type: .string)])])
         let v2 = try Self.model([
             Self.entity("Person", was: "Employee", attributes: [
@@ -163,23 +131,9 @@ import Testing
             ]),
             Self.entity("Employee", attributes: [AttributeDescription(name: "title", type: .string)]),
         ])
-        do {
-            let coordinator = StoreCoordinator(model: v1)
-            try coordinator.addStore(backend.storeType, configuration: "Main", at: url)
-            let context = ObjectContext(coordinator: coordinator)
-            for name in ["Ada", "Bo"] { try context.insert("Employee").set("name", name) }
-            try context.save()
-            for store in coordinator.stores { try coordinator.removeStore(store) }
-        }
-        var chain = try MigrationChain(versions: [ModelVersion(name: "V1", model: v1), ModelVersion(name: "V2", model: v2)])
-        try chain.setCustomStep(to: "V2", CustomMigration(batchSize: 2))
-        let coordinator = StoreCoordinator(model: v2)
-        try coordinator.setMigrationChain(chain)
-        _ = try await coordinator.loadStores([StoreDescription(backend.storeType, configuration: "Main", url: url)]).get()
-        let context = ObjectContext(coordinator: coordinator)
-        let people = try context.fetch(FetchRequest(entityName: "Person"))
-        #expect(try people.map { try $0.get("fullName", as: String.self) ?? "nil" }.sorted() == ["Ada", "Bo"])
-        #expect(try people.allSatisfy { try $0.get("name", as: String.self) == nil })
+        let context = try await Self.migrate(backend, in: dir, from: v1, to: v2, objects: [("Employee", ["name": "Ada"]), ("Employee", ["name": "Bo"])])
+        #expect(try Self.values("Person", "fullName", in: context) == ["Ada", "Bo"])
+        #expect(try Self.values("Person", "name", in: context) == ["nil", "nil"])
         #expect(try context.count(FetchRequest(entityName: "Employee")) == 0)
     }
 }
