@@ -8,7 +8,7 @@
 /// over the later model's order and taking only earlier elements not taken yet:
 /// 1. Kept: the earlier element of the same name with the same renaming identifier (or none on both sides). Not
 ///    when another later element, not kept itself, has an identifier naming this name that no earlier element
-///    carries: then the name was renamed away (`Person` was `Employee` beside a new `Employee`; a chain, `Person`
+///    carries (or only one a later element keeps as it is): then the name was renamed away (`Person` was `Employee` beside a new `Employee`; a chain, `Person`
 ///    was `Employee` beside `Human` was `Person`). So a model copied into itself maps every element to itself,
 ///    the identifiers of earlier swaps and chains kept.
 /// 2. Renamed: the earlier element the identifier names (Core Data's rule: it is what the earlier model called it).
@@ -36,8 +36,14 @@ package struct RenameMatching {
             return stored == identifier(target)
         }
         // Names a later element's identifier renames away from: not when that element is kept itself, nor when an
-        // earlier element carries the identifier (then it is kept through renames: pass 4).
-        let carried = Set(sources.compactMap { identifier($0) })
+        // earlier element carries the identifier (then it is kept through renames: pass 4) and no later element of
+        // its name and identifier keeps it.
+        var keptNames: [String: String?] = [:]
+        for target in targets where keptNames[target.name] == nil { keptNames[target.name] = .some(identifier(target)) }
+        let carried = Set(sources.compactMap { source -> String? in
+            guard let id = identifier(source) else { return nil }
+            return keptNames[source.name] == .some(.some(id)) ? nil : id
+        })
         var renamedAway: Set<String> = []
         for target in targets where !sameAsSource(target) {
             if let id = identifier(target), !carried.contains(id) { renamedAway.insert(id) }

@@ -254,4 +254,24 @@ import Testing
         #expect(plan == ["Employee>Person"])
         #expect(contents == ["Person": ["fullName=Ada name=nil", "fullName=Bo name=nil"], "Employee": []])
     }
+
+    /// An identifier a kept entity carries, declared again by a rename: `Person` (was `Employee`) kept as it is,
+    /// `Worker` (was `Employee`) beside a new `Employee`. `Worker` continues the old `Employee`; the new one starts
+    /// empty. Counted as carried through renames, the old rows went into the new `Employee` (a fourth check's case).
+    @Test(arguments: pairs)
+    func anIdentifierAKeptEntityCarriesStillRenamesAnother(_ pair: (source: StoreType, destination: StoreType)) throws {
+        let temp = try TempDir()
+        func entity(_ name: String, was old: String? = nil) -> EntityDescription {
+            EntityDescription(name: name, attributes: [AttributeDescription(name: "value", type: .string)], renamingIdentifier: old)
+        }
+        let old = try ObjectModel(entities: [entity("Person", was: "Employee"), entity("Employee")])
+        let source = temp.url.appendingPathComponent(pair.source == .lmdb ? "Legacy.lmdb" : "Legacy.sqlite")
+        try Self.seed(pair.source, at: source, model: old, rows: ["Person": ["value": ["p1"]], "Employee": ["value": ["e1", "e2"]]])
+        let new = try ObjectModel(
+            entities: [entity("Person", was: "Employee"), entity("Worker", was: "Employee"), entity("Employee")],
+            configurations: [ConfigurationDescription(name: "All", entityNames: ["Person", "Worker", "Employee"])])
+        let (plan, contents) = try Self.split(source, into: new, ["All"], as: pair.destination, in: temp)
+        #expect(plan == ["Employee>Worker", "Person>Person"])
+        #expect(contents == ["Person": ["value=p1"], "Worker": ["value=e1", "value=e2"], "Employee": []])
+    }
 }
