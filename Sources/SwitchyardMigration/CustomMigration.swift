@@ -8,9 +8,9 @@ import SwitchyardContext
 /// and renaming identifier unless the name was renamed away, else the one its `renamingIdentifier` names, else the
 /// one of its name, else the one carrying the same identifier (each old entity continued at most once; `storesplit`
 /// matches the same way): primary keys, `Z_OPT`, the attributes it continues (matched the same way) whose values
-/// fit the new type, to-one relationships, many-to-many links and ordered positions. A `transform` runs after that default copy
-/// for each row and may change any value, re-point relationships, insert objects of other entities, or drop
-/// the row. Entities of the new version with no old counterpart and no transform start empty.
+/// fit the new type, to-one relationships, many-to-many links and ordered positions. A `transform` runs after that
+/// default copy for each row and may change any value, re-point relationships, insert objects of other entities,
+/// or drop the row. Entities of the new version with no old counterpart and no transform start empty.
 ///
 /// ```swift
 /// var step = CustomMigration(batchSize: 5_000)

@@ -91,6 +91,8 @@ package struct CustomMigrationRunner {
         var keyPool: [String: ClosedRange<Int64>] = [:]
         var after: Int64?
         var done = 0
+        // Which old attribute and relationship each new one continues, decided once for the entity, not per row.
+        let matching = (attributes: RenameMatching(attributesOf: source, entity), relationships: RenameMatching(relationshipsOf: source, entity))
         while true {
             let batch = try old.rowBatch(entityName: sourceName, after: after, limit: step.batchSize)
             guard let last = batch.last else { break }
@@ -98,7 +100,7 @@ package struct CustomMigrationRunner {
             var inserts: [StoreRow] = []
             for row in batch {
                 let target = MigrationTargetObject(
-                    versionName: to.name, entity: entity, row: defaultCopy(row, from: source, into: entity), model: to.model,
+                    versionName: to.name, entity: entity, row: defaultCopy(row, from: source, into: entity, matching: matching), model: to.model,
                     served: served,
                     allocateKey: { name in try allocate(name, pool: &keyPool) },
                     insertRow: { inserts.append($0) })
@@ -124,12 +126,14 @@ package struct CustomMigrationRunner {
 
     /// The new row as the default copy fills it: same key and `Z_OPT`; the attributes each continues
     /// (`RenameMatching`) converted to the new type where they can be, else the new default; to-ones whose target
-    /// entity survives.
-    private func defaultCopy(_ row: StoreRow, from source: EntityDescription, into entity: EntityDescription) -> StoreRow {
+    /// entity survives. `matching` pairs `entity`'s attributes and relationships with `source`'s.
+    private func defaultCopy(
+        _ row: StoreRow, from source: EntityDescription, into entity: EntityDescription,
+        matching: (attributes: RenameMatching, relationships: RenameMatching)
+    ) -> StoreRow {
         var copy = StoreRow(entityName: entity.name, primaryKey: row.primaryKey, version: row.version)
-        let attributes = RenameMatching(attributesOf: source, entity)
         for attribute in entity.persistentAttributes {
-            let former = attributes.sourceName(of: attribute.name).flatMap(source.attribute(named:))
+            let former = matching.attributes.sourceName(of: attribute.name).flatMap(source.attribute(named:))
             guard let former, !former.isTransient else {
                 if let value = attribute.defaultValue, !value.isNull { copy.values[attribute.name] = value }
                 continue
@@ -138,9 +142,8 @@ package struct CustomMigrationRunner {
             if value.isNull { continue }
             copy.values[attribute.name] = value.normalized(for: attribute.type) ?? attribute.defaultValue ?? .null
         }
-        let relationships = RenameMatching(relationshipsOf: source, entity)
         for relationship in entity.persistentToOneRelationships {
-            let former = relationships.sourceName(of: relationship.name)
+            let former = matching.relationships.sourceName(of: relationship.name)
                 .flatMap(source.relationship(named:))
             guard let former, !former.isToMany, let reference = row.toOne[former.name],
                 let target = renamed[reference.entityName],

@@ -8,9 +8,9 @@
 /// over the later model's order and taking only earlier elements not taken yet:
 /// 1. Kept: the earlier element of the same name with the same renaming identifier (or none on both sides). Not
 ///    when another later element, not kept itself, has an identifier naming this name that no earlier element
-///    carries (or only one a later element keeps as it is): then the name was renamed away (`Person` was `Employee` beside a new `Employee`; a chain, `Person`
-///    was `Employee` beside `Human` was `Person`). So a model copied into itself maps every element to itself,
-///    the identifiers of earlier swaps and chains kept.
+///    carries (or only one a later element keeps as it is): then the name was renamed away (`Person` was
+///    `Employee` beside a new `Employee`; a chain, `Person` was `Employee` beside `Human` was `Person`). So a
+///    model copied into itself maps every element to itself, the identifiers of earlier swaps and chains kept.
 /// 2. Renamed: the earlier element the identifier names (Core Data's rule: it is what the earlier model called it).
 /// 3. Same name: the earlier element of the same name.
 /// 4. Kept identifier: the earlier element carrying the same identifier (Core Data compares identifiers, and
@@ -29,8 +29,13 @@ package struct RenameMatching {
         func identifier(_ element: (name: String, renamingIdentifier: String?)) -> String? {
             element.renamingIdentifier == element.name ? nil : element.renamingIdentifier
         }
-        var sourceIdentifiers: [String: String?] = [:]
-        for source in sources where sourceIdentifiers[source.name] == nil { sourceIdentifiers[source.name] = .some(identifier(source)) }
+        // Each name's identifier (the first element of a name wins).
+        func identifiersByName(_ elements: [(name: String, renamingIdentifier: String?)]) -> [String: String?] {
+            var byName: [String: String?] = [:]
+            for element in elements where byName[element.name] == nil { byName[element.name] = .some(identifier(element)) }
+            return byName
+        }
+        let sourceIdentifiers = identifiersByName(sources)
         func sameAsSource(_ target: (name: String, renamingIdentifier: String?)) -> Bool {
             guard let stored = sourceIdentifiers[target.name] else { return false }
             return stored == identifier(target)
@@ -38,11 +43,10 @@ package struct RenameMatching {
         // Names a later element's identifier renames away from: not when that element is kept itself, nor when an
         // earlier element carries the identifier (then it is kept through renames: pass 4) and no later element of
         // its name and identifier keeps it.
-        var keptNames: [String: String?] = [:]
-        for target in targets where keptNames[target.name] == nil { keptNames[target.name] = .some(identifier(target)) }
+        let targetIdentifiers = identifiersByName(targets)
         let carried = Set(sources.compactMap { source -> String? in
             guard let id = identifier(source) else { return nil }
-            return keptNames[source.name] == .some(.some(id)) ? nil : id
+            return targetIdentifiers[source.name] == .some(.some(id)) ? nil : id
         })
         var renamedAway: Set<String> = []
         for target in targets where !sameAsSource(target) {

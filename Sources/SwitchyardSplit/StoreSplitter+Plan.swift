@@ -206,8 +206,7 @@ extension StoreSplitter {
         var usedRelationships: Set<String> = []
         let attributeMatching = RenameMatching(attributesOf: entity, target)
         for attribute in target.persistentAttributes {
-            if let name = attributeMatching.sourceName(of: attribute.name),
-                let old = entity.persistentAttributes.first(where: { $0.name == name })
+            if let name = attributeMatching.sourceName(of: attribute.name), let old = entity.attribute(named: name)
             {
                 attributes.append(.init(target: attribute, source: name, convert: old.type != attribute.type))
                 if rows > 0, !Self.someValueConverts(from: old.type, to: attribute.type) {
