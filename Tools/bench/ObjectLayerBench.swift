@@ -320,6 +320,32 @@ struct ObjectLayerBench {
         return sum
     }
 
+    /// The floor's fetch (see `lmdbBaselines`): every row as a `FloorObject`, optionally registered by primary
+    /// key, then every attribute read from the objects.
+    static func floorFetchAll(_ txn: OpaquePointer?, _ rows: MDB_dbi, identityMap: Bool) throws -> (checksum: Int, objects: Int) {
+        var cursor: OpaquePointer?
+        try RawLMDB.check(mdb_cursor_open(txn, rows, &cursor))
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val(), value = MDB_val()
+        var registry: [Int64: FloorObject] = [:]
+        var objects: [FloorObject] = []
+        var op = MDB_FIRST
+        while mdb_cursor_get(cursor, &key, &value, op) == 0 {
+            let primaryKey = Int64(bigEndian: UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size)
+                .loadUnaligned(fromByteOffset: key.mv_size - 8, as: Int64.self))
+            let object = FloorObject(primaryKey: primaryKey, UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+            if identityMap { registry[primaryKey] = object }
+            objects.append(object)
+            op = MDB_NEXT
+        }
+        var sum = 0
+        for o in objects {
+            sum &+= o.name.utf8.count &+ Int(o.count) &+ Int(o.score)
+            sum &+= Int(o.createdAt.timeIntervalSinceReferenceDate) &+ (o.flag ? 1 : 0) &+ (o.note?.utf8.count ?? 0)
+        }
+        return (sum, identityMap ? registry.count : objects.count)
+    }
+
     func lmdbBaselines(_ data: [Row], _ names: [String], _ threshold: Int64) throws -> [String: [String: Double]] {
         var out: [String: [String: Double]] = [:]
         let path = dir.appendingPathComponent("raw-objects.lmdb").path
@@ -356,6 +382,18 @@ struct ObjectLayerBench {
                     op = MDB_NEXT
                 }
                 return sum
+            }
+        }
+        // The least any object layer pays on top of the raw read: a hand-written final class per row holding the
+        // six decoded values, the objects returned in an array and read back; the second floor also keeps each
+        // object in a dictionary by primary key, as an identity map (one object per row, as `ObjectContext` and
+        // Core Data guarantee) must. Nothing else: no entity lookup, no change tracking, no relationships.
+        for identityMap in [false, true] {
+            let label = identityMap ? "floor: raw LMDB, an object per row + identity map" : "floor: raw LMDB, an object per row"
+            out["fetch all + read every attribute", default: [:]][label] = try measure(repeats: repeats) {
+                let (sum, objects) = try env.read { txn, rows, _ in try Self.floorFetchAll(txn, rows, identityMap: identityMap) }
+                guard objects == data.count else { throw BenchFailure("\(label) made \(objects) objects of \(data.count)") }
+                checksum &+= sum
             }
         }
         // Every row of the name, as a fetch returns them: the index's duplicates through a cursor.
@@ -431,6 +469,26 @@ struct ObjectLayerBench {
         }
         if checksum == 42 { print("") }
         return out
+    }
+}
+
+/// The bench entity as the least an object layer could make of a row (the floor of `lmdbBaselines`).
+final class FloorObject {
+    let primaryKey: Int64
+    var name: String, count: Int64, score: Double, createdAt: Date, flag: Bool, note: String?
+
+    /// Decodes a row written by `ObjectLayerBench.encode`.
+    init(primaryKey: Int64, _ b: UnsafeRawBufferPointer) {
+        self.primaryKey = primaryKey
+        count = b.loadUnaligned(fromByteOffset: 0, as: Int64.self)
+        score = Double(bitPattern: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        createdAt = Date(timeIntervalSinceReferenceDate: Double(bitPattern: b.loadUnaligned(fromByteOffset: 16, as: UInt64.self)))
+        flag = b[24] != 0
+        let nameLength = Int(b.loadUnaligned(fromByteOffset: 25, as: UInt32.self))
+        name = String(decoding: UnsafeRawBufferPointer(rebasing: b[29..<(29 + nameLength)]), as: UTF8.self)
+        let noteLength = b.loadUnaligned(fromByteOffset: 29 + nameLength, as: UInt32.self)
+        let noteStart = 33 + nameLength
+        note = noteLength == .max ? nil : String(decoding: UnsafeRawBufferPointer(rebasing: b[noteStart..<(noteStart + Int(noteLength))]), as: UTF8.self)
     }
 }
 
