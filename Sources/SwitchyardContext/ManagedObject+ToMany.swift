@@ -119,8 +119,8 @@ extension ManagedObject {
     }
 
     package func toManyRelationship(_ key: String) throws -> RelationshipDescription {
-        guard let relationship = entity.relationship(named: key) else {
-            throw ContextError.unknownKey(entity: entity.name, key: key)
+        guard let relationship = handle.relationship(named: key) else {
+            throw ContextError.unknownKey(entity: handle.name, key: key)
         }
         guard relationship.isToMany else {
             throw ContextError.typeMismatch(entity: entity.name, key: key, expected: "to-one (use relatedObject)", actual: "to-many access")

@@ -355,8 +355,8 @@ public final class ManagedObject {
     }
 
     private func toOneRelationship(_ key: String) throws -> RelationshipDescription {
-        guard let relationship = entity.relationship(named: key) else {
-            throw ContextError.unknownKey(entity: entity.name, key: key)
+        guard let relationship = handle.relationship(named: key) else {
+            throw ContextError.unknownKey(entity: handle.name, key: key)
         }
         guard !relationship.isToMany else {
             throw ContextError.typeMismatch(entity: entity.name, key: key, expected: "to-many (use relatedObjects)", actual: "to-one access")
@@ -369,10 +369,11 @@ public final class ManagedObject {
     /// Resolves fetched property `name` through the coordinator, in whichever store its destination lives;
     /// the result is cached until the object is refreshed.
     public func fetchedProperty(_ name: String) throws -> [ManagedObject] {
-        guard let property = entity.fetchedProperty(named: name) else {
-            throw ContextError.unknownKey(entity: entity.name, key: name)
-        }
+        // Only a fetched property of the entity is ever cached, so a cached result needs no lookup of the name.
         if let cached = fetchedCache[name] { return cached }
+        guard let property = handle.fetchedProperty(named: name) else {
+            throw ContextError.unknownKey(entity: handle.name, key: name)
+        }
         let context = try liveContext()
         let result = try context.resolve(property, for: self)
         fetchedCache[name] = result

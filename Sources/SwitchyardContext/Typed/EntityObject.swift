@@ -101,7 +101,7 @@ extension EntityObject {
     /// does not accept).
     public func set<Value>(_ keyPath: KeyPath<Self, Value>, _ value: Value) throws {
         let name = try Self.name(of: keyPath)
-        if let relationship = managedObject.entity.relationship(named: name) {
+        if let relationship = managedObject.handle.relationship(named: name) {
             if relationship.isToMany {
                 guard let members = value as? [any EntityObject] else {
                     throw ContextError.typeMismatch(
