@@ -27,7 +27,7 @@ extension ObjectContext {
             groups = Dictionary(grouping: objects, by: { $0.handle.name }).sorted(by: { $0.key < $1.key })
         }
         for (_, members) in groups {
-            guard let property = members[0].entity.fetchedProperty(named: name) else {
+            guard let property = members[0].handle.fetchedProperty(named: name) else {
                 throw ContextError.unknownKey(entity: members[0].entity.name, key: name)
             }
             // Every object, cached or not: a caller asking again wants what the stores hold now (skipping cached

@@ -108,7 +108,7 @@ extension ObjectContext {
     /// 2026-12-02 the whole list was kept: the other save's additions stayed hidden, its removals still showed.)
     package func rebaseKeptLists(of object: ManagedObject) throws {
         for (name, changed) in object.changedToMany {
-            guard let base = object.committedToMany[name], let relationship = object.entity.relationship(named: name),
+            guard let base = object.committedToMany[name], let relationship = object.handle.relationship(named: name),
                 model.isLinkBackedToMany(relationship)
             else { continue }
             object.committedToMany[name] = nil
@@ -139,7 +139,7 @@ extension ObjectContext {
     /// `O1.tags == [T0, T2]` beside `T1.orders == [O1]` and the next save wrote the T1 link. A partner whose list
     /// then matches the store's has no change left to it; one with nothing else unsaved stops being changed.
     private func releasePartners(of object: ManagedObject, _ key: String) {
-        guard object.changedToMany[key] != nil, let relationship = object.entity.relationship(named: key),
+        guard object.changedToMany[key] != nil, let relationship = object.handle.relationship(named: key),
             model.isManyToMany(relationship), let inverse = relationship.inverseName
         else { return }
         let ordered = model.inverse(of: relationship)?.isOrdered ?? false

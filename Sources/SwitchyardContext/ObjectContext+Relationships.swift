@@ -171,7 +171,7 @@ extension ObjectContext {
             guard let store = object.store, let source = reference(object) else { continue }
             var entry = result[ObjectIdentifier(store)] ?? ([], [], [])
             for name in object.changedToMany.keys.sorted() {
-                guard let relationship = object.entity.relationship(named: name) else { continue }
+                guard let relationship = object.handle.relationship(named: name) else { continue }
                 if model.isLinkBackedToMany(relationship) {
                     let current = (object.changedToMany[name] ?? []).filter { !$0.isDeleted }
                     let original = object.committedToMany[name] ?? []
