@@ -18,7 +18,15 @@ extension ObjectContext {
     /// let messages = try context.fetch(FetchRequest(entityName: "Message"))
     /// try context.prefetchFetchedProperty("preview", for: messages)
     /// ```
+    ///
+    /// Every object must belong to this context: another context's object is `ContextError.foreignObject`, and
+    /// nothing is cached.
     public func prefetchFetchedProperty(_ name: String, for objects: [ManagedObject]) throws {
+        // Another context's object would be handed this context's objects, and one of another model's entity of
+        // the same name this model's property.
+        if let foreign = objects.first(where: { !$0.belongs(to: self) }) {
+            throw ContextError.foreignObject(foreign.objectID.description)
+        }
         // Objects of one entity (the usual case) are one group, found without hashing a name per object.
         let groups: [(key: String, value: [ManagedObject])]
         if let first = objects.first, objects.allSatisfy({ $0.handle === first.handle }) {
@@ -28,7 +36,7 @@ extension ObjectContext {
         }
         for (_, members) in groups {
             guard let property = members[0].handle.fetchedProperty(named: name) else {
-                throw ContextError.unknownKey(entity: members[0].entity.name, key: name)
+                throw ContextError.unknownKey(entity: members[0].handle.name, key: name)
             }
             // Every object, cached or not: a caller asking again wants what the stores hold now (skipping cached
             // objects gave a second prefetch the first one's results, a fifth user trial found).

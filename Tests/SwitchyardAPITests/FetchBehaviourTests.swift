@@ -303,6 +303,32 @@ import Testing
         }
     }
 
+    /// A prefetch is for this context's objects: another context's are refused (`foreignObject`) and nothing is
+    /// cached on any object, so each context still answers with its own objects. Before, another context's
+    /// objects were handed this context's results.
+    @Test(arguments: Backend.everyStore)
+    func prefetchRefusesAnotherContextsObjects(_ backend: Backend) throws {
+        let dir = try TempDir()
+        let coordinator = try TwoStores.coordinator(backend, in: dir.url)
+        try Self.seedReviews(coordinator)
+        let mine = ObjectContext(coordinator: coordinator)
+        let theirs = ObjectContext(coordinator: coordinator)
+        let ownProducts = try mine.fetch(FetchRequest(entityName: "Product", sortKeys: [SortKey("sku")]))
+        let otherProducts = try theirs.fetch(FetchRequest(entityName: "Product", sortKeys: [SortKey("sku")]))
+        #expect(ownProducts.count == 3)
+        expectContextError("another context's object", { if case .foreignObject = $0 { return true } else { return false } }) {
+            try mine.prefetchFetchedProperty("reviews", for: ownProducts + [otherProducts[1]])
+        }
+        // Nothing was cached by the refused call: each context resolves with its own objects.
+        for product in otherProducts {
+            #expect(try product.fetchedProperty("reviews").allSatisfy { $0.context === theirs })
+        }
+        for product in ownProducts {
+            #expect(try product.fetchedProperty("reviews").allSatisfy { $0.context === mine })
+        }
+        #expect(try ownProducts.map { try Self.stars($0) } == otherProducts.map { try Self.stars($0) })
+    }
+
     /// A prefetch for more objects than SQLite binds parameters in one statement by default (32,766), and `IN`
     /// lists longer than Debian's SQLite binds (250,000), give the results one lookup per object gives, on every
     /// backend; keys holding quotes, backslashes, control characters and non-ASCII text match only themselves.
