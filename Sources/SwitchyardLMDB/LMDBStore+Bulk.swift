@@ -39,25 +39,34 @@ extension LMDBStore: BulkCopyStore {
         try checkOpen()
         return try environment.read { txn in
             var result: [String: Int64] = [:]
-            for entity in entities where entity.isRoot {
-                result[entity.name] = try maxKey(root: entity.name, txn: txn)
+            // By the root of every served entity: a configuration may hold a subentity without its root (whose
+            // counter its objects still take keys from), and that root's counter was left out.
+            for root in Set(entities.map(\.rootName)) {
+                result[root] = try maxKey(root: root, txn: txn)
             }
             return result
         }
     }
 
     /// The last key of each root's range in `rows`: one cursor step back from the next root's first key.
-    package func largestPrimaryKeys() throws -> [String: Int64] {
+    package func primaryKeyRanges() throws -> [String: ClosedRange<Int64>] {
         try checkOpen()
         var roots: [String: Int] = [:]
         for entity in entities { roots[entity.rootName] = try servedLayout(entity.name).rootNumber }
         return try environment.read { txn in
-            var result: [String: Int64] = [:]
+            var result: [String: ClosedRange<Int64>] = [:]
             try txn.withCursor(databases.rows) { cursor in
+                // Rows are keyed by root, then primary key: the first and last row of the root's key range.
                 for (name, root) in roots {
+                    guard let first = try cursor.seek(atLeast: LMDBRowKey.make(root: root, primaryKey: 0)),
+                        LMDBRowKey.root(of: first.key) == root
+                    else { continue }
                     let following = try cursor.seek(atLeast: LMDBRowKey.make(root: root + 1, primaryKey: 0))
-                    let entry = following == nil ? try cursor.last() : try cursor.previous()
-                    if let entry, LMDBRowKey.root(of: entry.key) == root { result[name] = LMDBRowKey.primaryKey(of: entry.key) }
+                    guard let last = following == nil ? try cursor.last() : try cursor.previous(),
+                        LMDBRowKey.root(of: last.key) == root
+                    else { continue }
+                    let smallest = LMDBRowKey.primaryKey(of: first.key), largest = LMDBRowKey.primaryKey(of: last.key)
+                    result[name] = min(smallest, largest)...largest
                 }
             }
             return result

@@ -27,19 +27,21 @@ extension PostgreSQLStore: BulkCopyStore {
     }
 
     /// `SELECT MAX(Z_PK)` of each served table (the primary key's index answers it).
-    package func largestPrimaryKeys() throws -> [String: Int64] {
+    package func primaryKeyRanges() throws -> [String: ClosedRange<Int64>] {
         var tables: [String: String] = [:]
         for name in servedEntityNames {
             guard let entity = model.entity(named: name) else { continue }
             tables[entity.rootName] = schema.table(of: try servedLayout(name)).name
         }
         return try pool.withConnection { connection in
-            var result: [String: Int64] = [:]
+            var result: [String: ClosedRange<Int64>] = [:]
             for (root, table) in tables {
-                if let row = try connection.query("SELECT MAX(\"Z_PK\") FROM \(PostgreSQLConnection.quote(table))").first,
-                    let largest = try row.makeRandomAccess().integer(0)
-                {
-                    result[root] = largest
+                let quoted = PostgreSQLConnection.quote(table)
+                if let row = try connection.query("SELECT MIN(\"Z_PK\"), MAX(\"Z_PK\") FROM \(quoted)").first {
+                    let columns = row.makeRandomAccess()
+                    if let smallest = try columns.integer(0), let largest = try columns.integer(1) {
+                        result[root] = min(smallest, largest)...largest
+                    }
                 }
             }
             return result

@@ -34,16 +34,18 @@ extension SQLiteStore: BulkCopyStore {
     }
 
     /// `SELECT MAX(Z_PK)` of each served table (the primary key's own index answers it).
-    package func largestPrimaryKeys() throws -> [String: Int64] {
+    package func primaryKeyRanges() throws -> [String: ClosedRange<Int64>] {
         var tables: [String: String] = [:]
         for entity in entities {
             tables[entity.rootName] = schema.table(of: try servedLayout(entity.name)).name
         }
         return try read { db in
-            var result: [String: Int64] = [:]
+            var result: [String: ClosedRange<Int64>] = [:]
             for (root, table) in tables {
-                if let largest = try Int64.fetchOne(db, sql: "SELECT MAX(Z_PK) FROM \(SQLiteNames.quote(table))") {
-                    result[root] = largest
+                // Both from the table's primary-key index: two seeks, no scan.
+                let sql = "SELECT (SELECT MIN(Z_PK) FROM \(SQLiteNames.quote(table))), (SELECT MAX(Z_PK) FROM \(SQLiteNames.quote(table)))"
+                if let row = try Row.fetchOne(db, sql: sql), let smallest = row[0] as Int64?, let largest = row[1] as Int64? {
+                    result[root] = min(smallest, largest)...largest
                 }
             }
             return result

@@ -82,6 +82,8 @@ extension StoreSplitter {
         }
         if !extraneous.isEmpty { warnings.append(Self.extraneousWarning(extraneous)) }
         let links = planLinks(copies: copies, targetBySource: targetBySource, problems: &problems, warnings: &warnings)
+        let sourceRanges = try (source as? BulkCopyStore)?.primaryKeyRanges() ?? [:]
+        problems += Self.clashingHierarchies(copies: copies, mappings: mappings, ranges: sourceRanges, destinations: destinations)
         if !problems.isEmpty { throw SplitError.planning(problems) }
 
         // Copy order: destination by destination, entities in source entity-number order.
@@ -89,7 +91,7 @@ extension StoreSplitter {
         var maxima = [[String: Int64]](repeating: [:], count: destinations.count)
         let sourceMaxima = try (source as? BulkCopyStore)?.primaryKeyMaxima() ?? [:]
         var largest = [[String: Int64]](repeating: [:], count: destinations.count)
-        let sourceLargest = try (source as? BulkCopyStore)?.largestPrimaryKeys() ?? [:]
+        let sourceLargest = sourceRanges.mapValues(\.upperBound)
         for (copy, mapping) in zip(copies, mappings) {
             let value = max(sourceMaxima[copy.sourceEntity] ?? 0, sourceMaxima[mapping.sourceEntity.rootName] ?? 0)
             let root = mapping.targetEntity.rootName
@@ -119,6 +121,44 @@ extension StoreSplitter {
             warnings: warnings, sourceModel: sourceModel, targetModel: targetModel, mappings: order.map { mappings[$0] },
             linkMappings: links.map(\.mapping),
             entityNames: targetBySource, primaryKeyMaxima: maxima, raisedPrimaryKeyMaxima: raised, metadataKeys: metadataKeys)
+    }
+
+    /// Objects of two source inheritance roots that would share one root of the target in one output, where
+    /// the roots' primary keys overlap: the objects of one root share one key sequence (one table), and a split
+    /// keeps every object's key, so the copy would stop at the first clash (after `--dry-run` had passed). Keys
+    /// are compared by each source root's range, which covers every subentity of it: a range may overlap where
+    /// the copied rows' keys do not, and is then refused too.
+    static func clashingHierarchies(
+        copies: [SplitPlan.EntityCopy], mappings: [EntityMapping], ranges: [String: ClosedRange<Int64>],
+        destinations: [SplitDestination]
+    ) -> [String] {
+        // Output and target root -> source root -> the source entities with rows going there.
+        var sources: [Int: [String: [String: [String]]]] = [:]
+        for (copy, mapping) in zip(copies, mappings) where copy.rowCount > 0 {
+            sources[copy.destination, default: [:]][mapping.targetEntity.rootName, default: [:]][mapping.sourceEntity.rootName, default: []]
+                .append(copy.sourceEntity)
+        }
+        var problems: [String] = []
+        for (destination, roots) in sources.sorted(by: { $0.key < $1.key }) {
+            for (targetRoot, bySourceRoot) in roots.sorted(by: { $0.key < $1.key }) where bySourceRoot.count > 1 {
+                let ordered = bySourceRoot.keys.sorted()
+                for (i, first) in ordered.enumerated() {
+                    for second in ordered[(i + 1)...] {
+                        guard let a = ranges[first], let b = ranges[second], a.overlaps(b) else { continue }
+                        func describe(_ root: String, _ range: ClosedRange<Int64>) -> String {
+                            let entities = bySourceRoot[root]!.sorted().joined(separator: ", ")
+                            return "\(entities) (source hierarchy \(root), primary keys \(range.lowerBound)–\(range.upperBound))"
+                        }
+                        problems.append(
+                            "\(describe(first, a)) and \(describe(second, b)) would all go into hierarchy \(targetRoot) of the "
+                                + "\(destinations[destination].configuration) store, whose objects share one primary-key sequence: a split "
+                                + "keeps every object's key, so theirs would clash. Keep them in separate hierarchies of the target model, "
+                                + "or put them in configurations given different --store outputs")
+                    }
+                }
+            }
+        }
+        return problems
     }
 
     /// "not copied, outside the model: persistent history (tables ACHANGE, ATRANSACTION; entities CHANGE),

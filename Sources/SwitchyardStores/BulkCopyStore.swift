@@ -10,9 +10,10 @@ package protocol BulkCopyStore: PersistentStore {
     func rowBatch(entityName: String, after primaryKey: Int64?, limit: Int) throws -> [StoreRow]
     /// `Z_MAX` by entity name as the store records it (the inheritance root carries the table's counter).
     func primaryKeyMaxima() throws -> [String: Int64]
-    /// The largest primary key present per inheritance root (roots without rows left out). A hand-edited or
-    /// damaged store can record a `Z_MAX` below it; a copy then raises `Z_MAX` so no key is handed out twice.
-    func largestPrimaryKeys() throws -> [String: Int64]
+    /// The smallest and largest primary key present per inheritance root (roots without rows left out). A
+    /// hand-edited or damaged store can record a `Z_MAX` below the largest; a copy then raises `Z_MAX` so no key
+    /// is handed out twice. A split refuses to put two roots' objects under one root when their ranges overlap.
+    func primaryKeyRanges() throws -> [String: ClosedRange<Int64>]
     /// Sets `Z_MAX` of these inheritance roots, in one transaction.
     func setPrimaryKeyMaxima(_ maxima: [String: Int64]) throws
     /// What the store holds that the model does not describe (history tables, triggers, join tables).
@@ -45,6 +46,11 @@ extension BulkCopyStore {
     package func deferIndexes() throws {}
 
     package func buildDeferredIndexes() throws {}
+
+    /// The largest primary key present per inheritance root (see `primaryKeyRanges()`).
+    package func largestPrimaryKeys() throws -> [String: Int64] {
+        try primaryKeyRanges().mapValues(\.upperBound)
+    }
 
     package func walkingCount(entityName: String) throws -> Int {
         try count(StoreFetchRequest(entityName: entityName, includesSubentities: false))
