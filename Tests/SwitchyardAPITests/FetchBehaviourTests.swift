@@ -245,7 +245,7 @@ import Testing
         try Self.seedReviews(coordinator)
 
         let context = ObjectContext(coordinator: coordinator)
-        let products = try context.fetch(FetchRequest(entityName: "Product", sortKeys: [SortKey("sku")]))
+        let products = try Self.products(in: context)
         #expect(try products.map { try Self.stars($0) } == [[3, 5], [4], []])
         let reviews = try products[0].fetchedProperty("reviews")
         #expect(reviews.allSatisfy { $0.persistentStore === reviewStore && $0.entity.name == "Review" })
@@ -272,13 +272,12 @@ import Testing
     @Test(arguments: Backend.everyStore)
     func prefetchGivesTheSameResultsAndFillsTheCache(_ backend: Backend) throws {
         let dir = try TempDir()
-        let coordinator = try TwoStores.coordinator(backend, in: dir.url)
-        try Self.seedReviews(coordinator)
+        let coordinator = try Self.reviewedProducts(backend, in: dir)
 
         let single = ObjectContext(coordinator: coordinator)
-        let oneByOne = try single.fetch(FetchRequest(entityName: "Product", sortKeys: [SortKey("sku")])).map { try Self.stars($0) }
+        let oneByOne = try Self.products(in: single).map { try Self.stars($0) }
         let context = ObjectContext(coordinator: coordinator)
-        let products = try context.fetch(FetchRequest(entityName: "Product", sortKeys: [SortKey("sku")]))
+        let products = try Self.products(in: context)
         try context.prefetchFetchedProperty("reviews", for: products)
 
         let writer = ObjectContext(coordinator: coordinator)
@@ -309,12 +308,11 @@ import Testing
     @Test(arguments: Backend.everyStore)
     func prefetchRefusesAnotherContextsObjects(_ backend: Backend) throws {
         let dir = try TempDir()
-        let coordinator = try TwoStores.coordinator(backend, in: dir.url)
-        try Self.seedReviews(coordinator)
+        let coordinator = try Self.reviewedProducts(backend, in: dir)
         let mine = ObjectContext(coordinator: coordinator)
         let theirs = ObjectContext(coordinator: coordinator)
-        let ownProducts = try mine.fetch(FetchRequest(entityName: "Product", sortKeys: [SortKey("sku")]))
-        let otherProducts = try theirs.fetch(FetchRequest(entityName: "Product", sortKeys: [SortKey("sku")]))
+        let ownProducts = try Self.products(in: mine)
+        let otherProducts = try Self.products(in: theirs)
         #expect(ownProducts.count == 3)
         expectContextError("another context's object", { if case .foreignObject = $0 { return true } else { return false } }) {
             try mine.prefetchFetchedProperty("reviews", for: ownProducts + [otherProducts[1]])
@@ -400,6 +398,18 @@ import Testing
     }
 
     /// The stars of `product`'s reviews, sorted.
+    /// Every product `context` fetches, by SKU.
+    static func products(in context: ObjectContext) throws -> [ManagedObject] {
+        try context.fetch(FetchRequest(entityName: "Product", sortKeys: [SortKey("sku")]))
+    }
+
+    /// A two-store coordinator of `backend` in `dir` holding `seedReviews`' products and reviews.
+    static func reviewedProducts(_ backend: Backend, in dir: TempDir) throws -> StoreCoordinator {
+        let coordinator = try TwoStores.coordinator(backend, in: dir.url)
+        try seedReviews(coordinator)
+        return coordinator
+    }
+
     static func stars(_ product: ManagedObject) throws -> [Int] {
         try product.fetchedProperty("reviews").map { try $0.get("stars", as: Int.self) ?? -1 }.sorted()
     }
