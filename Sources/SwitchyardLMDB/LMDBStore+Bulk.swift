@@ -48,7 +48,8 @@ extension LMDBStore: BulkCopyStore {
         }
     }
 
-    /// The last key of each root's range in `rows`: one cursor step back from the next root's first key.
+    /// The first key of each root's range in `rows` (a seek to the root's key 0) and the last (one cursor step
+    /// back from the next root's first key).
     package func primaryKeyRanges() throws -> [String: ClosedRange<Int64>] {
         try checkOpen()
         var roots: [String: Int] = [:]

@@ -26,7 +26,7 @@ extension PostgreSQLStore: BulkCopyStore {
         }
     }
 
-    /// `SELECT MAX(Z_PK)` of each served table (the primary key's index answers it).
+    /// `MIN("Z_PK")` and `MAX("Z_PK")` of each served table (the primary key's index answers both).
     package func primaryKeyRanges() throws -> [String: ClosedRange<Int64>] {
         var tables: [String: String] = [:]
         for name in servedEntityNames {

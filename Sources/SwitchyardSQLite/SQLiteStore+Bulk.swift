@@ -33,7 +33,8 @@ extension SQLiteStore: BulkCopyStore {
         }
     }
 
-    /// `SELECT MAX(Z_PK)` of each served table (the primary key's own index answers it).
+    /// `MIN(Z_PK)` and `MAX(Z_PK)` of each served table, as two subqueries so the primary key's own index
+    /// answers each (one `SELECT MIN(...), MAX(...)` would scan).
     package func primaryKeyRanges() throws -> [String: ClosedRange<Int64>] {
         var tables: [String: String] = [:]
         for entity in entities {
