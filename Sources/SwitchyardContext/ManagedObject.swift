@@ -347,11 +347,6 @@ public final class ManagedObject {
         changedToOne[key] = .some(object)
     }
 
-    /// Whether `context` owns the object, compared through its home without retaining either.
-    package func belongs(to context: ObjectContext) -> Bool {
-        home.unretainedContext?.toOpaque() == Unmanaged.passUnretained(context).toOpaque()
-    }
-
     /// The object's context, or `ContextError.detachedObject` when it has none (so nothing written is lost
     /// silently).
     package func liveContext() throws -> ObjectContext {

@@ -24,7 +24,7 @@ extension ObjectContext {
     public func prefetchFetchedProperty(_ name: String, for objects: [ManagedObject]) throws {
         // Another context's object would be handed this context's objects, and one of another model's entity of
         // the same name this model's property.
-        if let foreign = objects.first(where: { !$0.belongs(to: self) }) {
+        if let foreign = objects.first(where: { $0.context !== self }) {
             throw ContextError.foreignObject(foreign.objectID.description)
         }
         // Objects of one entity (the usual case) are one group, found without hashing a name per object.
